@@ -1,0 +1,16 @@
+// Subcommands of the `reduce` executable: each parses its own options and returns an exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace reduce::cli {
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // e.g. `check`: the model fails
+inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid input
+
+int info_command(const std::vector<std::string>& args);
+
+}  // namespace reduce::cli

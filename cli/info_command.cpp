@@ -1,0 +1,98 @@
+// `reduce info MODEL`: a summary of a model for a human (opsets, ops, inputs/outputs, weights).
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <unordered_set>
+
+#include "command.h"
+#include "core/model_io.h"
+
+namespace reduce::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+size_t count_subgraph_nodes(const Graph& g) {
+  size_t n = 0;
+  for (const auto& node : g.nodes)
+    for (const auto& a : node.attributes) {
+      if (a.g) n += count_nodes(*a.g) + count_subgraph_nodes(*a.g);
+      for (const auto& sg : a.graphs) n += count_nodes(*sg) + count_subgraph_nodes(*sg);
+    }
+  return n;
+}
+
+void print_info(const std::filesystem::path& path, const Model& m, std::ostream& out) {
+  out << "model: " << path.string() << "\n";
+  out << "ir_version: " << m.ir_version;
+  if (!m.producer_name.empty()) out << "  producer: " << m.producer_name << " " << m.producer_version;
+  out << "\nopset imports:";
+  for (const auto& op : m.opset_imports) out << " " << (op.domain.empty() ? "ai.onnx" : op.domain) << "=" << op.version;
+  out << "\n";
+
+  const Graph& g = m.graph;
+  out << "nodes: " << count_nodes(g) << " (Constant nodes are counted as initializers)";
+  if (const size_t sub = count_subgraph_nodes(g)) out << ", plus " << sub << " in subgraphs";
+  out << "\n";
+  std::map<std::string, size_t> histogram;
+  for (const auto& n : g.nodes) ++histogram[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
+  std::vector<std::pair<std::string, size_t>> ops(histogram.begin(), histogram.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  out << "op types:\n";
+  for (const auto& [op, n] : ops) out << "  " << op << ": " << n << "\n";
+
+  std::unordered_set<std::string> init_names;
+  for (const auto& i : g.initializers) init_names.insert(i.name);
+  out << "inputs:\n";
+  for (const auto& vi : g.inputs)
+    if (!init_names.count(vi.name)) out << "  " << vi.name << ": " << vi.type.to_string() << "\n";
+  out << "outputs:\n";
+  for (const auto& vi : g.outputs) out << "  " << vi.name << ": " << vi.type.to_string() << "\n";
+
+  uint64_t bytes = 0;
+  for (const auto& i : g.initializers) bytes += i.tensor.byte_size();
+  out << "initializers: " << g.initializers.size() << " (" << bytes << " bytes)\n";
+  out << "external data files:";
+  if (m.external_data_files.empty()) out << " none";
+  out << "\n";
+  for (const auto& f : m.external_data_files) out << "  " << f << "\n";
+}
+
+}  // namespace
+
+int info_command(const std::vector<std::string>& args) {
+  po::options_description opts("usage: reduce info MODEL\n\nPrints a model's summary.\n\noptions");
+  opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the .onnx (or .onnxtxt) model");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "error: info: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kExitOk;
+  }
+  if (!vm.count("model")) {
+    std::cerr << "error: info: missing MODEL (see `reduce info --help`)\n";
+    return kExitUsage;
+  }
+  const std::filesystem::path path = vm["model"].as<std::string>();
+  auto model = load_model(path);
+  if (!model) {
+    std::cerr << "error: " << model.error().message() << "\n";
+    return kExitUsage;
+  }
+  print_info(path, *model, std::cout);
+  return kExitOk;
+}
+
+}  // namespace reduce::cli

@@ -1,0 +1,55 @@
+// Entry point of `reduce`: dispatches to subcommands and turns uncaught problems into exit code 2.
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+  const char* help;
+};
+
+const Subcommand kSubcommands[] = {
+    {"info", reduce::cli::info_command, "print a model's opsets, op histogram, inputs, outputs and weights"},
+};
+
+void print_usage(std::ostream& out) {
+  out << "usage: reduce <command> [options]\n\n"
+         "reduce shrinks an ONNX model on which an inference engine fails to the smallest model\n"
+         "that still shows the same failure.\n\ncommands:\n";
+  for (const auto& s : kSubcommands) out << "  " << s.name << std::string(12 - std::strlen(s.name), ' ') << s.help << "\n";
+  out << "\n`reduce <command> --help` describes a command's options.\n"
+         "Exit codes: 0 ok, 1 the model fails (check), 2 bad usage or invalid input.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    print_usage(std::cerr);
+    return reduce::cli::kExitUsage;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage(std::cout);
+    return reduce::cli::kExitOk;
+  }
+  for (const auto& s : kSubcommands) {
+    if (args[0] == s.name) {
+      try {
+        return s.run({args.begin() + 1, args.end()});
+      } catch (const std::exception& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return reduce::cli::kExitUsage;
+      }
+    }
+  }
+  std::cerr << "error: unknown command '" << args[0] << "' (see `reduce --help`)\n";
+  return reduce::cli::kExitUsage;
+}

@@ -1,0 +1,140 @@
+// The model IR: our own copy of an ONNX model (graph, nodes, values, weights), imported once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace reduce {
+
+// One dimension of a value's shape: static (value >= 0), symbolic (param), or unknown.
+struct Dim {
+  int64_t value = -1;
+  std::string param;
+
+  static Dim fixed(int64_t v) { return Dim{v, {}}; }
+  static Dim symbolic(std::string p) { return Dim{-1, std::move(p)}; }
+  bool is_static() const { return value >= 0; }
+  bool operator==(const Dim&) const = default;
+};
+
+struct ValueType {
+  enum class Kind { Unknown, Tensor, Other };
+  Kind kind = Kind::Unknown;
+  // Tensors: ONNX element type number (may be one we cannot store, e.g. string) and optional shape.
+  int32_t elem_type = 0;
+  bool has_shape = false;
+  std::vector<Dim> dims;
+  // Other kinds (sequence, map, optional): the serialized TypeProto, kept intact.
+  std::string opaque;
+
+  static ValueType tensor(DType dtype, const Shape& shape);
+  bool is_tensor() const { return kind == Kind::Tensor; }
+  std::string to_string() const;  // "float[1,3,N,W]", "float[?]" ...
+  bool operator==(const ValueType&) const = default;
+};
+
+struct ValueInfo {
+  std::string name;
+  ValueType type;
+  std::string doc_string;
+  bool operator==(const ValueInfo&) const = default;
+};
+
+struct Graph;
+
+struct Attribute {
+  // Numbered as ONNX's AttributeProto.AttributeType.
+  enum class Kind : int32_t {
+    Undefined = 0, Float = 1, Int = 2, String = 3, Tensor = 4, Graph = 5, Floats = 6, Ints = 7,
+    Strings = 8, Tensors = 9, Graphs = 10, SparseTensor = 11, SparseTensors = 12, TypeProto = 13,
+    TypeProtos = 14,
+  };
+  std::string name;
+  Kind kind = Kind::Undefined;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  reduce::Tensor t;
+  std::shared_ptr<const reduce::Graph> g;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<reduce::Tensor> tensors;
+  std::vector<std::shared_ptr<const reduce::Graph>> graphs;
+  std::string ref_attr_name;  // set inside function bodies
+  std::string doc_string;
+  std::string opaque;  // serialized AttributeProto for kinds we only carry (sparse tensors, type protos)
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" is the default ONNX domain
+  std::vector<std::string> inputs;   // "" marks an omitted optional input
+  std::vector<std::string> outputs;  // "" marks an omitted optional output
+  std::vector<Attribute> attributes;
+  std::string doc_string;
+  // Values of enclosing scopes that subgraph attributes (If/Loop/Scan bodies) read. Computed on import.
+  std::vector<std::string> implicit_inputs;
+
+  const Attribute* attribute(std::string_view attr_name) const;
+  bool has_subgraphs() const;
+};
+
+struct Initializer {
+  std::string name;
+  Tensor tensor;
+  std::string doc_string;
+};
+
+struct Graph {
+  std::string name;
+  std::string doc_string;
+  std::vector<Node> nodes;  // node index = position; never reordered after import
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::vector<ValueInfo> value_info;
+  std::vector<Initializer> initializers;
+
+  const Initializer* find_initializer(std::string_view value_name) const;
+  const ValueInfo* find_value_info(std::string_view value_name) const;  // inputs, outputs, value_info
+};
+
+struct OpsetImport {
+  std::string domain;
+  int64_t version = 0;
+  bool operator==(const OpsetImport&) const = default;
+};
+
+struct Model {
+  int64_t ir_version = 8;
+  std::vector<OpsetImport> opset_imports;
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::vector<std::pair<std::string, std::string>> metadata_props;
+  std::vector<std::string> functions;  // serialized FunctionProtos, carried intact
+  Graph graph;
+  // External-data files (relative to the model's folder) the weights were mapped from at load time.
+  std::vector<std::string> external_data_files;
+
+  // Opset version of a domain ("" and "ai.onnx" are the same), if imported.
+  std::optional<int64_t> opset(std::string_view domain) const;
+};
+
+// Names a graph reads from enclosing scopes: used but neither its input, initializer, nor produced in it.
+std::vector<std::string> outer_scope_names(const Graph& graph);
+
+// Number of nodes not counting Constant (what users and reports call "nodes").
+size_t count_nodes(const Graph& graph);
+
+}  // namespace reduce

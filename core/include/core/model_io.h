@@ -1,0 +1,64 @@
+// Loading and saving ONNX models: embedded or external weights, memory-mapped, zero-copy.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/model.h"
+
+namespace reduce {
+
+// Loads a binary `.onnx` file, or the ONNX text format when the name ends in `.onnxtxt`.
+// External data is memory-mapped and confined to the model's folder. Constant nodes become
+// initializers. Errors name the file.
+Expected<Model> load_model(const std::filesystem::path& path);
+// Parses a model from the ONNX text syntax (as in onnx/defs/parser.h). External data in text
+// models resolves against `base_dir`.
+Expected<Model> parse_model_text(std::string_view text, const std::filesystem::path& base_dir = {});
+
+// Where a tensor already lives in an external-data file: lets candidates reference weights
+// instead of writing them again.
+class SharedWeights {
+ public:
+  struct Location {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+  SharedWeights() = default;
+  SharedWeights(std::string file_name) : file_name_(std::move(file_name)) {}
+  const std::string& file_name() const { return file_name_; }
+  void add(const Tensor& tensor, Location where) { locations_[tensor.bytes().data()] = where; }
+  const Location* find(const Tensor& tensor) const;
+
+ private:
+  std::string file_name_;  // relative to the folder of the models that refer to it
+  std::map<const std::byte*, Location> locations_;
+};
+
+struct SaveOptions {
+  enum class Weights { Inline, External };
+  Weights weights = Weights::Inline;
+  // External: file name (in the model's folder) that receives the weights; default "<stem>.data".
+  std::string external_file;
+  // External: tensors smaller than this stay inline.
+  size_t external_threshold = 1024;
+  // When set, tensors it knows are referenced in its file (in the model's folder), not written.
+  const SharedWeights* shared = nullptr;
+};
+
+// Saves atomically (the model and any weight file are written whole, then renamed into place).
+Status save_model(const Model& model, const std::filesystem::path& path, const SaveOptions& options = {});
+// Serializes with all weights inline (or referencing `shared`), e.g. for engines that read from memory.
+Expected<std::string> serialize_model(const Model& model, const SharedWeights* shared = nullptr);
+// Writes every initializer (with at least `threshold` bytes) of the model into one file and
+// returns where each one went.
+Expected<SharedWeights> write_shared_weights(const Model& model, const std::filesystem::path& file,
+                                             size_t threshold = 1024);
+
+// Runs the ONNX checker on a model (in memory) or a saved file; its message becomes the error.
+Status check_model(const Model& model);
+Status check_model_file(const std::filesystem::path& path);
+
+}  // namespace reduce

@@ -1,0 +1,205 @@
+// Loading, validating, saving and checking models; the only place files and protobuf meet.
+#include "core/model_io.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/parser.h>
+
+#include <climits>
+#include <unordered_map>
+
+#include "core/graph_index.h"
+#include "core/mapped_file.h"
+#include "onnx_convert.h"
+
+namespace reduce {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Structural checks every loaded model must pass before anything else looks at it.
+Status validate(const Model& m) {
+  if (m.ir_version <= 0) return make_error("the model has no IR version (is the file truncated?)");
+  if (m.opset_imports.empty()) return make_error("the model imports no opset (is the file truncated?)");
+  auto ix = GraphIndex::build(m.graph);
+  if (!ix) return ix.error();
+  return {};
+}
+
+Expected<Model> import_proto(onnx::ModelProto& proto, const fs::path& base_dir) {
+  detail::ImportContext ctx;
+  ctx.base_dir = base_dir;
+  try {
+    REDUCE_ASSIGN(Model m, detail::model_from_proto(proto, ctx));
+    REDUCE_TRY(validate(m));
+    return m;
+  } catch (const std::exception& e) {
+    return make_error(std::string("cannot import the model: ") + e.what());
+  }
+}
+
+}  // namespace
+
+Expected<Model> load_model(const fs::path& path) {
+  const std::string where = path.string();
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return Error{where, "is a folder, not a model file"};
+  if (path.extension() == ".onnxtxt") {
+    REDUCE_ASSIGN(std::string text, read_file(path));
+    auto m = parse_model_text(text, path.parent_path());
+    if (!m) return m.error().at(where);
+    return m;
+  }
+  REDUCE_ASSIGN(auto file, MappedFile::open(path));
+  const auto bytes = file->bytes();
+  if (bytes.empty()) return Error{where, "the file is empty"};
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return Error{where, "the model file is larger than 2 GB; weights that large must be in external data"};
+  onnx::ModelProto proto;
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return Error{where, "not a valid ONNX model (protobuf parsing failed; truncated or not an .onnx file?)"};
+  auto m = import_proto(proto, path.parent_path().empty() ? fs::path(".") : path.parent_path());
+  if (!m) return m.error().at(where);
+  return m;
+}
+
+Expected<Model> parse_model_text(std::string_view text, const fs::path& base_dir) {
+  onnx::ModelProto proto;
+  try {
+    const std::string owned(text);
+    auto status = onnx::OnnxParser::Parse(proto, owned.c_str());
+    if (!status.IsOK()) return make_error("cannot parse the model text: " + status.ErrorMessage());
+  } catch (const std::exception& e) {
+    return make_error(std::string("cannot parse the model text: ") + e.what());
+  }
+  if (proto.ir_version() == 0) proto.set_ir_version(8);
+  return import_proto(proto, base_dir);
+}
+
+const SharedWeights::Location* SharedWeights::find(const Tensor& tensor) const {
+  auto it = locations_.find(tensor.bytes().data());
+  if (it == locations_.end() || it->second.length != tensor.byte_size()) return nullptr;
+  return &it->second;
+}
+
+namespace {
+
+constexpr uint64_t kExternalAlignment = 64;
+
+// Places tensors in a shared file when known there, otherwise (optionally) appends them to a new file.
+class ExternalPlacement : public detail::WeightPlacement {
+ public:
+  ExternalPlacement(const SharedWeights* shared, std::string new_file, size_t threshold)
+      : shared_(shared), new_file_(std::move(new_file)), threshold_(threshold) {}
+
+  bool place_external(const Tensor& tensor, onnx::TensorProto& proto) override {
+    if (shared_) {
+      if (const auto* loc = shared_->find(tensor)) {
+        detail::set_external_location(proto, shared_->file_name(), loc->offset, loc->length);
+        return true;
+      }
+    }
+    if (new_file_.empty() || tensor.byte_size() < threshold_ || tensor.byte_size() == 0) return false;
+    auto [it, inserted] = placed_.try_emplace(tensor.bytes().data(), SharedWeights::Location{});
+    if (inserted) {
+      end_ = (end_ + kExternalAlignment - 1) / kExternalAlignment * kExternalAlignment;
+      it->second = {end_, tensor.byte_size()};
+      end_ += tensor.byte_size();
+      pending_.push_back(tensor);
+    }
+    detail::set_external_location(proto, new_file_, it->second.offset, it->second.length);
+    return true;
+  }
+
+  // Writes the placed tensors, in placement order, at their offsets.
+  Status write(const fs::path& path) const {
+    AtomicFileWriter out(path);
+    REDUCE_TRY(out.open());
+    uint64_t pos = 0;
+    static const std::byte zeros[kExternalAlignment] = {};
+    for (const Tensor& t : pending_) {
+      const uint64_t offset = placed_.at(t.bytes().data()).offset;
+      REDUCE_TRY(out.write({zeros, static_cast<size_t>(offset - pos)}));
+      REDUCE_TRY(out.write(t.bytes()));
+      pos = offset + t.byte_size();
+    }
+    return out.commit();
+  }
+
+  SharedWeights table() const {
+    SharedWeights table(new_file_);
+    for (const Tensor& t : pending_) table.add(t, placed_.at(t.bytes().data()));
+    return table;
+  }
+
+ private:
+  const SharedWeights* shared_;
+  std::string new_file_;
+  size_t threshold_;
+  uint64_t end_ = 0;
+  std::unordered_map<const std::byte*, SharedWeights::Location> placed_;
+  std::vector<Tensor> pending_;
+};
+
+Expected<std::string> serialize_proto(const onnx::ModelProto& proto) {
+  if (proto.ByteSizeLong() > static_cast<size_t>(INT_MAX))
+    return make_error("the model is larger than 2 GB with inline weights; save its weights as external data");
+  std::string out;
+  if (!proto.SerializeToString(&out)) return make_error("cannot serialize the model");
+  return out;
+}
+
+}  // namespace
+
+Status save_model(const Model& model, const fs::path& path, const SaveOptions& options) {
+  const std::string where = path.string();
+  std::string external;
+  if (options.weights == SaveOptions::Weights::External)
+    external = options.external_file.empty() ? path.stem().string() + ".data" : options.external_file;
+  if (!external.empty() && (fs::path(external).has_parent_path() || external == path.filename().string()))
+    return Error{where, "external data file name '" + external + "' must be a plain file name next to the model"};
+  ExternalPlacement placement(options.shared, external, options.external_threshold);
+  auto bytes = serialize_proto(detail::model_to_proto(model, &placement));
+  if (!bytes) return bytes.error().at(where);
+  if (!external.empty()) {
+    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    REDUCE_TRY(placement.write(dir / external));
+  }
+  return write_file_atomic(path, *bytes);
+}
+
+Expected<std::string> serialize_model(const Model& model, const SharedWeights* shared) {
+  ExternalPlacement placement(shared, {}, 0);
+  return serialize_proto(detail::model_to_proto(model, &placement));
+}
+
+Expected<SharedWeights> write_shared_weights(const Model& model, const fs::path& file, size_t threshold) {
+  ExternalPlacement placement(nullptr, file.filename().string(), threshold);
+  onnx::TensorProto scratch;
+  for (const auto& init : model.graph.initializers) {
+    scratch.Clear();
+    placement.place_external(init.tensor, scratch);
+  }
+  REDUCE_TRY(placement.write(file));
+  return placement.table();
+}
+
+Status check_model(const Model& model) {
+  try {
+    onnx::checker::check_model(detail::model_to_proto(model, nullptr));
+  } catch (const std::exception& e) {
+    return make_error(std::string("ONNX checker: ") + e.what());
+  }
+  return {};
+}
+
+Status check_model_file(const fs::path& path) {
+  try {
+    onnx::checker::check_model(path.string());
+  } catch (const std::exception& e) {
+    return Error{path.string(), std::string("ONNX checker: ") + e.what()};
+  }
+  return {};
+}
+
+}  // namespace reduce

@@ -1,0 +1,44 @@
+// Private to core: conversions between onnx protobuf messages and the IR. Nothing else sees onnx.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/mapped_file.h"
+#include "core/model.h"
+#include "core/model_io.h"
+
+namespace reduce::detail {
+
+// State shared while importing one model: where external data may come from, and the files mapped.
+struct ImportContext {
+  std::filesystem::path base_dir;  // the model's folder; empty means external data is refused
+  std::map<std::filesystem::path, std::shared_ptr<MappedFile>> mapped;
+};
+
+// Converts a TensorProto; may take ownership of its raw_data (no copy). External data is mapped.
+Expected<Tensor> tensor_from_proto(onnx::TensorProto& proto, ImportContext& ctx);
+ValueType value_type_from_proto(const onnx::TypeProto& proto);
+Expected<Model> model_from_proto(onnx::ModelProto& proto, ImportContext& ctx);
+
+// Decides, per initializer, whether it goes inline or into an external file.
+class WeightPlacement {
+ public:
+  virtual ~WeightPlacement() = default;
+  // Fills the external_data fields of `proto` and returns true, or returns false to inline.
+  virtual bool place_external(const Tensor& tensor, onnx::TensorProto& proto) = 0;
+};
+
+void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto);
+void value_type_to_proto(const ValueType& type, onnx::TypeProto& proto);
+onnx::ModelProto model_to_proto(const Model& model, WeightPlacement* placement);
+
+// Bytes of a tensor that are stored in external data (for `reduce info`).
+void set_external_location(onnx::TensorProto& proto, const std::string& location, uint64_t offset,
+                           uint64_t length);
+
+}  // namespace reduce::detail

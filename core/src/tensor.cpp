@@ -1,0 +1,140 @@
+// Tensor storage: allocation with size limits, views, comparison.
+#include "core/tensor.h"
+
+#include <atomic>
+#include <complex>
+#include <cstring>
+#include <limits>
+
+#include "core/half.h"
+
+namespace reduce {
+
+namespace {
+std::atomic<uint64_t> g_max_tensor_bytes{uint64_t{16} << 30};  // 16 GiB
+}
+
+uint64_t max_tensor_bytes() { return g_max_tensor_bytes.load(); }
+void set_max_tensor_bytes(uint64_t bytes) { g_max_tensor_bytes.store(bytes); }
+
+Expected<uint64_t> element_count(const Shape& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return make_error("negative dimension in shape " + shape_to_string(shape));
+    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d))
+      return make_error("shape " + shape_to_string(shape) + " has too many elements");
+    n *= static_cast<uint64_t>(d);
+  }
+  return n;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+namespace {
+Expected<size_t> checked_byte_size(DType dtype, const Shape& shape) {
+  const size_t esize = dtype_size(dtype);
+  if (esize == 0) return make_error("unsupported element type " + std::string(dtype_name(dtype)));
+  REDUCE_ASSIGN(uint64_t n, element_count(shape));
+  if (n > max_tensor_bytes() / esize)
+    return make_error("tensor of shape " + shape_to_string(shape) + " and type " +
+                      std::string(dtype_name(dtype)) + " exceeds the size limit of " +
+                      std::to_string(max_tensor_bytes()) + " bytes");
+  return static_cast<size_t>(n * esize);
+}
+}  // namespace
+
+Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
+  REDUCE_ASSIGN(size_t size, checked_byte_size(dtype, shape));
+  // 64-byte alignment keeps vectorized kernels happy; the zero fill is what callers expect.
+  auto* raw = static_cast<std::byte*>(::operator new[](size ? size : 1, std::align_val_t{64}));
+  std::memset(raw, 0, size);
+  std::shared_ptr<std::byte> owner(raw, [](std::byte* p) { ::operator delete[](p, std::align_val_t{64}); });
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = raw;
+  t.byte_size_ = size;
+  t.owner_ = std::move(owner);
+  t.writable_ = true;
+  return t;
+}
+
+Expected<Tensor> Tensor::copy_of(DType dtype, Shape shape, std::span<const std::byte> bytes) {
+  REDUCE_ASSIGN(size_t size, checked_byte_size(dtype, shape));
+  if (size != bytes.size())
+    return make_error("tensor of shape " + shape_to_string(shape) + " and type " +
+                      std::string(dtype_name(dtype)) + " needs " + std::to_string(size) +
+                      " bytes but " + std::to_string(bytes.size()) + " were given");
+  REDUCE_ASSIGN(Tensor t, allocate(dtype, std::move(shape)));
+  if (size) std::memcpy(t.mutable_bytes().data(), bytes.data(), size);
+  return t;
+}
+
+Expected<Tensor> Tensor::view(DType dtype, Shape shape, std::shared_ptr<const void> owner,
+                              const std::byte* data, size_t byte_size, bool writable) {
+  const size_t esize = dtype_size(dtype);
+  if (esize == 0) return make_error("unsupported element type " + std::string(dtype_name(dtype)));
+  REDUCE_ASSIGN(uint64_t n, element_count(shape));
+  if (n > std::numeric_limits<uint64_t>::max() / esize || n * esize != byte_size)
+    return make_error("tensor of shape " + shape_to_string(shape) + " and type " +
+                      std::string(dtype_name(dtype)) + " does not match its " +
+                      std::to_string(byte_size) + " bytes of data");
+  // Kernels read typed pointers: a misaligned view is copied once rather than read unaligned.
+  if (reinterpret_cast<uintptr_t>(data) % esize != 0)
+    return copy_of(dtype, std::move(shape), {data, byte_size});
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.owner_ = std::move(owner);
+  t.data_ = data;
+  t.byte_size_ = byte_size;
+  t.writable_ = writable;
+  return t;
+}
+
+std::span<std::byte> Tensor::mutable_bytes() {
+  assert(writable_ && "tensor is a read-only view");
+  return {const_cast<std::byte*>(data_), byte_size_};
+}
+
+bool Tensor::equals(const Tensor& other) const {
+  if (dtype_ != other.dtype_ || shape_ != other.shape_ || byte_size_ != other.byte_size_) return false;
+  return byte_size_ == 0 || std::memcmp(data_, other.data_, byte_size_) == 0;
+}
+
+double Tensor::element_as_double(uint64_t i) const {
+  assert(i < elements());
+  const std::byte* p = data_ + i * dtype_size(dtype_);
+  auto load = [p]<typename T>(T) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  };
+  switch (dtype_) {
+    case DType::Float: return load(float{});
+    case DType::Double: return load(double{});
+    case DType::Float16: return half_to_float(load(uint16_t{}));
+    case DType::BFloat16: return bfloat16_to_float(load(uint16_t{}));
+    case DType::UInt8: return load(uint8_t{});
+    case DType::Int8: return load(int8_t{});
+    case DType::UInt16: return load(uint16_t{});
+    case DType::Int16: return load(int16_t{});
+    case DType::Int32: return load(int32_t{});
+    case DType::Int64: return static_cast<double>(load(int64_t{}));
+    case DType::UInt32: return load(uint32_t{});
+    case DType::UInt64: return static_cast<double>(load(uint64_t{}));
+    case DType::Bool: return load(uint8_t{}) ? 1.0 : 0.0;
+    case DType::Complex64: return load(float{});  // real part
+    case DType::Complex128: return load(double{});
+    default: return 0.0;
+  }
+}
+
+}  // namespace reduce

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages reduce needs; does nothing when they are all present.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libtbb-dev libeigen3-dev libboost-program-options-dev libboost-graph-dev
+  libzip-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nodejs npm graphviz ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# Node and npm may come from elsewhere (nvm, a tarball): only ask apt for them when absent.
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  filtered=()
+  for p in "${missing[@]}"; do
+    [[ "$p" == nodejs || "$p" == npm ]] || filtered+=("$p")
+  done
+  missing=("${filtered[@]}")
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,70 @@
+// Tensor storage: allocation limits, views, sharing.
+#include <gtest/gtest.h>
+
+#include "core/tensor.h"
+
+namespace reduce {
+namespace {
+
+TEST(Tensor, AllocateIsZeroFilledAndSized) {
+  auto t = Tensor::allocate(DType::Float, {2, 3});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->elements(), 6u);
+  EXPECT_EQ(t->byte_size(), 24u);
+  for (float v : t->data<float>()) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(Tensor, ScalarHasOneElement) {
+  auto t = Tensor::from_vector(DType::Int64, {}, std::vector<int64_t>{7});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->elements(), 1u);
+  EXPECT_EQ(t->element_as_double(0), 7.0);
+}
+
+TEST(Tensor, ShapeBombIsRefusedWithoutAllocating) {
+  auto t = Tensor::allocate(DType::Float, {1024, 1024, 1024, 256});  // 1 TiB
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().what.find("exceeds the size limit"), std::string::npos);
+}
+
+TEST(Tensor, OverflowingShapeIsRefused) {
+  auto t = Tensor::allocate(DType::Float, {INT64_MAX, INT64_MAX});
+  ASSERT_FALSE(t.ok());
+  auto n = Tensor::allocate(DType::Float, {-1, 2});
+  ASSERT_FALSE(n.ok());
+}
+
+TEST(Tensor, CopyOfRejectsWrongByteCount) {
+  std::vector<std::byte> bytes(10);
+  EXPECT_FALSE(Tensor::copy_of(DType::Float, {3}, bytes).ok());
+}
+
+TEST(Tensor, ViewSharesStorage) {
+  auto owner = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4});
+  const auto* p = reinterpret_cast<const std::byte*>(owner->data());
+  auto t = Tensor::view(DType::Float, {2, 2}, owner, p, 16);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->bytes().data(), p);
+  EXPECT_FALSE(t->writable());
+  Tensor copy = *t;
+  EXPECT_TRUE(copy.shares_storage_with(*t));
+  EXPECT_EQ(owner.use_count(), 3);
+}
+
+TEST(Tensor, MisalignedViewIsCopied) {
+  auto owner = std::make_shared<std::vector<std::byte>>(17);
+  auto t = Tensor::view(DType::Float, {4}, owner, owner->data() + 1, 16);
+  ASSERT_TRUE(t.ok());
+  EXPECT_NE(t->bytes().data(), owner->data() + 1);
+}
+
+TEST(Tensor, EqualsComparesTypeShapeAndBytes) {
+  auto a = Tensor::from_vector(DType::Int32, {2}, std::vector<int32_t>{1, 2});
+  auto b = Tensor::from_vector(DType::Int32, {2}, std::vector<int32_t>{1, 2});
+  auto c = Tensor::from_vector(DType::Int32, {1, 2}, std::vector<int32_t>{1, 2});
+  EXPECT_TRUE(a->equals(*b));
+  EXPECT_FALSE(a->equals(*c));
+}
+
+}  // namespace
+}  // namespace reduce
