@@ -138,3 +138,9 @@ std::vector<std::string> outer_scope_names(const Graph& graph);
 size_t count_nodes(const Graph& graph);
 
 }  // namespace reduce
+
+namespace reduce {
+// The first difference between two models (graph structure, attributes, types, weight bytes),
+// described for a human; nullopt when they are the same. Node and value names count.
+std::optional<std::string> first_difference(const Model& a, const Model& b);
+}  // namespace reduce

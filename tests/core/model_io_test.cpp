@@ -1,0 +1,252 @@
+// Loading and saving models: text models, Constant import, round trips, external data, bad files.
+#include <gtest/gtest.h>
+
+#include "core/graph_index.h"
+#include "core/model_io.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::parse_model;
+using testing::read_bytes;
+using testing::TempDir;
+using testing::write_bytes;
+
+const char* kSmallModel = R"(
+<ir_version: 8, opset_import: ["" : 15]>
+small (float[N, 4] X) => (float[N, 4] Y)
+<float[4] w = {1.0, 2.0, 3.0, 4.0}>
+{
+  k = Constant <value = float[4] {0.5, 0.5, 0.5, 0.5}> ()
+  a = Mul(X, w)
+  b = Add(a, k)
+  Y = Relu(b)
+}
+)";
+
+// A model with weights big enough to go to external data.
+Model model_with_big_weights() {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+big (float[2, 4096] X) => (float[2, 4096] Y)
+{
+  a = Relu(X)
+  Y = Identity(a)
+}
+)");
+  auto w = Tensor::allocate(DType::Float, {4096});
+  for (size_t i = 0; i < 4096; ++i) w->mutable_data<float>()[i] = static_cast<float>(i) * 0.25f;
+  m.graph.initializers.push_back({"w", *w, {}});
+  m.graph.nodes[1].op_type = "Mul";
+  m.graph.nodes[1].inputs = {"a", "w"};
+  return m;
+}
+
+TEST(ModelIo, ConstantNodesBecomeInitializers) {
+  Model m = parse_model(kSmallModel);
+  EXPECT_EQ(m.graph.nodes.size(), 3u);
+  EXPECT_EQ(count_nodes(m.graph), 3u);
+  const Initializer* k = m.graph.find_initializer("k");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->tensor.shape(), Shape{4});
+  EXPECT_EQ(k->tensor.data<float>()[2], 0.5f);
+}
+
+TEST(ModelIo, InlineRoundTripIsIdenticalAndPassesChecker) {
+  TempDir dir;
+  Model m = parse_model(kSmallModel);
+  ASSERT_TRUE(save_model(m, dir / "m.onnx").ok());
+  ASSERT_TRUE(check_model_file(dir / "m.onnx").ok());
+  auto back = load_model(dir / "m.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(first_difference(m, *back), std::nullopt);
+}
+
+TEST(ModelIo, ExternalWeightsAreMappedNotCopied) {
+  TempDir dir;
+  Model m = model_with_big_weights();
+  SaveOptions opts;
+  opts.weights = SaveOptions::Weights::External;
+  ASSERT_TRUE(save_model(m, dir / "m.onnx", opts).ok());
+  EXPECT_LT(std::filesystem::file_size(dir / "m.onnx"), 1000u);
+  EXPECT_GE(std::filesystem::file_size(dir / "m.data"), 4096u * 4);
+  ASSERT_TRUE(check_model_file(dir / "m.onnx").ok());
+  auto back = load_model(dir / "m.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(first_difference(m, *back), std::nullopt);
+  EXPECT_EQ(back->external_data_files, std::vector<std::string>{"m.data"});
+  const Tensor& w = back->graph.find_initializer("w")->tensor;
+  EXPECT_FALSE(w.writable());  // a view into the mapped file
+}
+
+TEST(ModelIo, SharedWeightsFileMakesCandidatesSmall) {
+  TempDir dir;
+  Model m = model_with_big_weights();
+  auto table = write_shared_weights(m, dir / "weights.bin");
+  ASSERT_TRUE(table.ok()) << table.error().message();
+  SaveOptions opts;
+  opts.shared = &*table;
+  ASSERT_TRUE(save_model(m, dir / "candidate.onnx", opts).ok());
+  EXPECT_LT(std::filesystem::file_size(dir / "candidate.onnx"), 1000u);
+  auto back = load_model(dir / "candidate.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(first_difference(m, *back), std::nullopt);
+}
+
+TEST(ModelIo, TruncatedFileIsAnErrorAtEveryLength) {
+  TempDir dir;
+  ASSERT_TRUE(save_model(model_with_big_weights(), dir / "full.onnx").ok());
+  const std::string bytes = read_bytes(dir / "full.onnx");
+  // Cut in half: must fail, naming the file.
+  write_bytes(dir / "cut.onnx", bytes.substr(0, bytes.size() / 2));
+  auto half = load_model(dir / "cut.onnx");
+  ASSERT_FALSE(half.ok());
+  EXPECT_EQ(half.error().where, (dir / "cut.onnx").string());
+  // Every other length must give a model or an error, never a crash.
+  for (size_t len = 0; len < bytes.size(); len += 97) {
+    write_bytes(dir / "cut.onnx", bytes.substr(0, len));
+    (void)load_model(dir / "cut.onnx");
+  }
+}
+
+TEST(ModelIo, RandomBytesAreAnError) {
+  TempDir dir;
+  std::mt19937 rng(7);
+  std::string junk(4096, '\0');
+  for (auto& c : junk) c = static_cast<char>(rng());
+  write_bytes(dir / "junk.onnx", junk);
+  auto m = load_model(dir / "junk.onnx");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().where, (dir / "junk.onnx").string());
+}
+
+TEST(ModelIo, MissingAndEmptyFilesAreErrors) {
+  TempDir dir;
+  EXPECT_FALSE(load_model(dir / "absent.onnx").ok());
+  write_bytes(dir / "empty.onnx", "");
+  EXPECT_FALSE(load_model(dir / "empty.onnx").ok());
+  EXPECT_FALSE(load_model(dir.path()).ok());
+}
+
+// Saves a model with external weights in `file_name` and rewrites the location string in the
+// saved .onnx to `location` (same length, so the protobuf stays well-formed).
+std::filesystem::path model_pointing_at(const TempDir& dir, const std::string& location) {
+  SaveOptions opts;
+  opts.weights = SaveOptions::Weights::External;
+  opts.external_file = std::string(location.size(), 'x');
+  EXPECT_TRUE(save_model(model_with_big_weights(), dir / "m.onnx", opts).ok());
+  std::string bytes = read_bytes(dir / "m.onnx");
+  const auto pos = bytes.find(opts.external_file);
+  EXPECT_NE(pos, std::string::npos);
+  bytes.replace(pos, location.size(), location);
+  write_bytes(dir / "m.onnx", bytes);
+  return dir / "m.onnx";
+}
+
+TEST(ModelIo, ExternalDataOutsideTheFolderIsRefused) {
+  TempDir dir;
+  for (const std::string loc : {"../outside.bin", "/etc/passwd00", "a/../../b.bin"}) {
+    auto m = load_model(model_pointing_at(dir, loc));
+    ASSERT_FALSE(m.ok()) << loc;
+    EXPECT_EQ(m.error().where, (dir / "m.onnx").string());
+    EXPECT_TRUE(m.error().what.find("escapes the model's folder") != std::string::npos ||
+                m.error().what.find("absolute path") != std::string::npos)
+        << m.error().what;
+  }
+}
+
+TEST(ModelIo, SymlinkLeavingTheFolderIsRefused) {
+  TempDir outside;
+  TempDir dir;
+  write_bytes(outside / "secret.bin", std::string(1 << 16, 'a'));
+  auto path = model_pointing_at(dir, "link.bin");
+  std::filesystem::create_symlink(outside / "secret.bin", dir / "link.bin");
+  auto m = load_model(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().what.find("escapes the model's folder"), std::string::npos) << m.error().what;
+}
+
+TEST(ModelIo, MissingExternalFileIsAnError) {
+  TempDir dir;
+  SaveOptions opts;
+  opts.weights = SaveOptions::Weights::External;
+  ASSERT_TRUE(save_model(model_with_big_weights(), dir / "m.onnx", opts).ok());
+  std::filesystem::remove(dir / "m.data");
+  auto m = load_model(dir / "m.onnx");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().what.find("does not exist"), std::string::npos) << m.error().what;
+}
+
+TEST(ModelIo, ShortExternalFileIsAnError) {
+  TempDir dir;
+  SaveOptions opts;
+  opts.weights = SaveOptions::Weights::External;
+  ASSERT_TRUE(save_model(model_with_big_weights(), dir / "m.onnx", opts).ok());
+  std::filesystem::resize_file(dir / "m.data", 100);
+  auto m = load_model(dir / "m.onnx");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().what.find("runs past the end"), std::string::npos) << m.error().what;
+}
+
+TEST(ModelIo, UndefinedInputIsAnError) {
+  auto m = parse_model_text(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[2] X) => (float[2] Y)
+{
+  Y = Add(X, nowhere)
+}
+)");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().what.find("'nowhere', which nothing defines"), std::string::npos) << m.error().what;
+}
+
+TEST(ModelIo, SubgraphsRoundTripAndRecordOuterReads) {
+  TempDir dir;
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 16]>
+g (bool c, float[2] X, float[2] Z) => (float[2] Y)
+{
+  Y = If (c) <
+    then_branch = t () => (float[2] a) { a = Add(X, Z) },
+    else_branch = e () => (float[2] b) { b = Neg(X) }
+  >
+}
+)");
+  ASSERT_EQ(m.graph.nodes.size(), 1u);
+  EXPECT_EQ(m.graph.nodes[0].implicit_inputs, (std::vector<std::string>{"X", "Z"}));
+  ASSERT_TRUE(save_model(m, dir / "if.onnx").ok());
+  ASSERT_TRUE(check_model_file(dir / "if.onnx").ok());
+  auto back = load_model(dir / "if.onnx");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(first_difference(m, *back), std::nullopt);
+}
+
+TEST(GraphIndex, TopologicalOrderFollowsDependencies) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[2] X) => (float[2] Y, float[2] Z)
+{
+  a = Relu(X)
+  b = Neg(a)
+  c = Abs(a)
+  Y = Add(b, c)
+  Z = Sigmoid(X)
+}
+)");
+  auto ix = GraphIndex::build(m.graph);
+  ASSERT_TRUE(ix.ok());
+  EXPECT_EQ(ix->topological_order(), (std::vector<size_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(ix->producer("b"), 1u);
+  EXPECT_EQ(ix->producer("X"), std::nullopt);
+  EXPECT_EQ(std::vector<size_t>(ix->consumers("a").begin(), ix->consumers("a").end()), (std::vector<size_t>{1, 2}));
+  const size_t y = 3;
+  auto anc = ix->ancestors(std::span<const size_t>(&y, 1));
+  EXPECT_EQ(anc, (std::vector<bool>{true, true, true, true, false}));
+  const size_t a = 0;
+  auto desc = ix->descendants(std::span<const size_t>(&a, 1));
+  EXPECT_EQ(desc, (std::vector<bool>{true, true, true, true, false}));
+}
+
+}  // namespace
+}  // namespace reduce
