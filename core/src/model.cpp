@@ -91,3 +91,30 @@ size_t count_nodes(const Graph& graph) {
 }
 
 }  // namespace reduce
+
+namespace reduce {
+
+Status set_input_shape(Model& model, std::string_view input, const Shape& shape) {
+  for (auto& vi : model.graph.inputs) {
+    if (vi.name != input) continue;
+    if (!vi.type.is_tensor()) return make_error("input '" + vi.name + "' is not a tensor");
+    if (vi.type.has_shape && vi.type.dims.size() != shape.size())
+      return make_error("input '" + vi.name + "' has rank " + std::to_string(vi.type.dims.size()) + ", not " +
+                        std::to_string(shape.size()) + " as in " + shape_to_string(shape));
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] < 0) return make_error("negative dimension in " + shape_to_string(shape));
+      if (vi.type.has_shape && vi.type.dims[i].is_static() && vi.type.dims[i].value != shape[i])
+        return make_error("input '" + vi.name + "' has static shape " + vi.type.to_string() + ", which " +
+                          shape_to_string(shape) + " contradicts");
+    }
+    vi.type.has_shape = true;
+    vi.type.dims.clear();
+    for (int64_t d : shape) vi.type.dims.push_back(Dim::fixed(d));
+    // Types recorded for the dynamic shape may now be wrong (a dim was symbolic): infer afresh.
+    model.graph.value_info.clear();
+    return {};
+  }
+  return make_error("the model has no input named '" + std::string(input) + "'");
+}
+
+}  // namespace reduce

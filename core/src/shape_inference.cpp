@@ -1,4 +1,5 @@
-// Value types for a whole graph from declared value_info plus ONNX shape inference.
+// Value types for a whole graph from declared value_info plus ONNX shape inference, with a rank
+// fallback where ONNX gives up (e.g. Reshape to a computed shape in old opsets).
 #include <onnx/shape_inference/implementation.h>
 
 #include "core/extract.h"
@@ -7,6 +8,7 @@
 namespace reduce {
 
 namespace {
+
 // Shape inference needs the values of small tensors (Reshape targets, Slice bounds) but only
 // the type and shape of large ones, so large weights are exported as dangling external data.
 class TypeOnlyPlacement : public detail::WeightPlacement {
@@ -17,18 +19,57 @@ class TypeOnlyPlacement : public detail::WeightPlacement {
     return true;
   }
 };
-}  // namespace
 
-Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Model& model) {
-  TypeOnlyPlacement placement;
-  onnx::ModelProto proto = detail::model_to_proto(model, &placement);
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    return make_error(std::string("ONNX shape inference failed: ") + e.what());
+using TypeMap = std::unordered_map<std::string, ValueType>;
+
+const ValueType* find(const TypeMap& types, const std::string& name) {
+  auto it = types.find(name);
+  return it == types.end() ? nullptr : &it->second;
+}
+
+// The rank of a node's first output when ONNX could not infer it but the op's definition fixes it:
+// Reshape/Expand/ConstantOfShape follow the length of their (1-D) shape input; Tile, Resize and
+// Upsample keep their data input's rank.
+std::optional<ValueType> fallback_type(const Node& node, const TypeMap& types) {
+  if (!node.domain.empty() && node.domain != "ai.onnx") return std::nullopt;
+  auto input = [&](size_t k) -> const ValueType* {
+    return k < node.inputs.size() && !node.inputs[k].empty() ? find(types, node.inputs[k]) : nullptr;
+  };
+  auto shaped = [](const ValueType* t) { return t && t->is_tensor() && t->has_shape; };
+  const ValueType* data = input(0);
+  ValueType out;
+  out.kind = ValueType::Kind::Tensor;
+  size_t rank = 0;
+  const std::string& op = node.op_type;
+  if (op == "Reshape" || op == "Expand" || op == "ConstantOfShape") {
+    const ValueType* shape = op == "ConstantOfShape" ? data : input(1);
+    if (!shaped(shape) || shape->dims.size() != 1 || !shape->dims[0].is_static()) return std::nullopt;
+    rank = static_cast<size_t>(shape->dims[0].value);
+    if (op == "Expand") {
+      if (!shaped(data)) return std::nullopt;
+      rank = std::max(rank, data->dims.size());
+    }
+    if (op == "ConstantOfShape") {
+      const Attribute* value = node.attribute("value");
+      out.elem_type = value ? static_cast<int32_t>(value->t.dtype()) : static_cast<int32_t>(DType::Float);
+    } else {
+      if (!data || !data->is_tensor()) return std::nullopt;
+      out.elem_type = data->elem_type;
+    }
+  } else if (op == "Tile" || op == "Resize" || op == "Upsample") {
+    if (!shaped(data)) return std::nullopt;
+    rank = data->dims.size();
+    out.elem_type = data->elem_type;
+  } else {
+    return std::nullopt;
   }
-  std::unordered_map<std::string, ValueType> types;
+  out.has_shape = true;
+  out.dims.assign(rank, Dim{});
+  return out;
+}
+
+TypeMap collect(const onnx::ModelProto& proto, const Model& model) {
+  TypeMap types;
   auto add = [&](const onnx::ValueInfoProto& vi) {
     if (vi.has_type()) types.try_emplace(vi.name(), detail::value_type_from_proto(vi.type()));
   };
@@ -40,6 +81,42 @@ Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Mod
     types.try_emplace(init.name, ValueType::tensor(init.tensor.dtype(), init.tensor.shape()));
   for (const auto& vi : model.graph.value_info)
     if (vi.type.kind != ValueType::Kind::Unknown) types.try_emplace(vi.name, vi.type);
+  return types;
+}
+
+}  // namespace
+
+Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Model& model) {
+  TypeOnlyPlacement placement;
+  onnx::ModelProto proto = detail::model_to_proto(model, &placement);
+  TypeMap types;
+  // Each round adds ranks that the fallback can derive, which lets ONNX go further downstream.
+  for (int round = 0; round < 16; ++round) {
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      return make_error(std::string("ONNX shape inference failed: ") + e.what());
+    }
+    types = collect(proto, model);
+    bool added = false;
+    std::unordered_map<std::string, onnx::ValueInfoProto*> entries;
+    for (auto& vi : *proto.mutable_graph()->mutable_value_info()) entries.emplace(vi.name(), &vi);
+    for (const Node& node : model.graph.nodes) {
+      if (node.outputs.empty() || node.outputs[0].empty()) continue;
+      const ValueType* known = find(types, node.outputs[0]);
+      if (known && known->has_shape) continue;
+      if (auto t = fallback_type(node, types)) {
+        auto it = entries.find(node.outputs[0]);
+        onnx::ValueInfoProto* vi = it != entries.end() ? it->second : proto.mutable_graph()->add_value_info();
+        vi->set_name(node.outputs[0]);
+        vi->clear_type();
+        detail::value_type_to_proto(*t, *vi->mutable_type());
+        added = true;
+      }
+    }
+    if (!added) break;
+  }
   return types;
 }
 

@@ -144,3 +144,9 @@ namespace reduce {
 // described for a human; nullopt when they are the same. Node and value names count.
 std::optional<std::string> first_difference(const Model& a, const Model& b);
 }  // namespace reduce
+
+namespace reduce {
+// Fixes the dynamic dims of a graph input (as `--input-shape NAME:1x3x48x320` asks). The rank
+// must match and static dims must agree; value_info computed for the old shape is dropped.
+Status set_input_shape(Model& model, std::string_view input, const Shape& shape);
+}  // namespace reduce

@@ -1,0 +1,189 @@
+// Subgraph extraction on small text models: cut values, outputs, optional inputs, weights, subgraphs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/extract.h"
+#include "core/model_io.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::parse_model;
+using testing::TempDir;
+
+// X ─ Relu(a) ─┬─ Neg(b) ─┐
+//              └─ Abs(c) ─┴─ Add(d) ─ Split(s1,s2) ─ Mul(s1, w) = Y ; s2 = Z (graph output)
+// Clip reads an optional input left empty; w is shared by two nodes.
+const char* kBranchy = R"(
+<ir_version: 8, opset_import: ["" : 15]>
+branchy (float[2, 4] X, float hi) => (float[2, 2] Y, float[2, 2] Z, float[2, 4] C)
+<float[2] w = {2.0, 3.0}>
+{
+  a = Relu(X)
+  b = Neg(a)
+  c = Abs(a)
+  d = Add(b, c)
+  s1, s2 = Split <axis = 1> (d)
+  Y = Mul(s1, w)
+  Z = Mul(s2, w)
+  C = Clip(d, , hi)
+}
+)";
+
+std::vector<std::string> names(const std::vector<ValueInfo>& vis) {
+  std::vector<std::string> out;
+  for (const auto& vi : vis) out.push_back(vi.name);
+  return out;
+}
+
+struct Fixture {
+  Model model = parse_model(kBranchy);
+  Extractor extractor = Extractor::create(model).value();
+  Model extract(std::vector<size_t> nodes, const ExtractOptions& opts = {}) {
+    auto m = extractor.extract(nodes, opts);
+    if (!m) ADD_FAILURE() << m.error().message();
+    return m.ok() ? std::move(m).value() : Model{};
+  }
+};
+
+TEST(Extract, WholeModelKeepsInputsAndOutputsInOrder) {
+  Fixture f;
+  Model m = f.extract({0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(names(m.graph.inputs), (std::vector<std::string>{"X", "hi"}));
+  EXPECT_EQ(names(m.graph.outputs), (std::vector<std::string>{"Y", "Z", "C"}));
+  EXPECT_TRUE(check_model(m).ok());
+}
+
+TEST(Extract, CutValuesBecomeTypedAndShapedInputs) {
+  Fixture f;
+  Model m = f.extract({3});  // Add(b, c)
+  EXPECT_EQ(names(m.graph.inputs), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(names(m.graph.outputs), (std::vector<std::string>{"d"}));
+  for (const auto& vi : m.graph.inputs) EXPECT_EQ(vi.type.to_string(), "float[2,4]");
+  EXPECT_EQ(m.graph.outputs[0].type.to_string(), "float[2,4]");
+  EXPECT_TRUE(check_model(m).ok()) << check_model(m).error().message();
+}
+
+TEST(Extract, BranchOutputsThatLeaveTheKeptSetBecomeOutputs) {
+  Fixture f;
+  // Relu, Neg, Abs: `a` is read inside the kept set, `b` and `c` leave it.
+  Model m = f.extract({0, 1, 2});
+  EXPECT_EQ(names(m.graph.inputs), (std::vector<std::string>{"X"}));
+  EXPECT_EQ(names(m.graph.outputs), (std::vector<std::string>{"b", "c"}));
+}
+
+TEST(Extract, MultiOutputNodeExposesEachUnreadOutput) {
+  Fixture f;
+  Model m = f.extract({4, 5});  // Split and the Mul of s1: s2 leaves, Y is an original output
+  EXPECT_EQ(names(m.graph.outputs), (std::vector<std::string>{"Y", "s2"}));
+  EXPECT_EQ(m.graph.find_value_info("s2")->type.to_string(), "float[2,2]");
+  EXPECT_TRUE(check_model(m).ok());
+}
+
+TEST(Extract, SharedInitializersAreSharedNotCopied) {
+  Fixture f;
+  Model m = f.extract({5, 6});
+  ASSERT_EQ(m.graph.initializers.size(), 1u);
+  EXPECT_TRUE(m.graph.initializers[0].tensor.shares_storage_with(f.model.graph.find_initializer("w")->tensor));
+  EXPECT_EQ(names(m.graph.inputs), (std::vector<std::string>{"s1", "s2"}));
+}
+
+TEST(Extract, OptionalInputsStayEmpty) {
+  Fixture f;
+  Model m = f.extract({7});
+  ASSERT_EQ(m.graph.nodes.size(), 1u);
+  EXPECT_EQ(m.graph.nodes[0].inputs, (std::vector<std::string>{"d", "", "hi"}));
+  EXPECT_EQ(names(m.graph.inputs), (std::vector<std::string>{"hi", "d"}));
+  EXPECT_TRUE(check_model(m).ok());
+}
+
+TEST(Extract, FrozenCutValuesBecomeInitializers) {
+  Fixture f;
+  ExtractOptions opts;
+  opts.frozen.emplace("c", Tensor::allocate(DType::Float, {2, 4}).value());
+  Model m = f.extract({3}, opts);
+  EXPECT_EQ(names(m.graph.inputs), (std::vector<std::string>{"b"}));
+  ASSERT_NE(m.graph.find_initializer("c"), nullptr);
+  EXPECT_TRUE(check_model(m).ok());
+}
+
+TEST(Extract, RequestedOutputsReplaceTheDefault) {
+  Fixture f;
+  ExtractOptions opts;
+  opts.outputs = {"b", "c"};
+  Model m = f.extract({0, 1, 2, 3}, opts);
+  EXPECT_EQ(names(m.graph.outputs), (std::vector<std::string>{"b", "c"}));
+  opts.outputs = {"Y"};
+  auto bad = f.extractor.extract(std::vector<size_t>{0, 1}, opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().what.find("'Y'"), std::string::npos);
+}
+
+TEST(Extract, NodesComeOutInTopologicalOrderWhateverTheRequestOrder) {
+  Fixture f;
+  Model m = f.extract({3, 1, 0, 2, 1});
+  std::vector<std::string> ops;
+  for (const auto& n : m.graph.nodes) ops.push_back(n.op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"Relu", "Neg", "Abs", "Add"}));
+}
+
+TEST(Extract, BadRequestsAreErrors) {
+  Fixture f;
+  EXPECT_FALSE(f.extractor.extract(std::vector<size_t>{}).ok());
+  EXPECT_FALSE(f.extractor.extract(std::vector<size_t>{99}).ok());
+}
+
+TEST(Extract, SubgraphReadsOfOuterValuesBecomeInputs) {
+  Model model = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 16]>
+g (bool c, float[2] X) => (float[2] Y)
+{
+  z = Relu(X)
+  Y = If (c) <
+    then_branch = t () => (float[2] a) { a = Add(X, z) },
+    else_branch = e () => (float[2] b) { b = Neg(z) }
+  >
+}
+)");
+  auto ex = Extractor::create(model);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  auto m = ex->extract(std::vector<size_t>{1});
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(names(m->graph.inputs), (std::vector<std::string>{"c", "X", "z"}));
+  EXPECT_TRUE(check_model(*m).ok()) << check_model(*m).error().message();
+}
+
+TEST(Extract, CandidateSavedAgainstSharedWeightsIsSmallAndLoads) {
+  TempDir dir;
+  Model model = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[1, 8192] X, float[8192] w) => (float[1, 8192] Y)
+{
+  a = Mul(X, w)
+  b = Relu(a)
+  Y = Add(b, w)
+}
+)");
+  // The text syntax cannot hold 32 KB of weights: turn the input `w` into an initializer.
+  model.graph.inputs.pop_back();
+  model.graph.initializers.push_back({"w", Tensor::allocate(DType::Float, {8192}).value(), {}});
+  auto ex = Extractor::create(model);
+  ASSERT_TRUE(ex.ok()) << ex.error().message();
+  auto table = write_shared_weights(model, dir / "weights.bin");
+  ASSERT_TRUE(table.ok());
+  auto cand = ex->extract(std::vector<size_t>{2});
+  ASSERT_TRUE(cand.ok());
+  SaveOptions opts;
+  opts.shared = &*table;
+  ASSERT_TRUE(save_model(*cand, dir / "cand.onnx", opts).ok());
+  EXPECT_LT(std::filesystem::file_size(dir / "cand.onnx"), 512u);
+  EXPECT_TRUE(check_model_file(dir / "cand.onnx").ok());
+  auto back = load_model(dir / "cand.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(first_difference(*cand, *back), std::nullopt);
+}
+
+}  // namespace
+}  // namespace reduce
