@@ -2,6 +2,7 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "command.h"
 #include "core/model_io.h"
+#include "core/tensor_file.h"
 
 namespace reduce::cli {
 
@@ -29,7 +31,8 @@ size_t count_subgraph_nodes(const Graph& g) {
 void print_info(const std::filesystem::path& path, const Model& m, std::ostream& out) {
   out << "model: " << path.string() << "\n";
   out << "ir_version: " << m.ir_version;
-  if (!m.producer_name.empty()) out << "  producer: " << m.producer_name << " " << m.producer_version;
+  if (!m.producer_name.empty()) out << "  producer: " << m.producer_name;
+  if (!m.producer_version.empty()) out << " " << m.producer_version;
   out << "\nopset imports:";
   for (const auto& op : m.opset_imports) out << " " << (op.domain.empty() ? "ai.onnx" : op.domain) << "=" << op.version;
   out << "\n";
@@ -62,11 +65,59 @@ void print_info(const std::filesystem::path& path, const Model& m, std::ostream&
   for (const auto& f : m.external_data_files) out << "  " << f << "\n";
 }
 
+// One line per tensor: name, type, shape and value statistics (NaN/Inf counted apart).
+void print_tensor(const std::string& name, const Tensor& t, std::ostream& out) {
+  out << name << ": " << dtype_name(t.dtype()) << shape_to_string(t.shape()) << "  elements=" << t.elements();
+  uint64_t nan = 0, inf = 0, finite = 0;
+  double lo = 0, hi = 0, sum = 0;
+  for (uint64_t i = 0; i < t.elements(); ++i) {
+    const double v = t.element_as_double(i);
+    if (std::isnan(v)) {
+      ++nan;
+    } else if (std::isinf(v)) {
+      ++inf;
+    } else {
+      lo = finite ? std::min(lo, v) : v;
+      hi = finite ? std::max(hi, v) : v;
+      sum += v;
+      ++finite;
+    }
+  }
+  if (finite) out << "  min=" << lo << " max=" << hi << " mean=" << sum / static_cast<double>(finite);
+  if (nan) out << "  nan=" << nan;
+  if (inf) out << "  inf=" << inf;
+  out << "\n";
+}
+
+// Tensor files (.pb, .npy, .npz): prints each tensor, or returns the error.
+Status print_tensor_file(const std::filesystem::path& path, std::ostream& out) {
+  const auto ext = path.extension();
+  if (ext == ".pb") {
+    REDUCE_ASSIGN(NamedTensor t, read_tensor_pb(path));
+    print_tensor(t.name.empty() ? path.filename().string() : t.name, t.tensor, out);
+  } else if (ext == ".npy") {
+    REDUCE_ASSIGN(Tensor t, read_npy(path));
+    print_tensor(path.stem().string(), t, out);
+  } else {
+    REDUCE_ASSIGN(auto tensors, read_npz(path));
+    for (const auto& t : tensors) print_tensor(t.name, t.tensor, out);
+  }
+  return {};
+}
+
+bool is_tensor_file(const std::filesystem::path& path) {
+  const auto ext = path.extension();
+  return ext == ".pb" || ext == ".npy" || ext == ".npz";
+}
+
 }  // namespace
 
 int info_command(const std::vector<std::string>& args) {
-  po::options_description opts("usage: reduce info MODEL\n\nPrints a model's summary.\n\noptions");
-  opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the .onnx (or .onnxtxt) model");
+  po::options_description opts(
+      "usage: reduce info FILE\n\nPrints a summary of a model (.onnx, .onnxtxt): opsets, node count and op\n"
+      "histogram, inputs and outputs, weights, external-data files. For tensor files (.pb, .npy,\n"
+      ".npz) prints each tensor's type, shape and value statistics.\n\noptions");
+  opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the file to describe");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -82,10 +133,18 @@ int info_command(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (!vm.count("model")) {
-    std::cerr << "error: info: missing MODEL (see `reduce info --help`)\n";
+    std::cerr << "error: info: missing FILE (see `reduce info --help`)\n";
     return kExitUsage;
   }
   const std::filesystem::path path = vm["model"].as<std::string>();
+  if (is_tensor_file(path)) {
+    Status printed = print_tensor_file(path, std::cout);
+    if (!printed.ok()) {
+      std::cerr << "error: " << printed.error().at(path.string()).message() << "\n";
+      return kExitUsage;
+    }
+    return kExitOk;
+  }
   auto model = load_model(path);
   if (!model) {
     std::cerr << "error: " << model.error().message() << "\n";

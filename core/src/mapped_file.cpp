@@ -62,7 +62,10 @@ AtomicFileWriter::~AtomicFileWriter() {
 Status AtomicFileWriter::open() {
   const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
   std::random_device rd;
-  tmp_ = dir / ("." + path_.filename().string() + ".tmp" + std::to_string(rd()));
+  std::string name = ".";
+  name += path_.filename().string();
+  name += ".tmp" + std::to_string(rd());
+  tmp_ = dir / name;
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     tmp_.clear();

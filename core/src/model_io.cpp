@@ -46,7 +46,7 @@ Expected<Model> load_model(const fs::path& path) {
   if (fs::is_directory(path, ec)) return Error{where, "is a folder, not a model file"};
   if (path.extension() == ".onnxtxt") {
     REDUCE_ASSIGN(std::string text, read_file(path));
-    auto m = parse_model_text(text, path.parent_path());
+    auto m = parse_model_text(text, path.parent_path().empty() ? fs::path(".") : path.parent_path());
     if (!m) return m.error().at(where);
     return m;
   }

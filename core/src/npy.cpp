@@ -231,9 +231,12 @@ Expected<Tensor> parse_npy(std::span<const std::byte> bytes, std::shared_ptr<con
   const auto data = bytes.subspan(prefix + header_len);
   const size_t esize = dtype_size(h.dtype);
   REDUCE_ASSIGN(uint64_t n, element_count(h.shape));
-  if (n > std::numeric_limits<uint64_t>::max() / esize || n * esize != data.size())
-    return make_error(".npy shape " + shape_to_string(h.shape) + " of " + std::string(dtype_name(h.dtype)) +
-                      " does not match the " + std::to_string(data.size()) + " bytes of data");
+  const std::string what = ".npy shape " + shape_to_string(h.shape) + " of " + std::string(dtype_name(h.dtype));
+  if (n > std::numeric_limits<uint64_t>::max() / esize)
+    return make_error(what + " is too large (the file has " + std::to_string(data.size()) + " bytes of data)");
+  if (n * esize != data.size())
+    return make_error(what + " needs " + std::to_string(n * esize) + " bytes of data, the file has " +
+                      std::to_string(data.size()));
 
   const bool convert = h.swap || (h.fortran_order && h.shape.size() > 1);
   if (owner && !convert) return Tensor::view(h.dtype, h.shape, std::move(owner), data.data(), data.size());

@@ -2,11 +2,19 @@
 #include <zip.h>
 
 #include <random>
+#include <set>
+#include <string_view>
 
 #include "core/mapped_file.h"
 #include "core/tensor_file.h"
 
 namespace reduce {
+
+namespace {
+// 1980-01-01 00:00 local time is the earliest time a zip entry can hold.
+constexpr time_t kZipEpoch = 315532800 + 86400;
+}  // namespace
+
 
 namespace fs = std::filesystem;
 
@@ -40,7 +48,8 @@ Expected<Tensor> read_entry(zip_t* zip, zip_uint64_t index, const zip_stat_t& st
   constexpr zip_uint64_t kNeeded = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
   if ((st.valid & kNeeded) != kNeeded) return make_error("the archive does not record its size");
   if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
-    return make_error("compression method " + std::to_string(st.comp_method) + " is not supported (only stored or deflated)");
+    return make_error("compression method " + std::to_string(st.comp_method) +
+                      " is not supported (only stored or deflated)");
   if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
     return make_error("encrypted entries are not supported");
   if (st.comp_size > archive_size)
@@ -49,7 +58,7 @@ Expected<Tensor> read_entry(zip_t* zip, zip_uint64_t index, const zip_stat_t& st
   if (st.size > max_size)
     return make_error("claims " + std::to_string(st.size) + " bytes, more than its " + std::to_string(st.comp_size) +
                       " compressed bytes can hold");
-  if (st.size > max_tensor_bytes() + kMaxNpyHeader)
+  if (st.size > kMaxNpyHeader && st.size - kMaxNpyHeader > max_tensor_bytes())
     return make_error("its " + std::to_string(st.size) + " bytes exceed the size limit of " +
                       std::to_string(max_tensor_bytes()) + " bytes");
 
@@ -61,7 +70,8 @@ Expected<Tensor> read_entry(zip_t* zip, zip_uint64_t index, const zip_stat_t& st
   while (done < st.size) {
     const zip_int64_t n = zip_fread(file.get(), buffer.get() + done, st.size - done);
     if (n < 0) return make_error(std::string("cannot read: ") + zip_file_strerror(file.get()));
-    if (n == 0) return make_error("data ends after " + std::to_string(done) + " of " + std::to_string(st.size) + " bytes");
+    if (n == 0)
+      return make_error("data ends after " + std::to_string(done) + " of " + std::to_string(st.size) + " bytes");
     done += static_cast<uint64_t>(n);
   }
   // Reading up to the end is what makes libzip check the CRC.
@@ -115,7 +125,7 @@ Expected<std::vector<NamedTensor>> read_npz(const fs::path& path) {
   int code = 0;
   ZipArchive zip(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
   if (!zip) {
-    if (code == ZIP_ER_NOZIP) return Error{where, "not a zip archive, so not an .npz file"};
+    if (code == ZIP_ER_NOZIP) return Error{where, "not a zip archive (truncated, or not an .npz file?)"};
     return Error{where, "cannot open the archive: " + zip_error_text(code)};
   }
   const zip_int64_t count = zip_get_num_entries(zip.get(), 0);
@@ -141,7 +151,9 @@ Status write_npz(const fs::path& path, const std::vector<NamedTensor>& tensors, 
   // Headers first: a tensor numpy cannot hold fails before any file is touched.
   std::vector<std::string> headers;
   headers.reserve(tensors.size());
+  std::set<std::string_view> names;
   for (const auto& t : tensors) {
+    if (!names.insert(t.name).second) return Error{where, "two tensors are named '" + t.name + "'"};
     auto header = npy_header(t.tensor);
     if (!header) return Error{where, "tensor '" + t.name + "': " + header.error().what};
     headers.push_back(std::move(header).value());
@@ -175,8 +187,12 @@ Status write_npz(const fs::path& path, const std::vector<NamedTensor>& tensors, 
       zip_source_free(source);
       return Error{where, "cannot add entry '" + entry + "': " + zip_strerror(zip.get())};
     }
-    if (zip_set_file_compression(zip.get(), static_cast<zip_uint64_t>(index), compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
+    const zip_int32_t method = compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE;
+    if (zip_set_file_compression(zip.get(), static_cast<zip_uint64_t>(index), method, 0) != 0)
       return Error{where, "cannot compress entry '" + entry + "': " + zip_strerror(zip.get())};
+    // A fixed timestamp (1980-01-01, the zip epoch) makes the same tensors give the same bytes.
+    if (zip_file_set_mtime(zip.get(), static_cast<zip_uint64_t>(index), kZipEpoch, 0) != 0)
+      return Error{where, "cannot set the time of entry '" + entry + "': " + zip_strerror(zip.get())};
   }
   if (zip_close(zip.get()) != 0) return Error{where, std::string("cannot write: ") + zip_strerror(zip.get())};
   zip.release();  // zip_close freed it

@@ -26,11 +26,12 @@ Expected<Tensor> tensor_from_field(DType dtype, Shape shape, const Field& field,
 Expected<fs::path> confined_path(const fs::path& base_dir, const std::string& location) {
   const fs::path loc(location);
   if (location.empty()) return make_error("external data has an empty location");
+  if (base_dir.empty()) return make_error("external data is not allowed here (no model folder to resolve it against)");
   if (loc.is_absolute()) return make_error("external data location '" + location + "' is an absolute path");
   for (const auto& part : loc.lexically_normal())
     if (part == "..") return make_error("external data location '" + location + "' escapes the model's folder");
   std::error_code ec;
-  const fs::path base = fs::canonical(base_dir.empty() ? fs::path(".") : base_dir, ec);
+  const fs::path base = fs::canonical(base_dir, ec);
   if (ec) return make_error("cannot resolve the model's folder: " + ec.message());
   const fs::path full = fs::weakly_canonical(base / loc, ec);
   if (ec) return make_error("cannot resolve external data location '" + location + "': " + ec.message());

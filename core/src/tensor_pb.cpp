@@ -14,7 +14,8 @@ Expected<NamedTensor> read_tensor_pb(const fs::path& path) {
   REDUCE_ASSIGN(auto file, MappedFile::open(path));
   const auto bytes = file->bytes();
   if (bytes.empty()) return Error{where, "the file is empty"};
-  if (bytes.size() > static_cast<size_t>(INT_MAX)) return Error{where, "the file is larger than 2 GB, too large for a TensorProto"};
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return Error{where, "the file is larger than 2 GB, too large for a TensorProto"};
   onnx::TensorProto proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return Error{where, "not an ONNX TensorProto (protobuf parsing failed; truncated or not a .pb file?)"};

@@ -1,7 +1,11 @@
 // Loading and saving models: text models, Constant import, round trips, external data, bad files.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "core/graph_index.h"
+#include "core/mapped_file.h"
 #include "core/model_io.h"
 #include "test_support.h"
 
@@ -220,6 +224,54 @@ g (bool c, float[2] X, float[2] Z) => (float[2] Y)
   auto back = load_model(dir / "if.onnx");
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(first_difference(m, *back), std::nullopt);
+}
+
+TEST(ModelIo, ModelAbove2GBLoadsWhenItsWeightsAreExternal) {
+  // A 3 GiB weight file with holes: no disk or memory is used, but every size is real.
+  TempDir dir;
+  const uint64_t bytes = uint64_t{3} << 30;
+  const int fd = ::open((dir / "big.bin").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  ::close(fd);
+  auto file = MappedFile::open(dir / "big.bin");
+  ASSERT_TRUE(file.ok());
+  auto weight = Tensor::view(DType::Float, {static_cast<int64_t>(bytes / 4)}, *file, (*file)->bytes().data(), bytes);
+  ASSERT_TRUE(weight.ok()) << weight.error().message();
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[805306368] X, float[805306368] w) => (float[805306368] Y)
+{
+  Y = Add(X, w)
+}
+)");
+  m.graph.inputs.pop_back();
+  m.graph.initializers.push_back({"w", *weight, {}});
+  SharedWeights table("big.bin");
+  table.add(*weight, {0, bytes});
+  SaveOptions opts;
+  opts.shared = &table;
+  ASSERT_TRUE(save_model(m, dir / "big.onnx", opts).ok());
+  auto back = load_model(dir / "big.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  const Tensor& w = back->graph.find_initializer("w")->tensor;
+  EXPECT_EQ(w.byte_size(), bytes);
+  EXPECT_FALSE(w.writable());
+}
+
+TEST(ModelIo, SetInputShapeFixesDynamicDimsAndRejectsContradictions) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[N, 3, H] X) => (float[N, 3, H] Y)
+{
+  Y = Relu(X)
+}
+)");
+  EXPECT_TRUE(set_input_shape(m, "X", {2, 3, 5}).ok());
+  EXPECT_EQ(m.graph.inputs[0].type.to_string(), "float[2,3,5]");
+  EXPECT_FALSE(set_input_shape(m, "X", {2, 4, 5}).ok());  // static dim 3 contradicted
+  EXPECT_FALSE(set_input_shape(m, "X", {2, 3}).ok());     // rank
+  EXPECT_FALSE(set_input_shape(m, "nope", {1}).ok());
 }
 
 TEST(GraphIndex, TopologicalOrderFollowsDependencies) {
