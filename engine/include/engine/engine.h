@@ -1,0 +1,41 @@
+// The Engine interface every engine implements: prepare a model once, then run it on named tensors.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+
+namespace reduce {
+
+// Named tensors, ordered by name so iteration (and everything derived from it) is deterministic.
+using TensorMap = std::map<std::string, Tensor, std::less<>>;
+
+struct RunOptions {
+  // Values to return; empty means the graph outputs. Any value of the graph may be requested
+  // without changing the model (the reducer and `compare` need intermediate values).
+  std::vector<std::string> outputs;
+};
+
+class PreparedModel {
+ public:
+  virtual ~PreparedModel() = default;
+  // Runs on the given inputs (by name). Errors name the node and the problem.
+  virtual Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options = {}) = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string name() const = 0;
+  // Validates the model and resolves everything needed to run it; unsupported operators are an
+  // error naming the node and the op. The model must outlive the prepared model.
+  virtual Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) = 0;
+};
+
+// The exact reference interpreter (engine spec `ref`).
+std::unique_ptr<Engine> make_reference_engine();
+
+}  // namespace reduce

@@ -1,0 +1,243 @@
+// The reference interpreter: runs a graph node by node in topological order with exact kernels.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/graph_index.h"
+#include "engine/engine.h"
+#include "kernel.h"
+
+namespace reduce::ref {
+
+namespace {
+
+std::string node_label(const Node& n) { return "node '" + n.name + "' (" + n.op_type + ")"; }
+
+class GraphProgram;
+
+// Values visible while running one graph: its own, then its initializers, then enclosing frames.
+struct Frame {
+  const GraphProgram* program = nullptr;
+  const Frame* parent = nullptr;
+  std::unordered_map<std::string, Tensor> values;
+  const Tensor* find(const std::string& name) const;
+};
+
+// A graph whose kernels are resolved, ready to run any number of times.
+class GraphProgram {
+ public:
+  static Expected<std::unique_ptr<GraphProgram>> build(const Graph& graph, const Model& model) {
+    auto program = std::unique_ptr<GraphProgram>(new GraphProgram(graph));
+    const auto outer = outer_scope_names(graph);
+    REDUCE_ASSIGN(program->index_, GraphIndex::build(graph, outer));
+    for (const auto& init : graph.initializers) program->initializers_.emplace(init.name, &init.tensor);
+    for (const Node& node : graph.nodes) {
+      const int64_t opset = model.opset(node.domain).value_or(0);
+      KernelFactory factory = find_kernel(node.op_type, node.domain, opset);
+      if (!factory)
+        return make_error(node_label(node) + ": unsupported operator " +
+                          (node.domain.empty() ? "" : node.domain + ".") + node.op_type + " (opset " +
+                          std::to_string(opset) + ")");
+      auto kernel = factory(node, opset);
+      if (!kernel) return make_error(node_label(node) + ": " + kernel.error().what);
+      program->kernels_.push_back(std::move(*kernel));
+      for (const auto& a : node.attributes) {
+        std::vector<const Graph*> subs;
+        if (a.g) subs.push_back(a.g.get());
+        for (const auto& g : a.graphs) subs.push_back(g.get());
+        for (const Graph* sub : subs) {
+          auto sp = build(*sub, model);
+          if (!sp) return make_error(node_label(node) + " subgraph '" + sub->name + "': " + sp.error().what);
+          program->subprograms_.emplace(sub, std::move(*sp));
+        }
+      }
+    }
+    return program;
+  }
+
+  const Graph& graph() const { return *graph_; }
+  const Tensor* initializer(const std::string& name) const {
+    auto it = initializers_.find(name);
+    return it == initializers_.end() ? nullptr : it->second;
+  }
+  const GraphProgram* subprogram(const Graph* g) const {
+    auto it = subprograms_.find(g);
+    return it == subprograms_.end() ? nullptr : it->second.get();
+  }
+
+  // Runs the nodes needed for `wanted` in `frame` (inputs already bound) and returns them.
+  Expected<std::vector<Tensor>> run(Frame& frame, const std::vector<std::string>& wanted) const;
+
+ private:
+  explicit GraphProgram(const Graph& graph) : graph_(&graph) {}
+  const Graph* graph_;
+  GraphIndex index_;
+  std::vector<KernelPtr> kernels_;
+  std::unordered_map<std::string, const Tensor*> initializers_;
+  std::unordered_map<const Graph*, std::unique_ptr<GraphProgram>> subprograms_;
+};
+
+const Tensor* Frame::find(const std::string& name) const {
+  for (const Frame* f = this; f; f = f->parent) {
+    if (auto it = f->values.find(name); it != f->values.end()) return &it->second;
+    if (const Tensor* t = f->program->initializer(name)) return t;
+  }
+  return nullptr;
+}
+
+class NodeContext : public KernelContext {
+ public:
+  NodeContext(const Node& node, const Frame& frame, const GraphProgram& program)
+      : node_(node), frame_(frame), program_(program), outputs_(node.outputs.size()), set_(node.outputs.size(), false) {
+    for (const auto& name : node.inputs) inputs_.push_back(name.empty() ? nullptr : frame.find(name));
+  }
+  size_t input_count() const override { return inputs_.size(); }
+  const Tensor* input(size_t i) const override { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t output_count() const override { return outputs_.size(); }
+  Expected<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) override {
+    REDUCE_ASSIGN(outputs_.at(i), Tensor::allocate(dtype, std::move(shape)));
+    set_[i] = true;
+    return &outputs_[i];
+  }
+  void set_output(size_t i, Tensor tensor) override {
+    outputs_.at(i) = std::move(tensor);
+    set_[i] = true;
+  }
+  Expected<std::vector<Tensor>> run_subgraph(const Graph& graph, const std::vector<Tensor>& inputs) override {
+    const GraphProgram* sub = program_.subprogram(&graph);
+    if (!sub) return make_error("subgraph '" + graph.name + "' was not prepared");
+    if (inputs.size() != graph.inputs.size())
+      return make_error("subgraph '" + graph.name + "' takes " + std::to_string(graph.inputs.size()) +
+                        " inputs, got " + std::to_string(inputs.size()));
+    Frame child;
+    child.program = sub;
+    child.parent = &frame_;
+    for (size_t i = 0; i < inputs.size(); ++i) child.values[graph.inputs[i].name] = inputs[i];
+    std::vector<std::string> wanted;
+    for (const auto& o : graph.outputs) wanted.push_back(o.name);
+    return sub->run(child, wanted);
+  }
+  bool is_set(size_t i) const { return set_[i]; }
+  Tensor& output(size_t i) { return outputs_[i]; }
+
+ private:
+  const Node& node_;
+  const Frame& frame_;
+  const GraphProgram& program_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor> outputs_;
+  std::vector<bool> set_;
+};
+
+Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<std::string>& wanted) const {
+  const Graph& g = *graph_;
+  std::vector<size_t> roots;
+  for (const auto& w : wanted) {
+    if (auto p = index_.producer(w)) roots.push_back(*p);
+    else if (!frame.find(w)) return make_error("no value named '" + w + "' in graph '" + g.name + "'");
+  }
+  const std::vector<bool> needed = index_.ancestors(roots);
+  // Remaining reads of each value by needed nodes, so values are freed after their last use.
+  std::unordered_map<std::string_view, size_t> reads;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!needed[i]) continue;
+    for (const auto& v : g.nodes[i].inputs) if (!v.empty()) ++reads[v];
+    for (const auto& v : g.nodes[i].implicit_inputs) ++reads[v];
+  }
+  const std::unordered_set<std::string_view> keep(wanted.begin(), wanted.end());
+  for (size_t i : index_.topological_order()) {
+    if (!needed[i]) continue;
+    const Node& node = g.nodes[i];
+    NodeContext ctx(node, frame, *this);
+    for (size_t k = 0; k < node.inputs.size(); ++k)
+      if (!node.inputs[k].empty() && !ctx.input(k))
+        return make_error(node_label(node) + ": input '" + node.inputs[k] + "' has no value");
+    Status s = kernels_[i]->compute(ctx);
+    if (!s.ok()) return make_error(node_label(node) + ": " + s.error().what);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k].empty()) continue;
+      if (!ctx.is_set(k)) return make_error(node_label(node) + ": output " + std::to_string(k) + " was not produced");
+      frame.values[node.outputs[k]] = std::move(ctx.output(k));
+    }
+    auto release = [&](const std::string& v) {
+      auto it = reads.find(v);
+      if (it != reads.end() && --it->second == 0 && !keep.count(v)) frame.values.erase(v);
+    };
+    for (const auto& v : node.inputs) if (!v.empty()) release(v);
+    for (const auto& v : node.implicit_inputs) release(v);
+  }
+  std::vector<Tensor> out;
+  for (const auto& w : wanted) {
+    const Tensor* t = frame.find(w);
+    if (!t) return make_error("value '" + w + "' was not computed");
+    out.push_back(*t);
+  }
+  return out;
+}
+
+Status check_input(const ValueInfo& vi, const Tensor& t) {
+  if (!vi.type.is_tensor()) return {};
+  if (vi.type.elem_type != static_cast<int32_t>(t.dtype()))
+    return make_error("input '" + vi.name + "' must be " + vi.type.to_string() + ", got " +
+                      std::string(dtype_name(t.dtype())) + shape_to_string(t.shape()));
+  if (!vi.type.has_shape) return {};
+  bool ok = vi.type.dims.size() == t.rank();
+  for (size_t d = 0; ok && d < t.rank(); ++d)
+    ok = !vi.type.dims[d].is_static() || vi.type.dims[d].value == t.shape()[d];
+  if (!ok)
+    return make_error("input '" + vi.name + "' must have shape " + vi.type.to_string() + ", got " +
+                      shape_to_string(t.shape()));
+  return {};
+}
+
+class ReferenceModel : public PreparedModel {
+ public:
+  ReferenceModel(const Model& model, std::unique_ptr<GraphProgram> program)
+      : model_(model), program_(std::move(program)) {}
+
+  Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
+    const Graph& g = model_.graph;
+    Frame frame;
+    frame.program = program_.get();
+    std::unordered_set<std::string_view> declared;
+    for (const auto& vi : g.inputs) {
+      declared.insert(vi.name);
+      auto it = inputs.find(vi.name);
+      if (it == inputs.end()) {
+        if (g.find_initializer(vi.name)) continue;  // an input with a default value
+        return make_error("missing input '" + vi.name + "' (" + vi.type.to_string() + ")");
+      }
+      REDUCE_TRY(check_input(vi, it->second));
+      frame.values[vi.name] = it->second;
+    }
+    for (const auto& [name, t] : inputs)
+      if (!declared.count(name)) return make_error("the model has no input named '" + name + "'");
+    std::vector<std::string> wanted = options.outputs;
+    if (wanted.empty())
+      for (const auto& vi : g.outputs) wanted.push_back(vi.name);
+    REDUCE_ASSIGN(auto values, program_->run(frame, wanted));
+    TensorMap out;
+    for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i]] = std::move(values[i]);
+    return out;
+  }
+
+ private:
+  const Model& model_;
+  std::unique_ptr<GraphProgram> program_;
+};
+
+class ReferenceEngine : public Engine {
+ public:
+  std::string name() const override { return "ref"; }
+  Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
+    REDUCE_ASSIGN(auto program, GraphProgram::build(model.graph, model));
+    return std::unique_ptr<PreparedModel>(new ReferenceModel(model, std::move(program)));
+  }
+};
+
+}  // namespace
+
+}  // namespace reduce::ref
+
+namespace reduce {
+std::unique_ptr<Engine> make_reference_engine() { return std::make_unique<ref::ReferenceEngine>(); }
+}  // namespace reduce
