@@ -50,14 +50,8 @@ Expected<Model> load_model(const fs::path& path) {
     if (!m) return m.error().at(where);
     return m;
   }
-  REDUCE_ASSIGN(auto file, MappedFile::open(path));
-  const auto bytes = file->bytes();
-  if (bytes.empty()) return Error{where, "the file is empty"};
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
-    return Error{where, "the model file is larger than 2 GB; weights that large must be in external data"};
   onnx::ModelProto proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return Error{where, "not a valid ONNX model (protobuf parsing failed; truncated or not an .onnx file?)"};
+  REDUCE_TRY(detail::parse_proto_file(path, proto, "an ONNX model (weights of 2 GB or more must be in external data)"));
   auto m = import_proto(proto, path.parent_path().empty() ? fs::path(".") : path.parent_path());
   if (!m) return m.error().at(where);
   return m;

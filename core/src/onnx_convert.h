@@ -34,10 +34,17 @@ class WeightPlacement {
 };
 
 void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto);
+// Only the element type and dims (the data is placed separately).
+void tensor_header_to_proto(const Tensor& tensor, onnx::TensorProto& proto);
+
+// Maps a whole file and parses one protobuf message from it. `what` names the expected content
+// in errors ("an ONNX model"); errors carry the file as `where`.
+Status parse_proto_file(const std::filesystem::path& path, google::protobuf::MessageLite& message,
+                        const std::string& what);
 void value_type_to_proto(const ValueType& type, onnx::TypeProto& proto);
 onnx::ModelProto model_to_proto(const Model& model, WeightPlacement* placement);
 
-// Bytes of a tensor that are stored in external data (for `reduce info`).
+// Marks `proto` as stored in external data at `location` (offset, length); drops inline bytes.
 void set_external_location(onnx::TensorProto& proto, const std::string& location, uint64_t offset,
                            uint64_t length);
 

@@ -17,9 +17,13 @@ void set_external_location(onnx::TensorProto& proto, const std::string& location
   add("length", std::to_string(length));
 }
 
-void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
+void tensor_header_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
   proto.set_data_type(static_cast<int32_t>(tensor.dtype()));
   for (int64_t d : tensor.shape()) proto.add_dims(d);
+}
+
+void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
+  tensor_header_to_proto(tensor, proto);
   const auto bytes = tensor.bytes();
   proto.set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
@@ -99,11 +103,10 @@ void graph_to_proto(const Graph& g, onnx::GraphProto& proto, WeightPlacement* pl
     auto* tp = proto.add_initializer();
     tp->set_name(init.name);
     if (!init.doc_string.empty()) tp->set_doc_string(init.doc_string);
-    tp->set_data_type(static_cast<int32_t>(init.tensor.dtype()));
-    for (int64_t d : init.tensor.shape()) tp->add_dims(d);
-    if (!placement || !placement->place_external(init.tensor, *tp)) {
-      const auto bytes = init.tensor.bytes();
-      tp->set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (placement && placement->place_external(init.tensor, *tp)) {
+      tensor_header_to_proto(init.tensor, *tp);
+    } else {
+      tensor_to_proto(init.tensor, *tp);
     }
   }
   for (const auto& vi : g.inputs) value_info_to_proto(vi, *proto.add_input());

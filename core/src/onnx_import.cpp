@@ -1,4 +1,5 @@
 // Import of onnx::ModelProto into the IR: tensors (inline, typed fields, external), types, graphs.
+#include <climits>
 #include <cstring>
 
 #include "onnx_convert.h"
@@ -288,6 +289,19 @@ Expected<Model> model_from_proto(onnx::ModelProto& proto, ImportContext& ctx) {
   for (const auto& [path, file] : ctx.mapped)
     m.external_data_files.push_back(path.lexically_relative(canonical_base).string());
   return m;
+}
+
+Status parse_proto_file(const fs::path& path, google::protobuf::MessageLite& message, const std::string& what) {
+  const std::string where = path.string();
+  REDUCE_ASSIGN(auto file, MappedFile::open(path));
+  const auto bytes = file->bytes();
+  if (bytes.empty()) return Error{where, "the file is empty"};
+  // Protobuf cannot parse messages of 2 GB or more.
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return Error{where, "the file is larger than 2 GB, too large for " + what};
+  if (!message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return Error{where, "not " + what + " (protobuf parsing failed; truncated or another kind of file?)"};
+  return {};
 }
 
 }  // namespace reduce::detail

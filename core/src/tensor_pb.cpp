@@ -11,14 +11,8 @@ namespace fs = std::filesystem;
 
 Expected<NamedTensor> read_tensor_pb(const fs::path& path) {
   const std::string where = path.string();
-  REDUCE_ASSIGN(auto file, MappedFile::open(path));
-  const auto bytes = file->bytes();
-  if (bytes.empty()) return Error{where, "the file is empty"};
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
-    return Error{where, "the file is larger than 2 GB, too large for a TensorProto"};
   onnx::TensorProto proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return Error{where, "not an ONNX TensorProto (protobuf parsing failed; truncated or not a .pb file?)"};
+  REDUCE_TRY(detail::parse_proto_file(path, proto, "an ONNX TensorProto"));
   if (proto.data_type() == onnx::TensorProto::UNDEFINED)
     return Error{where, "the tensor has no element type (is this a TensorProto .pb file?)"};
   // tensor_from_proto would resolve external data against the working folder; a lone .pb has none.

@@ -84,14 +84,20 @@ TEST(Cli, BundledExampleMatchesItsTextSource) {
   EXPECT_EQ(first_difference(*binary, *text), std::nullopt);
 }
 
-TEST(Cli, InfoListsExternalDataFiles) {
-  TempDir dir;
+// Saves the bundled example with its larger weights in `data_file` next to it.
+void save_example_with_external_weights(const std::filesystem::path& path, const std::string& data_file) {
   auto m = load_model(kExample);
   ASSERT_TRUE(m.ok());
   SaveOptions opts;
   opts.weights = SaveOptions::Weights::External;
   opts.external_threshold = 64;
-  ASSERT_TRUE(save_model(*m, dir / "ext.onnx", opts).ok());
+  opts.external_file = data_file;
+  ASSERT_TRUE(save_model(*m, path, opts).ok());
+}
+
+TEST(Cli, InfoListsExternalDataFiles) {
+  TempDir dir;
+  save_example_with_external_weights(dir / "ext.onnx", "ext.data");
   CliRun r = run_reduce({"info", (dir / "ext.onnx").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("external data files:\n  ext.data\n"), std::string::npos) << r.out;
@@ -119,13 +125,7 @@ TEST(Cli, InfoOnMissingFileIsAOneLineError) {
 
 TEST(Cli, InfoOnModelWithEscapingOrMissingExternalDataIsAOneLineError) {
   TempDir dir;
-  auto m = load_model(kExample);
-  ASSERT_TRUE(m.ok());
-  SaveOptions opts;
-  opts.weights = SaveOptions::Weights::External;
-  opts.external_threshold = 64;
-  opts.external_file = "abcdefgh.bin";
-  ASSERT_TRUE(save_model(*m, dir / "m.onnx", opts).ok());
+  save_example_with_external_weights(dir / "m.onnx", "abcdefgh.bin");
   // Point the (same-length) location outside the folder.
   std::string bytes = read_bytes(dir / "m.onnx");
   for (size_t pos = bytes.find("abcdefgh.bin"); pos != std::string::npos; pos = bytes.find("abcdefgh.bin"))
