@@ -35,7 +35,8 @@ class Engine {
   virtual Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) = 0;
 };
 
-// The exact reference interpreter (engine spec `ref`).
-std::unique_ptr<Engine> make_reference_engine();
+// The exact reference interpreter (engine spec `ref`). `threads` bounds the worker threads of one
+// run (0: all cores); results are bit-identical for every thread count.
+std::unique_ptr<Engine> make_reference_engine(int threads = 0);
 
 }  // namespace reduce

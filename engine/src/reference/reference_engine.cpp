@@ -1,4 +1,6 @@
 // The reference interpreter: runs a graph node by node in topological order with exact kernels.
+#include <tbb/task_arena.h>
+
 #include <unordered_map>
 #include <unordered_set>
 
@@ -191,10 +193,17 @@ Status check_input(const ValueInfo& vi, const Tensor& t) {
 
 class ReferenceModel : public PreparedModel {
  public:
-  ReferenceModel(const Model& model, std::unique_ptr<GraphProgram> program)
-      : model_(model), program_(std::move(program)) {}
+  ReferenceModel(const Model& model, std::unique_ptr<GraphProgram> program, int threads)
+      : model_(model), program_(std::move(program)), threads_(threads) {}
 
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
+    if (threads_ <= 0) return run_here(inputs, options);
+    tbb::task_arena arena(threads_);
+    return arena.execute([&] { return run_here(inputs, options); });
+  }
+
+ private:
+  Expected<TensorMap> run_here(const TensorMap& inputs, const RunOptions& options) {
     const Graph& g = model_.graph;
     Frame frame;
     frame.program = program_.get();
@@ -220,18 +229,22 @@ class ReferenceModel : public PreparedModel {
     return out;
   }
 
- private:
   const Model& model_;
   std::unique_ptr<GraphProgram> program_;
+  int threads_;
 };
 
 class ReferenceEngine : public Engine {
  public:
+  explicit ReferenceEngine(int threads) : threads_(threads) {}
   std::string name() const override { return "ref"; }
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     REDUCE_ASSIGN(auto program, GraphProgram::build(model.graph, model));
-    return std::unique_ptr<PreparedModel>(new ReferenceModel(model, std::move(program)));
+    return std::unique_ptr<PreparedModel>(new ReferenceModel(model, std::move(program), threads_));
   }
+
+ private:
+  int threads_;
 };
 
 }  // namespace
@@ -239,5 +252,5 @@ class ReferenceEngine : public Engine {
 }  // namespace reduce::ref
 
 namespace reduce {
-std::unique_ptr<Engine> make_reference_engine() { return std::make_unique<ref::ReferenceEngine>(); }
+std::unique_ptr<Engine> make_reference_engine(int threads) { return std::make_unique<ref::ReferenceEngine>(threads); }
 }  // namespace reduce
