@@ -1,0 +1,64 @@
+// MaxUnpool: scatters pooled values back to the positions MaxPool's Indices name; the rest is zero.
+#include <cstring>
+
+#include "../kernel.h"
+#include "pool_geometry.h"
+
+namespace reduce::ref {
+
+namespace {
+
+class MaxUnpoolKernel : public Kernel {
+ public:
+  explicit MaxUnpoolKernel(PoolAttributes attrs) : attrs_(std::move(attrs)) {}
+
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& ind = *ctx.input(1);
+    const Tensor* shape_in = ctx.input_count() > 2 ? ctx.input(2) : nullptr;
+    const size_t n = attrs_.kernel.size();
+    if (x.rank() != n + 2) return make_error("input " + shape_to_string(x.shape()) + " does not match the kernel rank");
+    if (ind.dtype() != DType::Int64 || ind.shape() != x.shape())
+      return make_error("indices must be int64 with the input's shape " + shape_to_string(x.shape()));
+    const size_t esize = dtype_size(x.dtype());
+    if (esize == 0) return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
+    Shape out_shape{x.shape()[0], x.shape()[1]};
+    if (shape_in) {
+      if (shape_in->dtype() != DType::Int64 || shape_in->elements() != n + 2)
+        return make_error("output_shape must be int64 with " + std::to_string(n + 2) + " values");
+      auto v = shape_in->data<int64_t>();
+      out_shape.assign(v.begin(), v.end());
+      if (out_shape[0] != x.shape()[0] || out_shape[1] != x.shape()[1])
+        return make_error("output_shape " + shape_to_string(out_shape) + " must keep the input's N and C");
+    } else {
+      for (size_t d = 0; d < n; ++d) {
+        const int64_t len = (x.shape()[d + 2] - 1) * attrs_.strides[d] + attrs_.kernel[d] - attrs_.pads[d] - attrs_.pads[d + n];
+        if (len < 0) return make_error("pads leave a negative output size");
+        out_shape.push_back(len);
+      }
+    }
+    REDUCE_ASSIGN(Tensor* out, ctx.allocate_output(0, x.dtype(), out_shape));
+    const uint64_t total = out->elements();
+    auto idx = ind.data<int64_t>();
+    const std::byte* src = x.bytes().data();
+    std::byte* dst = out->mutable_bytes().data();
+    for (size_t i = 0; i < idx.size(); ++i) {
+      if (idx[i] < 0 || static_cast<uint64_t>(idx[i]) >= total)
+        return make_error("index " + std::to_string(idx[i]) + " is out of range for output " + shape_to_string(out_shape));
+      std::memcpy(dst + static_cast<size_t>(idx[i]) * esize, src + i * esize, esize);
+    }
+    return {};
+  }
+
+ private:
+  PoolAttributes attrs_;
+};
+
+}  // namespace
+
+Expected<KernelPtr> make_max_unpool(const Node& node, int64_t) {
+  REDUCE_ASSIGN(auto attrs, read_pool_attributes(node, false, false));
+  return KernelPtr(new MaxUnpoolKernel(std::move(attrs)));
+}
+
+}  // namespace reduce::ref
