@@ -53,7 +53,8 @@ inline Expected<std::vector<RnnActivation>> read_rnn_activations(const Node& nod
   auto beta = [&](double fallback) { return bi < betas.size() ? static_cast<double>(betas[bi++]) : fallback; };
   std::vector<RnnActivation> out;
   using K = RnnActivation::Kind;
-  for (std::string n : names) {
+  for (const std::string& original : names) {
+    std::string n = original;
     std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     RnnActivation f;
     if (n == "relu") f.kind = K::Relu;
@@ -67,7 +68,7 @@ inline Expected<std::vector<RnnActivation>> read_rnn_activations(const Node& nod
     else if (n == "elu") { f.kind = K::Elu; f.alpha = alpha(1.0); }
     else if (n == "softsign") f.kind = K::Softsign;
     else if (n == "softplus") f.kind = K::Softplus;
-    else return make_error("unknown activation '" + n + "'");
+    else return make_error("unknown activation '" + original + "'");
     out.push_back(f);
   }
   return out;
