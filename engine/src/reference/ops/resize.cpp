@@ -92,8 +92,12 @@ AxisMap map_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, do
   m.taps = a.mode == Mode::Nearest ? 1 : a.mode == Mode::Linear ? 2 : 4;
   auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), in - 1); };
   for (int64_t o = 0; o < out; ++o) {
-    const double x = to_original(a, static_cast<double>(o), scale, in, out, roi_start, roi_end);
-    m.outside.push_back(crop && (x < 0 || x > static_cast<double>(in - 1)));
+    double x = to_original(a, static_cast<double>(o), scale, in, out, roi_start, roi_end);
+    m.outside.push_back(crop && !(x >= 0 && x <= static_cast<double>(in - 1)));
+    // Far outside (or NaN, from a data roi) every tap clamps to the edge anyway; bounding x keeps
+    // the integer conversions defined.
+    if (!(x >= -4)) x = -4;
+    if (x > static_cast<double>(in) + 4) x = static_cast<double>(in) + 4;
     if (a.mode == Mode::Nearest) {
       m.index.push_back(clamp(nearest_index(a.rounding, x, scale < 1)));
       m.weight.push_back(1);
@@ -327,10 +331,11 @@ Expected<KernelPtr> make_resize(const Node& node, int64_t opset) {
   ResizeAttrs a;
   REDUCE_ASSIGN(a.mode, parse_mode(attr_string(node, "mode", "nearest")));
   if (opset < 11) {
-    // Opset 10 had no transformation attributes: asymmetric, nearest truncating like Upsample.
+    // Opset 10 had no transformation attributes: asymmetric coordinates; nearest floors when
+    // upsampling (the spec's examples) and ceils when downsampling (as ONNX Runtime does).
     if (a.mode == Mode::Cubic) return make_error("cubic mode needs opset 11");
     a.transform = Transform::Asymmetric;
-    a.rounding = Rounding::Floor;
+    a.rounding = Rounding::Legacy;
     a.scales_input = 1;
     return KernelPtr(new ResizeKernel(std::move(a)));
   }
@@ -372,7 +377,7 @@ Expected<KernelPtr> make_upsample(const Node& node, int64_t opset) {
   REDUCE_ASSIGN(a.mode, parse_mode(attr_string(node, "mode", "nearest")));
   if (a.mode == Mode::Cubic) return make_error("Upsample supports nearest and linear");
   a.transform = Transform::Asymmetric;
-  a.rounding = Rounding::Floor;
+  a.rounding = Rounding::Legacy;
   if (opset < 9) {
     const Attribute* s = node.attribute("scales");
     if (!s || s->floats.empty()) return make_error("scales attribute is required");
