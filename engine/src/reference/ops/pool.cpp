@@ -38,30 +38,33 @@ struct PlaneWalker {
     for (const auto& a : axes) out_total *= static_cast<size_t>(a.out);
     for (size_t o = 0; o < out_total; ++o) {
       int64_t padded = 1;
-      for (size_t d = 0; d < n; ++d) padded *= axes[d].padded_taps[static_cast<size_t>(o_idx[d])];
+      for (size_t d = 0; d < n; ++d) padded *= axes[d].padded[static_cast<size_t>(o_idx[d])];
       auto taps = [&](auto&& g) {
-        size_t pos[8], end[8];
+        int64_t first[8], count[8], t[8];
         for (size_t d = 0; d < n; ++d) {
-          pos[d] = axes[d].tap_begin[static_cast<size_t>(o_idx[d])];
-          end[d] = axes[d].tap_begin[static_cast<size_t>(o_idx[d]) + 1];
-          if (pos[d] == end[d]) return;  // the window lies entirely in the padding
+          first[d] = axes[d].first[static_cast<size_t>(o_idx[d])];
+          count[d] = axes[d].count[static_cast<size_t>(o_idx[d])];
+          t[d] = 0;
+          if (count[d] == 0) return;  // the window lies entirely in the padding
         }
-        const size_t first_last = pos[n - 1];
+        const int64_t last_dil = axes[n - 1].dilation;
         for (;;) {
           int64_t row = 0, col = 0;
           for (size_t d = 0; d + 1 < n; ++d) {
-            row += axes[d].taps[pos[d]] * in_strides[d];
-            col += axes[d].taps[pos[d]] * col_strides[d];
+            const int64_t x = first[d] + t[d] * axes[d].dilation;
+            row += x * in_strides[d];
+            col += x * col_strides[d];
           }
-          const auto& last = axes[n - 1].taps;
-          for (size_t p = first_last; p < end[n - 1]; ++p)
-            g(row + last[p], col + last[p] * col_strides[n - 1]);
+          for (int64_t j = 0; j < count[n - 1]; ++j) {
+            const int64_t x = first[n - 1] + j * last_dil;
+            g(row + x, col + x * col_strides[n - 1]);
+          }
           size_t d = n - 1;
           for (;;) {
             if (d == 0) return;
             --d;
-            if (++pos[d] < end[d]) break;
-            pos[d] = axes[d].tap_begin[static_cast<size_t>(o_idx[d])];
+            if (++t[d] < count[d]) break;
+            t[d] = 0;
           }
         }
       };

@@ -1,6 +1,7 @@
 // Window geometry shared by the pooling operators: attributes, padding and output size per spatial axis.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,15 +20,21 @@ struct PoolAttributes {
   bool ceil_mode = false;
 };
 
-// Where each output position of one spatial axis reads: input coordinates of the window's
-// taps that fall inside the input, and how many taps fall inside the padded extent.
+// Where each output position of one spatial axis reads: the window's taps inside the input are
+// first[o], first[o] + dilation, ... (count[o] of them); padded[o] taps fall inside the padded extent.
 struct PoolAxis {
   int64_t in = 0;
   int64_t out = 0;
-  std::vector<size_t> tap_begin;     // per output coordinate, index into taps; one extra at the end
-  std::vector<int64_t> taps;         // input coordinates inside [0, in)
-  std::vector<int64_t> padded_taps;  // per output coordinate, taps inside [-pad_begin, in + pad_end)
+  int64_t dilation = 1;
+  std::vector<int64_t> first;
+  std::vector<int64_t> count;
+  std::vector<int64_t> padded;
 };
+
+inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+// More output positions on one axis than any tensor we agree to allocate could hold.
+constexpr int64_t max_pool_outputs = int64_t{1} << 34;
 
 // Reads and validates the pooling attributes of a node.
 inline Expected<PoolAttributes> read_pool_attributes(const Node& node, bool allow_dilations, bool allow_ceil) {
@@ -66,6 +73,7 @@ inline Expected<std::vector<PoolAxis>> pool_axes(const PoolAttributes& a, const 
   if (input.size() != n + 2)
     return make_error("input " + shape_to_string(input) + " does not match a " + std::to_string(n) + "-d kernel");
   std::vector<PoolAxis> axes(n);
+  uint64_t outputs = 1;
   for (size_t d = 0; d < n; ++d) {
     const int64_t in = input[d + 2], k = a.kernel[d], s = a.strides[d], dil = a.dilations[d];
     const int64_t span = (k - 1) * dil + 1;
@@ -85,23 +93,21 @@ inline Expected<std::vector<PoolAxis>> pool_axes(const PoolAttributes& a, const 
       // A window that starts inside the end padding is dropped (as in PyTorch and ONNX Runtime).
       if (a.ceil_mode && out > 1 && (out - 1) * s >= in + pb) --out;
     }
-    if (out > 0 && (out > (int64_t{1} << 40) / k))
-      return make_error("pooling window of " + std::to_string(k) + " over " + std::to_string(out) + " outputs is too large");
+    if (out > max_pool_outputs) return make_error("pooling output of " + std::to_string(out) + " positions is too large");
+    outputs *= static_cast<uint64_t>(std::max<int64_t>(out, 1));
+    if (outputs > max_tensor_bytes()) return make_error("pooling output is too large");
     PoolAxis& ax = axes[d];
     ax.in = in;
     ax.out = out;
-    ax.tap_begin.reserve(static_cast<size_t>(out) + 1);
+    ax.dilation = dil;
+    // Tap j reads x = o*s - pb + j*dil; only the j range that lands inside the input is kept.
     for (int64_t o = 0; o < out; ++o) {
-      ax.tap_begin.push_back(ax.taps.size());
-      int64_t padded = 0;
-      for (int64_t j = 0; j < k; ++j) {
-        const int64_t x = o * s - pb + j * dil;
-        if (x >= -pb && x < in + pe) ++padded;
-        if (x >= 0 && x < in) ax.taps.push_back(x);
-      }
-      ax.padded_taps.push_back(padded);
+      const int64_t lo = std::max<int64_t>(0, ceil_div(pb - o * s, dil));
+      const int64_t hi = std::min<int64_t>(k - 1, floor_div(in - 1 + pb - o * s, dil));
+      ax.first.push_back(o * s - pb + lo * dil);
+      ax.count.push_back(std::max<int64_t>(0, hi - lo + 1));
+      ax.padded.push_back(std::clamp<int64_t>(floor_div(in + pe + pb - o * s - 1, dil) + 1, 0, k));
     }
-    ax.tap_begin.push_back(ax.taps.size());
   }
   return axes;
 }

@@ -1,6 +1,7 @@
 // Resize (opset 10-19) and Upsample (7-9): nearest, linear and cubic interpolation per axis, separable.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "../kernel.h"
@@ -157,6 +158,19 @@ void gather_nearest(const T* in, T* out, const Shape& in_shape, const Shape& out
   });
 }
 
+// Integer outputs round to nearest and saturate (cubic overshoots the input range).
+template <typename T>
+T to_output(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    v = std::nearbyint(v);
+    if (!(v >= static_cast<double>(std::numeric_limits<T>::lowest()))) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
 // Interpolates in double, axis by axis from the outermost, like the spec's nested 1-d interpolation.
 template <typename T>
 void interpolate(const T* in, T* out, const Shape& in_shape, const Shape& out_shape, const std::vector<AxisMap>& maps,
@@ -177,7 +191,7 @@ void interpolate(const T* in, T* out, const Shape& in_shape, const Shape& out_sh
         outside = outside || maps[d].outside[coord[d]];
       }
       if (outside) {
-        out[i] = static_cast<T>(extrapolation);
+        out[i] = to_output<T>(extrapolation);
         continue;
       }
       auto value = [&](auto&& self, size_t d, int64_t offset) -> double {
@@ -188,7 +202,7 @@ void interpolate(const T* in, T* out, const Shape& in_shape, const Shape& out_sh
         for (size_t k = 0; k < m.taps; ++k) sum += m.weight[first + k] * self(self, d + 1, offset + m.index[first + k] * stride[d]);
         return sum;
       };
-      out[i] = static_cast<T>(value(value, 0, 0));
+      out[i] = to_output<T>(value(value, 0, 0));
     }
   });
 }
