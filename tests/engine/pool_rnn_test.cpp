@@ -118,6 +118,17 @@ g (float[1, 1, 2, 2] X) => (float[1, 1, 1, 1] Y)
   EXPECT_NE(run_error(m, {{"X", floats({1, 1, 2, 2}, {1, 2, 3, 4})}}).find("larger than the padded input"), std::string::npos);
 }
 
+TEST(Pooling, PadsThatWouldNeedTerabytesOfOutputAreRefused) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 1, 1] X) => (float[1, 1, ?, ?] Y)
+{
+  Y = MaxPool <kernel_shape = [1, 1], pads = [1073741824, 1073741824, 1073741824, 1073741824]> (X)
+}
+)");
+  EXPECT_NE(run_error(m, {{"X", floats({1, 1, 1, 1}, {1})}}).find("[1,1,2147483649,2147483649]"), std::string::npos);
+}
+
 TEST(Pooling, MaxUnpoolRefusesAnIndexOutsideTheOutput) {
   Model m = parse_model(R"(
 <ir_version: 8, opset_import: ["" : 11]>
@@ -245,6 +256,26 @@ g (int64 M, float[1] V, float[1] Step) => (float[1] Final, float[3, 1] Trace)
   EXPECT_EQ(values(out.at("Final")), (std::vector<float>{2.5f}));
   EXPECT_EQ(out.at("Trace").shape(), (Shape{3, 1}));
   EXPECT_EQ(values(out.at("Trace")), (std::vector<float>{1.5f, 2, 2.5f}));
+}
+
+TEST(ControlFlow, LoopWithZeroTripsGivesEmptyScanOutputsShapedLikeTheBody) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 16]>
+g (int64 M, float[1] V) => (float[1] Final, float[?, 2] Trace)
+{
+  Final, Trace = Loop (M, , V) <
+    body = b (int64 i, bool c, float[1] v) => (bool c_out, float[1] v_out, float[2] s) {
+      c_out = Identity (c)
+      v_out = Identity (v)
+      s = Identity (v)
+    }
+  >
+}
+)");
+  auto M = Tensor::from_vector<int64_t>(DType::Int64, {}, {0}).value();
+  TensorMap out = run_ok(m, {{"M", M}, {"V", floats({1}, {4})}});
+  EXPECT_EQ(values(out.at("Final")), (std::vector<float>{4}));
+  EXPECT_EQ(out.at("Trace").shape(), (Shape{0, 2}));
 }
 
 TEST(ControlFlow, ScanRunsBackwardAlongTheChosenAxis) {

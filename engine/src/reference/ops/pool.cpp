@@ -38,12 +38,12 @@ struct PlaneWalker {
     for (const auto& a : axes) out_total *= static_cast<size_t>(a.out);
     for (size_t o = 0; o < out_total; ++o) {
       int64_t padded = 1;
-      for (size_t d = 0; d < n; ++d) padded *= axes[d].padded[static_cast<size_t>(o_idx[d])];
+      for (size_t d = 0; d < n; ++d) padded *= axes[d].padded(o_idx[d]);
       auto taps = [&](auto&& g) {
         int64_t first[8], count[8], t[8];
         for (size_t d = 0; d < n; ++d) {
-          first[d] = axes[d].first[static_cast<size_t>(o_idx[d])];
-          count[d] = axes[d].count[static_cast<size_t>(o_idx[d])];
+          first[d] = axes[d].first(o_idx[d]);
+          count[d] = axes[d].count(o_idx[d]);
           t[d] = 0;
           if (count[d] == 0) return;  // the window lies entirely in the padding
         }

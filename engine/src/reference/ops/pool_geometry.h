@@ -20,19 +20,26 @@ struct PoolAttributes {
   bool ceil_mode = false;
 };
 
-// Where each output position of one spatial axis reads: the window's taps inside the input are
-// first[o], first[o] + dilation, ... (count[o] of them); padded[o] taps fall inside the padded extent.
-struct PoolAxis {
-  int64_t in = 0;
-  int64_t out = 0;
-  int64_t dilation = 1;
-  std::vector<int64_t> first;
-  std::vector<int64_t> count;
-  std::vector<int64_t> padded;
-};
-
 inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// One spatial axis of a pooling window. Output position o reads taps j = 0..kernel-1 at input
+// coordinate o*stride - pad_begin + j*dilation; computed on the fly, so no per-position tables.
+struct PoolAxis {
+  int64_t in = 0, out = 0, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
+
+  // The first tap inside the input: its coordinate, and how many taps (dilation apart) are inside.
+  int64_t first_tap(int64_t o) const { return std::max<int64_t>(0, ceil_div(pad_begin - o * stride, dilation)); }
+  int64_t first(int64_t o) const { return o * stride - pad_begin + first_tap(o) * dilation; }
+  int64_t count(int64_t o) const {
+    const int64_t hi = std::min<int64_t>(kernel - 1, floor_div(in - 1 + pad_begin - o * stride, dilation));
+    return std::max<int64_t>(0, hi - first_tap(o) + 1);
+  }
+  // Taps inside the padded extent [-pad_begin, in + pad_end) (the divisor of count_include_pad).
+  int64_t padded(int64_t o) const {
+    return std::clamp<int64_t>(floor_div(in + pad_end + pad_begin - o * stride - 1, dilation) + 1, 0, kernel);
+  }
+};
 // More output positions on one axis than any tensor we agree to allocate could hold.
 constexpr int64_t max_pool_outputs = int64_t{1} << 34;
 
@@ -73,7 +80,6 @@ inline Expected<std::vector<PoolAxis>> pool_axes(const PoolAttributes& a, const 
   if (input.size() != n + 2)
     return make_error("input " + shape_to_string(input) + " does not match a " + std::to_string(n) + "-d kernel");
   std::vector<PoolAxis> axes(n);
-  uint64_t outputs = 1;
   for (size_t d = 0; d < n; ++d) {
     const int64_t in = input[d + 2], k = a.kernel[d], s = a.strides[d], dil = a.dilations[d];
     const int64_t span = (k - 1) * dil + 1;
@@ -94,20 +100,7 @@ inline Expected<std::vector<PoolAxis>> pool_axes(const PoolAttributes& a, const 
       if (a.ceil_mode && out > 1 && (out - 1) * s >= in + pb) --out;
     }
     if (out > max_pool_outputs) return make_error("pooling output of " + std::to_string(out) + " positions is too large");
-    outputs *= static_cast<uint64_t>(std::max<int64_t>(out, 1));
-    if (outputs > max_tensor_bytes()) return make_error("pooling output is too large");
-    PoolAxis& ax = axes[d];
-    ax.in = in;
-    ax.out = out;
-    ax.dilation = dil;
-    // Tap j reads x = o*s - pb + j*dil; only the j range that lands inside the input is kept.
-    for (int64_t o = 0; o < out; ++o) {
-      const int64_t lo = std::max<int64_t>(0, ceil_div(pb - o * s, dil));
-      const int64_t hi = std::min<int64_t>(k - 1, floor_div(in - 1 + pb - o * s, dil));
-      ax.first.push_back(o * s - pb + lo * dil);
-      ax.count.push_back(std::max<int64_t>(0, hi - lo + 1));
-      ax.padded.push_back(std::clamp<int64_t>(floor_div(in + pe + pb - o * s - 1, dil) + 1, 0, k));
-    }
+    axes[d] = PoolAxis{in, out, k, s, dil, pb, pe};
   }
   return axes;
 }
