@@ -2,6 +2,7 @@
 // are checked against the tensor size limit (by allocate) before anything is allocated.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 
@@ -79,9 +80,12 @@ class RangeKernel : public Kernel {
         const long double span = static_cast<long double>(l) - static_cast<long double>(s);
         const long double count = std::ceil(span / static_cast<long double>(d));
         if (!std::isfinite(count)) return make_error("range is not finite");
-        if (count > static_cast<long double>(max_tensor_bytes()))
-          return make_error("range of " + std::to_string(static_cast<double>(count)) +
-                            " elements exceeds the size limit of " + std::to_string(max_tensor_bytes()) + " bytes");
+        if (count * sizeof(T) > static_cast<long double>(max_tensor_bytes())) {
+          char size[32];
+          std::snprintf(size, sizeof size, "%.3Lg", count);
+          return make_error(std::string("range of ") + size + " elements exceeds the size limit of " +
+                            std::to_string(max_tensor_bytes()) + " bytes");
+        }
         const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
         REDUCE_ASSIGN(Tensor * out, ctx.allocate_output(0, start.dtype(), {n}));
         auto o = out->mutable_data<T>();
