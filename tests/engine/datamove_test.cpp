@@ -415,5 +415,38 @@ g (float[1, 50, 1, 40] X, int64[4] S, int64[4] R, int64[8] P) => (float[8, 50, 3
   for (const char* name : {"E", "T", "Q"}) EXPECT_TRUE(one->at(name).equals(two->at(name))) << name;
 }
 
+TEST(DataMovement, EmptyTensorsFlowThroughEveryOp) {
+  auto out = run_model(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[0, 3] X, int64[0] I, int64[4] P, int64[1] K, int64[2] R) => (float[3, 0] T, float[0, 6] C, float[2, 5] Q, float[0, 3] G, float[0, 0] S, float[0, 6] E, float[0] U, float[0, 0] V, int64[2, 0] N, float[0, 3] Y)
+{
+  T = Transpose(X)
+  C = Concat<axis = 1>(X, X)
+  Q = Pad(X, P)
+  G = Gather<axis = 0>(X, I)
+  S = Gather<axis = 1>(X, I)
+  E = Tile(X, R)
+  U = Unique(X)
+  V, W = TopK(X, K)
+  N = NonZero(X)
+  Y = CumSum(X, K)
+}
+)",
+                       {{"X", floats({0, 3}, {})},
+                        {"I", ints({0}, {})},
+                        {"P", ints({4}, {1, 1, 1, 1})},
+                        {"K", ints({1}, {0})},
+                        {"R", ints({2}, {5, 2})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(out->at("T").shape(), (Shape{3, 0}));
+  EXPECT_EQ(out->at("C").shape(), (Shape{0, 6}));
+  EXPECT_EQ(values(out->at("Q")), std::vector<float>(10, 0.0f));
+  EXPECT_EQ(out->at("S").shape(), (Shape{0, 0}));
+  EXPECT_EQ(out->at("E").shape(), (Shape{0, 6}));
+  EXPECT_EQ(out->at("U").shape(), (Shape{0}));
+  EXPECT_EQ(out->at("V").shape(), (Shape{0, 0}));
+  EXPECT_EQ(out->at("N").shape(), (Shape{2, 0}));
+}
+
 }  // namespace
 }  // namespace reduce

@@ -102,7 +102,7 @@ class AxesKernel : public Kernel {
     bool has_axes = has_axes_;
     if (from_input_ && ctx.input(1)) {
       REDUCE_ASSIGN(axes, int_values(*ctx.input(1), "axes"));
-      has_axes = true;
+      has_axes = !axes.empty();  // an empty axes tensor means "not given", as onnxruntime reads it
     }
     if (squeeze_) {
       REDUCE_ASSIGN(Shape out, squeezed(in.shape(), axes, has_axes));
