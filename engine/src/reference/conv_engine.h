@@ -58,13 +58,22 @@ void im2col_block(const ConvGeometry& g, const T* x, double x_offset, size_t cha
       if (!valid) {
         std::fill(dst + j, dst + j + seg, 0.0);
       } else {
+        // Positions t of the segment read input column first + t * s_last; those inside the row
+        // form one range [lo, hi), the rest read padding.
         const T* row = xc + base * in_last;
-        for (size_t t = 0; t < seg; ++t) {
-          const int64_t iw = static_cast<int64_t>(coord[last] + t) * s_last + off_last;
-          dst[j + t] = iw >= 0 && iw < static_cast<int64_t>(in_last)
-                           ? static_cast<double>(row[iw]) - x_offset
-                           : 0.0;
+        const int64_t first = static_cast<int64_t>(coord[last]) * s_last + off_last;
+        const int64_t n = static_cast<int64_t>(seg), width = static_cast<int64_t>(in_last);
+        const int64_t lo = std::min(n, first >= 0 ? 0 : (-first + s_last - 1) / s_last);
+        const int64_t hi = std::clamp(first >= width ? 0 : (width - 1 - first) / s_last + 1, lo, n);
+        double* d = dst + j;
+        std::fill(d, d + lo, 0.0);
+        if (s_last == 1) {
+          const T* src = row + first;
+          for (int64_t t = lo; t < hi; ++t) d[t] = static_cast<double>(src[t]) - x_offset;
+        } else {
+          for (int64_t t = lo; t < hi; ++t) d[t] = static_cast<double>(row[first + t * s_last]) - x_offset;
         }
+        std::fill(d + hi, d + n, 0.0);
       }
       j += seg;
       coord[last] += seg;

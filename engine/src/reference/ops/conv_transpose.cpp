@@ -83,12 +83,13 @@ class ConvTransposeKernel : public Kernel {
       ctx.set_output(0, std::move(result));
       return {};
     }
-    // Doubles: the image, the weights, the columns of one image, and the output planes of one image.
+    // Doubles: the image, the weights and the columns of one image; output planes are per task.
     const int64_t cols_elems = static_cast<int64_t>(M * ksize);
     REDUCE_ASSIGN(Tensor xd, Tensor::allocate(DType::Double, {static_cast<int64_t>(g.in_channels * in_size)}));
     REDUCE_ASSIGN(Tensor wd, Tensor::allocate(DType::Double, {static_cast<int64_t>(ww.elements())}));
     REDUCE_ASSIGN(Tensor cols, Tensor::allocate(DType::Double, {cols_elems, static_cast<int64_t>(in_size)}));
-    REDUCE_ASSIGN(Tensor planes, Tensor::allocate(DType::Double, {static_cast<int64_t>(M * out_size)}));
+    if (out_size > max_tensor_bytes() / sizeof(double))
+      return make_error("the output planes are larger than the tensor size limit");
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_floating_point_v<T>) {
         auto wsrc = ww.data<T>();
@@ -96,7 +97,6 @@ class ConvTransposeKernel : public Kernel {
         for (size_t i = 0; i < wsrc.size(); ++i) wdp[i] = static_cast<double>(wsrc[i]);
         double* xdp = xd.mutable_data<double>().data();
         double* colp = cols.mutable_data<double>().data();
-        double* acc = planes.mutable_data<double>().data();
         T* y = out.mutable_data<T>().data();
         const T* xs = wx.data<T>().data();
         for (size_t n = 0; n < g.batch; ++n) {
@@ -112,9 +112,11 @@ class ConvTransposeKernel : public Kernel {
           });
           parallel_for(M, std::max<size_t>(1, (size_t{1} << 16) / std::max<size_t>(1, ksize * in_size)),
                        [&](size_t begin, size_t end) {
+                         thread_local std::vector<double> buffer;
+                         buffer.assign(out_size, 0.0);
                          for (size_t m = begin; m < end; ++m) {
-                           double* plane = acc + m * out_size;
-                           std::fill(plane, plane + out_size, 0.0);
+                           double* plane = buffer.data();
+                           if (m != begin) std::fill(plane, plane + out_size, 0.0);
                            col2im_channel(g, colp + m * ksize * in_size, in_size, plane);
                            const double bias = b ? static_cast<double>(wb.data<T>()[m]) : 0.0;
                            T* dst = y + (n * M + m) * out_size;
