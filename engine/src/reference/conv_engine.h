@@ -68,8 +68,7 @@ void im2col_block(const ConvGeometry& g, const T* x, double x_offset, size_t cha
         double* d = dst + j;
         std::fill(d, d + lo, 0.0);
         if (s_last == 1) {
-          const T* src = row + first;
-          for (int64_t t = lo; t < hi; ++t) d[t] = static_cast<double>(src[t]) - x_offset;
+          for (int64_t t = lo; t < hi; ++t) d[t] = static_cast<double>(row[first + t]) - x_offset;
         } else {
           for (int64_t t = lo; t < hi; ++t) d[t] = static_cast<double>(row[first + t * s_last]) - x_offset;
         }
@@ -118,9 +117,8 @@ void depthwise(const ConvGeometry& g, const T* x, double x_offset, const double*
             if (hi_raw < 0) continue;
             const size_t hi = std::min<size_t>(OW, static_cast<size_t>(hi_raw / s) + 1);
             if (sw == 1) {
-              const T* src = row + off;
               for (size_t ow = static_cast<size_t>(lo); ow < hi; ++ow)
-                acc[ow] += wv * (static_cast<double>(src[ow]) - x_offset);
+                acc[ow] += wv * (static_cast<double>(row[static_cast<int64_t>(ow) + off]) - x_offset);
             } else {
               for (size_t ow = static_cast<size_t>(lo); ow < hi; ++ow)
                 acc[ow] += wv * (static_cast<double>(row[static_cast<int64_t>(ow * sw) + off]) - x_offset);
