@@ -1,14 +1,12 @@
 // End-to-end: the `reduce` executable's subcommand dispatch and `reduce info`, good and bad input.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <string>
 
 #include "core/model_io.h"
 #include "core/tensor_file.h"
-#include "test_support.h"
+#include "process_support.h"
 
 namespace reduce {
 namespace {
@@ -17,30 +15,8 @@ using testing::read_bytes;
 using testing::TempDir;
 using testing::write_bytes;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-CliRun run_reduce(const std::vector<std::string>& args) {
-  TempDir io;
-  std::string cmd = quote(std::string(REDUCE_BINARY_DIR) + "/reduce");
-  for (const auto& a : args) cmd += " " + quote(a);
-  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_bytes(io / "out");
-  r.err = read_bytes(io / "err");
-  return r;
-}
+using CliRun = testing::ProcessRun;
+using testing::run_reduce;
 
 // The one-line error form: `error: <file>: <problem>`.
 void expect_one_line_error(const CliRun& r, const std::string& file) {

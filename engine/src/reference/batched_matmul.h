@@ -1,0 +1,47 @@
+// numpy-style matmul (batch broadcasting, 1-D promotion) in double, shared by MatMul, MatMulInteger, QLinearMatMul.
+#pragma once
+
+#include <vector>
+
+#include "core/tensor.h"
+#include "gemm.h"
+
+namespace reduce::ref {
+
+// The shape arithmetic of one matmul: output shape, batch count, matrix sizes, and the element
+// offset of each batch's A and B matrix (broadcast batches share offsets).
+struct MatMulShape {
+  Shape out;          // the output shape, with promoted 1-D dims removed
+  Shape batch_shape;  // the broadcast batch dims
+  size_t batch = 1, m = 0, n = 0, k = 0;
+  std::vector<size_t> a_offsets, b_offsets;  // empty when the output is empty
+  Shape a_matrix, b_matrix;  // A and B as matrices with batch dims: 1-D inputs promoted to [1,K] / [K,1]
+};
+
+Expected<MatMulShape> matmul_shape(const Shape& a, const Shape& b);
+
+// Computes C = A * B for every batch with double sums and calls store(batch, row, col, count, sums)
+// for runs of one output row. a and b hold the inputs as doubles, in their original layout.
+template <typename Store>
+void batched_matmul_f64(const MatMulShape& s, const double* a, const double* b, const Store& store) {
+  // When B is shared by all batches and A's batches are consecutive, the batches are one taller
+  // matrix: fewer, larger blocks (the split is still fixed by the shapes alone).
+  if (s.a_offsets.empty()) return;  // empty output
+  bool fold = s.batch > 1;
+  for (size_t i = 0; fold && i < s.batch; ++i) fold = s.b_offsets[i] == s.b_offsets[0] && s.a_offsets[i] == i * s.m * s.k;
+  const size_t batches = fold ? 1 : s.batch, rows = fold ? s.batch * s.m : s.m;
+  for_each_gemm_block(batches, rows, s.n, s.k, [&](const GemmBlock& blk) {
+    thread_local std::vector<double> sums;
+    sums.resize(blk.rows * blk.cols);
+    const double* ab = a + s.a_offsets[blk.batch] + blk.row * s.k;
+    const double* bb = b + s.b_offsets[blk.batch] + blk.col;
+    gemm_f64(blk.rows, blk.cols, s.k, ab, s.k, false, bb, s.n, false, sums.data(), blk.cols);
+    for (size_t r = 0; r < blk.rows; ++r) {
+      const size_t row = blk.row + r;
+      if (fold) store(row / s.m, row % s.m, blk.col, blk.cols, sums.data() + r * blk.cols);
+      else store(blk.batch, row, blk.col, blk.cols, sums.data() + r * blk.cols);
+    }
+  });
+}
+
+}  // namespace reduce::ref
