@@ -12,5 +12,7 @@ inline constexpr int kExitFailure = 1;  // e.g. `check`: the model fails
 inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid input
 
 int info_command(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);
+int conformance_command(const std::vector<std::string>& args);
 
 }  // namespace reduce::cli

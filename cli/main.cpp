@@ -17,6 +17,8 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"info", reduce::cli::info_command, "print a model's opsets, op histogram, inputs, outputs and weights"},
+    {"run", reduce::cli::run_command, "run a model on an engine; print and save its outputs"},
+    {"conformance", reduce::cli::conformance_command, "run ONNX backend test folders on the reference engine"},
 };
 
 void print_usage(std::ostream& out) {

@@ -12,7 +12,11 @@ namespace reduce::ref {
 
 namespace {
 
-std::string node_label(const Node& n) { return "node '" + n.name + "' (" + n.op_type + ")"; }
+// Unnamed nodes (common in exported models) are named after their first output.
+std::string node_label(const Node& n) {
+  if (!n.name.empty() || n.outputs.empty()) return "node '" + n.name + "' (" + n.op_type + ")";
+  return "node producing '" + n.outputs[0] + "' (" + n.op_type + ")";
+}
 
 class GraphProgram;
 

@@ -1,0 +1,132 @@
+// `reduce conformance DIR...`: runs ONNX backend test folders on the reference engine and reports.
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "command.h"
+#include "engine/conformance.h"
+
+namespace reduce::cli {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A known-failures file: one test name per line, `#` starts a comment (the reason).
+Expected<std::set<std::string>> read_known_failures(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return Error{path.string(), "cannot read the known-failures file"};
+  std::set<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b != std::string::npos) names.insert(line.substr(b, e - b + 1));
+  }
+  return names;
+}
+
+}  // namespace
+
+int conformance_command(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: reduce conformance DIR... [options]\n\n"
+      "Runs every ONNX backend test folder (model.onnx + test_data_set_N/input_K.pb, output_K.pb)\n"
+      "under the given folders on the reference engine, compares the outputs (dtype and shape exact,\n"
+      "|actual-expected| <= atol + rtol*|expected|, NaN equals NaN), prints one line per failing test\n"
+      "and a final line `N passed, M failed, K skipped`. Skips follow a documented exclusion list\n"
+      "(--list-skips). Exit 0 when nothing failed unexpectedly, 1 otherwise.\n\noptions");
+  opts.add_options()("help,h", "show this help")
+      ("dir", po::value<std::vector<std::string>>(), "test folders (searched recursively)")
+      ("rtol", po::value<double>()->default_value(1e-3), "relative tolerance")
+      ("atol", po::value<double>()->default_value(1e-7), "absolute tolerance")
+      ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores)")
+      ("verbose,v", "also print passing and skipped tests")
+      ("known-failures", po::value<std::string>(),
+       "file of test names allowed to fail (one per line, # comments); only other failures fail the run")
+      ("min-passed", po::value<long>(), "fail the run when fewer tests pass")
+      ("list-skips", "print the exclusion list with reasons and exit");
+  po::positional_options_description pos;
+  pos.add("dir", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "error: conformance: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kExitOk;
+  }
+  if (vm.count("list-skips")) {
+    for (const auto& [what, why] : conformance_exclusions()) std::cout << what << ": " << why << "\n";
+    return kExitOk;
+  }
+  if (!vm.count("dir")) {
+    std::cerr << "error: conformance: missing DIR (see `reduce conformance --help`)\n";
+    return kExitUsage;
+  }
+  std::vector<fs::path> roots;
+  for (const auto& d : vm["dir"].as<std::vector<std::string>>()) {
+    std::error_code ec;
+    if (!fs::exists(d, ec)) {
+      std::cerr << "error: " << d << ": no such folder\n";
+      return kExitUsage;
+    }
+    roots.emplace_back(d);
+  }
+  std::set<std::string> known;
+  if (vm.count("known-failures")) {
+    auto k = read_known_failures(vm["known-failures"].as<std::string>());
+    if (!k) {
+      std::cerr << "error: " << k.error().message() << "\n";
+      return kExitUsage;
+    }
+    known = std::move(*k);
+  }
+  const ConformanceTolerance tol{vm["rtol"].as<double>(), vm["atol"].as<double>()};
+  const bool verbose = vm.count("verbose") > 0;
+  auto engine = make_reference_engine(vm["threads"].as<int>());
+  const auto tests = find_conformance_tests(roots);
+  long passed = 0, failed = 0, skipped = 0, unexpected = 0;
+  std::vector<std::string> fixed;
+  for (const auto& dir : tests) {
+    const std::string name = dir.filename().string();
+    const auto outcome = run_conformance_test(dir, *engine, tol);
+    switch (outcome.kind) {
+      case ConformanceOutcome::Kind::Passed:
+        ++passed;
+        if (known.count(name)) fixed.push_back(name);
+        if (verbose) std::cout << "PASS " << dir.string() << "\n";
+        break;
+      case ConformanceOutcome::Kind::Failed:
+        ++failed;
+        if (!known.count(name)) ++unexpected;
+        std::cout << "FAIL " << dir.string() << ": " << outcome.reason << (known.count(name) ? " (known)" : "") << "\n";
+        break;
+      case ConformanceOutcome::Kind::Skipped:
+        ++skipped;
+        if (verbose) std::cout << "SKIP " << dir.string() << ": " << outcome.reason << "\n";
+        break;
+    }
+  }
+  for (const auto& f : fixed) std::cout << "note: " << f << " is listed as a known failure but passes\n";
+  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
+  if (tests.empty()) {
+    std::cerr << "error: conformance: no test folders (with model.onnx) found\n";
+    return kExitUsage;
+  }
+  if (unexpected > 0) return kExitFailure;
+  if (vm.count("min-passed") && passed < vm["min-passed"].as<long>()) {
+    std::cerr << "error: conformance: " << passed << " passed, fewer than --min-passed " << vm["min-passed"].as<long>() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace reduce::cli

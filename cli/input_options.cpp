@@ -1,0 +1,100 @@
+// Parsing of the input options and building the inputs of a run from them.
+#include "input_options.h"
+
+#include <charconv>
+#include <iostream>
+
+#include "core/tensor_set.h"
+#include "oracle/inputs.h"
+
+namespace reduce::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+bool parse_int(std::string_view s, int64_t& v) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// NAME:D0xD1x... (also comma-separated); the name is everything before the last ':'.
+Expected<std::pair<std::string, Shape>> parse_shape_option(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return make_error("--input-shape '" + text + "': expected NAME:D0xD1x... (e.g. x:1x3x224x224)");
+  Shape shape;
+  std::string dims = text.substr(colon + 1);
+  size_t start = 0;
+  while (start <= dims.size() && !dims.empty()) {
+    size_t end = dims.find_first_of("x,", start);
+    if (end == std::string::npos) end = dims.size();
+    int64_t d = 0;
+    if (!parse_int(std::string_view(dims).substr(start, end - start), d) || d < 0)
+      return make_error("--input-shape '" + text + "': '" + dims.substr(start, end - start) + "' is not a dimension");
+    shape.push_back(d);
+    start = end + 1;
+  }
+  return std::pair{text.substr(0, colon), shape};
+}
+
+// NAME:LO,HI
+Expected<std::pair<std::string, ValueRange>> parse_range_option(const std::string& text) {
+  const auto colon = text.rfind(':');
+  const auto comma = text.rfind(',');
+  if (colon == std::string::npos || colon == 0 || comma == std::string::npos || comma < colon)
+    return make_error("--input-range '" + text + "': expected NAME:LO,HI (e.g. x:0,255)");
+  try {
+    size_t used = 0;
+    const std::string lo_text = text.substr(colon + 1, comma - colon - 1), hi_text = text.substr(comma + 1);
+    const double lo = std::stod(lo_text, &used);
+    if (used != lo_text.size()) throw std::invalid_argument(lo_text);
+    const double hi = std::stod(hi_text, &used);
+    if (used != hi_text.size()) throw std::invalid_argument(hi_text);
+    if (hi < lo) return make_error("--input-range '" + text + "': HI is below LO");
+    return std::pair{text.substr(0, colon), ValueRange{lo, hi}};
+  } catch (const std::exception&) {
+    return make_error("--input-range '" + text + "': LO and HI must be numbers");
+  }
+}
+
+}  // namespace
+
+void add_input_options(po::options_description& opts) {
+  opts.add_options()
+      ("inputs", po::value<std::string>(), "input tensors: .npz, .npy, .pb, or a folder of input_K.pb / NAME.npy")
+      ("input-shape", po::value<std::vector<std::string>>()->composing(),
+       "fix an input's shape: NAME:D0xD1x... (repeatable)")
+      ("input-range", po::value<std::vector<std::string>>()->composing(),
+       "value range of a random input: NAME:LO,HI (repeatable)")
+      ("seed", po::value<uint64_t>()->default_value(0), "seed of the random inputs");
+}
+
+Expected<std::vector<NamedTensor>> prepare_inputs(const po::variables_map& vm, Model& model,
+                                                  const std::filesystem::path& model_path) {
+  if (vm.count("input-shape"))
+    for (const auto& text : vm["input-shape"].as<std::vector<std::string>>()) {
+      REDUCE_ASSIGN(auto parsed, parse_shape_option(text));
+      Status s = set_input_shape(model, parsed.first, parsed.second);
+      if (!s.ok()) return s.error().at(model_path.string());
+    }
+  if (vm.count("inputs")) {
+    const std::string path = vm["inputs"].as<std::string>();
+    REDUCE_ASSIGN(auto tensors, read_tensor_set(path));
+    return bind_inputs(model.graph, std::move(tensors), path);
+  }
+  RandomInputOptions options;
+  options.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("input-range"))
+    for (const auto& text : vm["input-range"].as<std::vector<std::string>>()) {
+      REDUCE_ASSIGN(auto parsed, parse_range_option(text));
+      options.ranges[parsed.first] = parsed.second;
+    }
+  std::vector<std::string> notes;
+  auto inputs = make_random_inputs(model.graph, options, &notes);
+  if (!inputs) return inputs.error().at(model_path.string());
+  for (const auto& n : notes) std::cerr << "note: " << n << "\n";
+  return inputs;
+}
+
+}  // namespace reduce::cli

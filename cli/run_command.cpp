@@ -1,0 +1,140 @@
+// `reduce run MODEL`: runs a model on an engine with given or seeded random inputs, saves the outputs.
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include "command.h"
+#include "core/model_io.h"
+#include "core/tensor_set.h"
+#include "engine/engine.h"
+#include "input_options.h"
+#include "oracle/inputs.h"
+#include "tensor_summary.h"
+
+namespace reduce::cli {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Writes tensors as <prefix>_K.pb (named) and <prefix>_K.npy; bfloat16 has no .npy form.
+Status save_tensors(const fs::path& dir, const std::string& prefix, const std::vector<NamedTensor>& tensors) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{dir.string(), "cannot create folder: " + ec.message()};
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    const std::string stem = prefix + "_" + std::to_string(k);
+    REDUCE_TRY(write_tensor_pb(dir / (stem + ".pb"), tensors[k].name, tensors[k].tensor));
+    if (tensors[k].tensor.dtype() != DType::BFloat16) REDUCE_TRY(write_npy(dir / (stem + ".npy"), tensors[k].tensor));
+  }
+  return {};
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: reduce run MODEL [options]\n\n"
+      "Runs MODEL on an engine and prints each output's type, shape and statistics. Inputs come from\n"
+      "--inputs, otherwise they are seeded random values (floats uniform in [-1,1), integers in [0,9],\n"
+      "bools 0/1; see --input-range). --save-outputs writes output_K.pb and output_K.npy.\n\noptions");
+  opts.add_options()("help,h", "show this help")
+      ("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
+      ("engine", po::value<std::string>()->default_value("ref"), "engine spec (ref)");
+  add_input_options(opts);
+  opts.add_options()
+      ("outputs", po::value<std::vector<std::string>>()->multitoken(),
+       "values to return instead of the graph outputs (any value of the graph)")
+      ("save-outputs", po::value<std::string>(), "folder for output_K.pb and output_K.npy")
+      ("save-inputs", po::value<std::string>(), "folder for the inputs used, as input_K.pb and input_K.npy")
+      ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores)")
+      ("repeat", po::value<int>()->default_value(1), "run this many times; prints the median time");
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "error: run: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return kExitOk;
+  }
+  if (!vm.count("model")) {
+    std::cerr << "error: run: missing MODEL (see `reduce run --help`)\n";
+    return kExitUsage;
+  }
+  const fs::path model_path = vm["model"].as<std::string>();
+  const std::string spec = vm["engine"].as<std::string>();
+  if (spec != "ref") {
+    std::cerr << "error: run: unknown engine spec '" << spec << "' (available: ref)\n";
+    return kExitUsage;
+  }
+  const int repeat = vm["repeat"].as<int>();
+  if (repeat < 1) {
+    std::cerr << "error: run: --repeat must be at least 1\n";
+    return kExitUsage;
+  }
+  auto model = load_model(model_path);
+  if (!model) {
+    std::cerr << "error: " << model.error().message() << "\n";
+    return kExitUsage;
+  }
+  auto inputs = prepare_inputs(vm, *model, model_path);
+  if (!inputs) {
+    std::cerr << "error: " << inputs.error().message() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("save-inputs"))
+    if (Status s = save_tensors(vm["save-inputs"].as<std::string>(), "input", *inputs); !s.ok()) {
+      std::cerr << "error: " << s.error().message() << "\n";
+      return kExitUsage;
+    }
+  auto engine = make_reference_engine(vm["threads"].as<int>());
+  auto prepared = engine->prepare(*model);
+  if (!prepared) {
+    std::cerr << "error: " << prepared.error().at(model_path.string()).message() << "\n";
+    return kExitFailure;
+  }
+  TensorMap feed;
+  for (const auto& t : *inputs) feed[t.name] = t.tensor;
+  RunOptions run_options;
+  if (vm.count("outputs")) run_options.outputs = vm["outputs"].as<std::vector<std::string>>();
+  if (run_options.outputs.empty())
+    for (const auto& vi : model->graph.outputs) run_options.outputs.push_back(vi.name);
+  std::vector<double> seconds;
+  Expected<TensorMap> result = TensorMap{};
+  for (int r = 0; r < repeat; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    result = (*prepared)->run(feed, run_options);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!result) break;
+  }
+  if (!result) {
+    std::cerr << "error: " << result.error().at(model_path.string()).message() << "\n";
+    return kExitFailure;
+  }
+  std::vector<NamedTensor> outputs;
+  for (const auto& name : run_options.outputs) {
+    print_tensor(name, result->at(name), std::cout);
+    outputs.push_back({name, result->at(name)});
+  }
+  std::sort(seconds.begin(), seconds.end());
+  std::cout << "engine " << spec << ": " << (repeat > 1 ? "median " : "") << seconds[seconds.size() / 2] * 1e3
+            << " ms per run (" << repeat << " run" << (repeat > 1 ? "s" : "") << ")\n";
+  if (vm.count("save-outputs"))
+    if (Status s = save_tensors(vm["save-outputs"].as<std::string>(), "output", outputs); !s.ok()) {
+      std::cerr << "error: " << s.error().message() << "\n";
+      return kExitUsage;
+    }
+  return kExitOk;
+}
+
+}  // namespace reduce::cli

@@ -1,0 +1,95 @@
+// Seeded random inputs: a splitmix64 stream per input (seed mixed with the input's name), so the
+// values are the same on every platform and standard library.
+#include "oracle/inputs.h"
+
+#include <cmath>
+
+#include "core/half.h"
+#include "core/tensor_set.h"
+
+namespace reduce {
+
+namespace {
+
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, 1) with 53 random bits.
+  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+ private:
+  uint64_t state_;
+};
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+template <typename T>
+void fill_integers(Tensor& t, SplitMix64& rng, ValueRange r) {
+  const double lo = std::ceil(r.lo), hi = std::floor(r.hi);
+  const uint64_t span = hi >= lo ? static_cast<uint64_t>(hi - lo) + 1 : 1;
+  auto d = t.mutable_data<T>();
+  for (auto& v : d) v = static_cast<T>(lo + static_cast<double>(rng.next() % span));
+}
+
+}  // namespace
+
+Expected<std::vector<NamedTensor>> make_random_inputs(const Graph& graph, const RandomInputOptions& options,
+                                                      std::vector<std::string>* notes) {
+  std::vector<NamedTensor> out;
+  for (const ValueInfo* vi : runtime_inputs(graph)) {
+    if (!vi->type.is_tensor()) return make_error("input '" + vi->name + "' is not a tensor (" + vi->type.to_string() + ")");
+    const DType dtype = static_cast<DType>(vi->type.elem_type);
+    if (dtype == DType::String || dtype_size(dtype) == 0)
+      return make_error("input '" + vi->name + "': cannot make random " + vi->type.to_string() + " values");
+    Shape shape;
+    bool defaulted = false;
+    for (const auto& d : vi->type.dims) {
+      defaulted |= !d.is_static();
+      shape.push_back(d.is_static() ? d.value : 1);
+    }
+    if (defaulted && notes)
+      notes->push_back("input '" + vi->name + "' " + vi->type.to_string() + ": dynamic dims taken as 1 (" +
+                       shape_to_string(shape) + "); fix them with --input-shape");
+    const bool is_float = dtype_is_float(dtype);
+    ValueRange range = is_float ? ValueRange{-1, 1} : dtype == DType::Bool ? ValueRange{0, 1} : ValueRange{0, 9};
+    if (auto it = options.ranges.find(vi->name); it != options.ranges.end()) range = it->second;
+    if (range.hi < range.lo) return make_error("input '" + vi->name + "': empty value range");
+    REDUCE_ASSIGN(Tensor t, Tensor::allocate(dtype, shape));
+    SplitMix64 rng(options.seed * 0x9e3779b97f4a7c15ULL ^ fnv1a(vi->name));
+    const double width = range.hi - range.lo;
+    switch (dtype) {
+      case DType::Float: for (auto& v : t.mutable_data<float>()) v = static_cast<float>(range.lo + width * rng.unit()); break;
+      case DType::Double: for (auto& v : t.mutable_data<double>()) v = range.lo + width * rng.unit(); break;
+      case DType::Float16:
+        for (auto& v : t.mutable_data<uint16_t>()) v = float_to_half(static_cast<float>(range.lo + width * rng.unit()));
+        break;
+      case DType::BFloat16:
+        for (auto& v : t.mutable_data<uint16_t>()) v = float_to_bfloat16(static_cast<float>(range.lo + width * rng.unit()));
+        break;
+      case DType::Bool: fill_integers<uint8_t>(t, rng, {std::max(range.lo, 0.0), std::min(range.hi, 1.0)}); break;
+      case DType::Int8: fill_integers<int8_t>(t, rng, range); break;
+      case DType::Int16: fill_integers<int16_t>(t, rng, range); break;
+      case DType::Int32: fill_integers<int32_t>(t, rng, range); break;
+      case DType::Int64: fill_integers<int64_t>(t, rng, range); break;
+      case DType::UInt8: fill_integers<uint8_t>(t, rng, range); break;
+      case DType::UInt16: fill_integers<uint16_t>(t, rng, range); break;
+      case DType::UInt32: fill_integers<uint32_t>(t, rng, range); break;
+      case DType::UInt64: fill_integers<uint64_t>(t, rng, range); break;
+      default: return make_error("input '" + vi->name + "': cannot make random " + vi->type.to_string() + " values");
+    }
+    out.push_back({vi->name, std::move(t)});
+  }
+  return out;
+}
+
+}  // namespace reduce
