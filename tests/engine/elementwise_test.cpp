@@ -272,6 +272,27 @@ g (int8[4] X) => (int8[4] S, int8[4] G)
   EXPECT_EQ(values<int8_t>(out->at("G")), (std::vector<int8_t>{-1, -1, 0, 1}));
 }
 
+TEST(Elementwise, GeluAndMishFromNewerOpsets) {
+  auto out = run(R"(
+<ir_version: 9, opset_import: ["" : 20]>
+g (float[2] X) => (float[2] G, float[2] T, float[2] M)
+{
+  G = Gelu (X)
+  T = Gelu <approximate = "tanh"> (X)
+  M = Mish (X)
+}
+)", {{"X", tensor<float>(DType::Float, {2}, {1.0f, -2.0f})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  const auto g = values<float>(out->at("G"));
+  const auto t = values<float>(out->at("T"));
+  const auto m = values<float>(out->at("M"));
+  EXPECT_NEAR(g[0], 0.8413447f, 1e-6);
+  EXPECT_NEAR(g[1], -0.0455003f, 1e-6);
+  EXPECT_NEAR(t[0], 0.8411920f, 1e-6);
+  EXPECT_NEAR(m[0], 0.8650984f, 1e-6);
+  EXPECT_NEAR(m[1], -0.2525015f, 1e-6);
+}
+
 TEST(Elementwise, MismatchedInputTypesAreAnError) {
   auto out = run(R"(
 <ir_version: 8, opset_import: ["" : 17]>
