@@ -71,16 +71,16 @@ TEST(ReferenceEngine, InputProblemsAreClearErrors) {
 
 TEST(ReferenceEngine, UnsupportedOperatorIsAnErrorNamingTheNode) {
   Model m = parse_model(R"(
-<ir_version: 8, opset_import: ["" : 15]>
+<ir_version: 8, opset_import: ["" : 15, "com.example" : 1]>
 g (float[2] X) => (float[2] Y)
 {
-  Y = HardSwish (X)
+  Y = com.example.Frobnicate (X)
 }
 )");
-  m.graph.nodes[0].name = "hs1";
+  m.graph.nodes[0].name = "fr1";
   auto prepared = make_reference_engine()->prepare(m);
   ASSERT_FALSE(prepared.ok());
-  EXPECT_EQ(prepared.error().what, "node 'hs1' (HardSwish): unsupported operator HardSwish (opset 15)");
+  EXPECT_EQ(prepared.error().what, "node 'fr1' (Frobnicate): unsupported operator com.example.Frobnicate (opset 1)");
 }
 
 TEST(ReferenceEngine, Float16IsComputedInFloatAndRoundedOnce) {

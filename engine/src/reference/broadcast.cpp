@@ -37,4 +37,27 @@ std::vector<size_t> broadcast_strides(const Shape& shape, const Shape& out) {
   return strides;
 }
 
+Expected<Shape> legacy_broadcast_shape(const Shape& a, const Shape& b, bool broadcast, std::optional<int64_t> axis) {
+  if (!broadcast) {
+    if (a != b)
+      return make_error("shapes " + shape_to_string(a) + " and " + shape_to_string(b) +
+                        " differ and the broadcast attribute is not set");
+    return b;
+  }
+  const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+  int64_t start = ra - rb;
+  if (axis) start = *axis < 0 ? *axis + ra : *axis;
+  if (start < 0 || start + rb > ra)
+    return make_error("shape " + shape_to_string(b) + " does not fit into " + shape_to_string(a) + " at axis " +
+                      std::to_string(start));
+  Shape padded(a.size(), 1);
+  for (int64_t i = 0; i < rb; ++i) {
+    const int64_t d = b[static_cast<size_t>(i)];
+    if (d != 1 && d != a[static_cast<size_t>(start + i)])
+      return make_error("shape " + shape_to_string(b) + " cannot be broadcast to " + shape_to_string(a));
+    padded[static_cast<size_t>(start + i)] = d;
+  }
+  return padded;
+}
+
 }  // namespace reduce::ref

@@ -1,7 +1,8 @@
-// Add, Sub, Mul, Div with broadcasting; half types computed in float and rounded once.
+// Add, Sub, Mul, Div with broadcasting (legacy attributes before opset 7); half types computed in float
+// and rounded once; integers wrap on overflow and integer division truncates.
 #include <type_traits>
 
-#include "../broadcast.h"
+#include "../elementwise.h"
 #include "../kernel.h"
 #include "../numeric.h"
 
@@ -12,49 +13,54 @@ namespace {
 enum class Arith { Add, Sub, Mul, Div };
 
 template <typename T>
-Status apply(Arith op, const Tensor& a, const Tensor& b, Tensor& out) {
+void apply(Arith op, const Tensor& a, const Tensor& b, const BinaryShapes& shapes, Tensor& out) {
   auto x = a.data<T>();
   auto y = b.data<T>();
   auto z = out.mutable_data<T>();
-  Status status;
-  for_each_broadcast2(out.shape(), a.shape(), b.shape(), [&](size_t o, size_t i, size_t j) {
+  auto run = [&](auto f) { map_binary(x, a.shape(), y, shapes.b, z, shapes.out, f); };
+  if constexpr (std::is_integral_v<T>) {
     switch (op) {
-      case Arith::Add: z[o] = static_cast<T>(x[i] + y[j]); break;
-      case Arith::Sub: z[o] = static_cast<T>(x[i] - y[j]); break;
-      case Arith::Mul: z[o] = static_cast<T>(x[i] * y[j]); break;
-      case Arith::Div:
-        if constexpr (std::is_integral_v<T>) {
-          if (y[j] == 0) {
-            status = make_error("integer division by zero");
-            z[o] = 0;
-            break;
-          }
-        }
-        z[o] = static_cast<T>(x[i] / y[j]);
-        break;
+      case Arith::Add: run([](T p, T q) { return wrap_add(p, q); }); break;
+      case Arith::Sub: run([](T p, T q) { return wrap_sub(p, q); }); break;
+      case Arith::Mul: run([](T p, T q) { return wrap_mul(p, q); }); break;
+      case Arith::Div: run([](T p, T q) { return wrap_div(p, q); }); break;
     }
-  });
-  return status;
+  } else {
+    switch (op) {
+      case Arith::Add: run([](T p, T q) { return p + q; }); break;
+      case Arith::Sub: run([](T p, T q) { return p - q; }); break;
+      case Arith::Mul: run([](T p, T q) { return p * q; }); break;
+      case Arith::Div: run([](T p, T q) { return p / q; }); break;
+    }
+  }
 }
 
 class ArithmeticKernel : public Kernel {
  public:
-  explicit ArithmeticKernel(Arith op) : op_(op) {}
+  ArithmeticKernel(Arith op, LegacyBroadcast legacy) : op_(op), legacy_(legacy) {}
   Status compute(KernelContext& ctx) const override {
     const Tensor& a = *ctx.input(0);
     const Tensor& b = *ctx.input(1);
     if (a.dtype() != b.dtype())
       return make_error("inputs have different types (" + std::string(dtype_name(a.dtype())) + " and " +
                         std::string(dtype_name(b.dtype())) + ")");
-    const Shape shapes[] = {a.shape(), b.shape()};
-    REDUCE_ASSIGN(Shape shape, broadcast_shapes(shapes));
     const DType dtype = a.dtype();
+    if (dtype == DType::Bool || dtype_size(dtype) == 0 || dtype == DType::Complex64 || dtype == DType::Complex128)
+      return make_error(std::string(dtype_name(dtype)) + " inputs are not supported");
+    REDUCE_ASSIGN(BinaryShapes shapes, binary_shapes(a.shape(), b.shape(), legacy_));
     REDUCE_ASSIGN(Tensor wa, widen(a));
     REDUCE_ASSIGN(Tensor wb, widen(b));
-    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wa.dtype(), shape));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wa.dtype(), shapes.out));
     Status s = visit_dtype(wa.dtype(), [&]<typename T>() -> Status {
-      if constexpr (std::is_same_v<T, bool>) return make_error("bool inputs are not supported");
-      else return apply<T>(op_, wa, wb, out);
+      if constexpr (std::is_same_v<T, bool>) {
+        return make_error("bool inputs are not supported");
+      } else {
+        if constexpr (std::is_integral_v<T>) {
+          if (op_ == Arith::Div && !all_nonzero(wb.data<T>())) return make_error("integer division by zero");
+        }
+        apply<T>(op_, wa, wb, shapes, out);
+        return {};
+      }
     });
     REDUCE_TRY(s);
     REDUCE_ASSIGN(Tensor result, narrow(out, dtype));
@@ -64,13 +70,14 @@ class ArithmeticKernel : public Kernel {
 
  private:
   Arith op_;
+  LegacyBroadcast legacy_;
 };
 
 }  // namespace
 
-Expected<KernelPtr> make_add(const Node&, int64_t) { return KernelPtr(new ArithmeticKernel(Arith::Add)); }
-Expected<KernelPtr> make_sub(const Node&, int64_t) { return KernelPtr(new ArithmeticKernel(Arith::Sub)); }
-Expected<KernelPtr> make_mul(const Node&, int64_t) { return KernelPtr(new ArithmeticKernel(Arith::Mul)); }
-Expected<KernelPtr> make_div(const Node&, int64_t) { return KernelPtr(new ArithmeticKernel(Arith::Div)); }
+Expected<KernelPtr> make_add(const Node& n, int64_t v) { return KernelPtr(new ArithmeticKernel(Arith::Add, legacy_broadcast(n, v))); }
+Expected<KernelPtr> make_sub(const Node& n, int64_t v) { return KernelPtr(new ArithmeticKernel(Arith::Sub, legacy_broadcast(n, v))); }
+Expected<KernelPtr> make_mul(const Node& n, int64_t v) { return KernelPtr(new ArithmeticKernel(Arith::Mul, legacy_broadcast(n, v))); }
+Expected<KernelPtr> make_div(const Node& n, int64_t v) { return KernelPtr(new ArithmeticKernel(Arith::Div, legacy_broadcast(n, v))); }
 
 }  // namespace reduce::ref

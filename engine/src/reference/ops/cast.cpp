@@ -1,0 +1,135 @@
+// Cast and CastLike between numeric dtypes and bool (cast_tensor, declared in cast.h); strings are refused.
+#include "../cast.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "../elementwise.h"
+#include "../kernel.h"
+#include "../numeric.h"
+
+namespace reduce::ref {
+
+namespace {
+
+// double -> float rounding to odd: truncate, then set the last bit if anything was dropped. A second
+// rounding of such a float to a type with at most 22 significant bits (float16, bfloat16) then equals a
+// single correct rounding of the double, avoiding double-rounding errors.
+float to_float_round_to_odd(double d) {
+  if (!std::isfinite(d)) return static_cast<float>(d);
+  if (std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max()))
+    return std::copysign(std::numeric_limits<float>::infinity(), static_cast<float>(d));
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+}
+
+// The stored element type used to read and write a dtype (bools as bytes, halves as their bits).
+template <typename T>
+using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
+template <typename S, typename D>
+void convert_values(std::span<const Stored<S>> in, std::span<Stored<D>> out) {
+  map_unary(in, out, [](Stored<S> raw) -> Stored<D> {
+    if constexpr (std::is_same_v<S, bool>) {
+      return static_cast<Stored<D>>(raw != 0 ? 1 : 0);
+    } else if constexpr (std::is_same_v<D, bool>) {
+      return raw != 0 ? 1 : 0;  // NaN is true
+    } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
+      return saturate_cast<D>(raw);
+    } else {
+      return static_cast<D>(raw);
+    }
+  });
+}
+
+// Any numeric tensor to float16/bfloat16: through double and a round-to-odd float, rounded once.
+Expected<Tensor> cast_to_half(const Tensor& in, DType to) {
+  REDUCE_ASSIGN(Tensor wide, widen(in));
+  REDUCE_ASSIGN(Tensor d, cast_tensor(wide, DType::Double));
+  REDUCE_ASSIGN(Tensor out, Tensor::allocate(to, in.shape()));
+  const bool bf = to == DType::BFloat16;
+  map_unary(d.data<double>(), out.mutable_data<uint16_t>(), [bf](double v) {
+    const float f = to_float_round_to_odd(v);
+    return bf ? float_to_bfloat16(f) : float_to_half(f);
+  });
+  return out;
+}
+
+bool castable(DType t) {
+  return dtype_size(t) > 0 && t != DType::String && t != DType::Complex64 && t != DType::Complex128;
+}
+
+}  // namespace
+
+Expected<Tensor> cast_tensor(const Tensor& in, DType to) {
+  if (!castable(in.dtype()) || !castable(to))
+    return make_error("cannot cast " + std::string(dtype_name(in.dtype())) + " to " + std::string(dtype_name(to)));
+  if (in.dtype() == to) return in;
+  if (is_half(to)) return cast_to_half(in, to);
+  REDUCE_ASSIGN(Tensor src, widen(in));
+  REDUCE_ASSIGN(Tensor out, Tensor::allocate(to, in.shape()));
+  visit_dtype(src.dtype(), [&]<typename S>() {
+    visit_dtype(to, [&]<typename D>() {
+      convert_values<S, D>(src.data<Stored<S>>(), out.mutable_data<Stored<D>>());
+    });
+  });
+  return out;
+}
+
+namespace {
+
+class CastKernel : public Kernel {
+ public:
+  // to: the target dtype, or nullopt for CastLike (the dtype of input 1).
+  explicit CastKernel(std::optional<DType> to) : to_(to) {}
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& x = *ctx.input(0);
+    DType to;
+    if (to_) {
+      to = *to_;
+    } else {
+      const Tensor* like = ctx.input(1);
+      if (!like) return make_error("CastLike needs the target_type input");
+      to = like->dtype();
+    }
+    REDUCE_ASSIGN(Tensor out, cast_tensor(x, to));
+    ctx.set_output(0, std::move(out));
+    return {};
+  }
+
+ private:
+  std::optional<DType> to_;
+};
+
+// Cast-1 named the target type with a string ("FLOAT"); later opsets use the TensorProto number.
+std::optional<int32_t> onnx_type_from_name(const std::string& name) {
+  static const std::pair<const char*, int32_t> kNames[] = {
+      {"FLOAT", 1},   {"UINT8", 2},  {"INT8", 3},    {"UINT16", 4},  {"INT16", 5},   {"INT32", 6},
+      {"INT64", 7},   {"STRING", 8}, {"BOOL", 9},    {"FLOAT16", 10}, {"DOUBLE", 11}, {"UINT32", 12},
+      {"UINT64", 13}, {"BFLOAT16", 16}};
+  for (const auto& [n, v] : kNames)
+    if (name == n) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<KernelPtr> make_cast(const Node& node, int64_t) {
+  const Attribute* a = node.attribute("to");
+  if (!a) return make_error("Cast needs the 'to' attribute");
+  std::optional<int32_t> onnx_type;
+  if (a->kind == Attribute::Kind::Int) onnx_type = static_cast<int32_t>(a->i);
+  else if (a->kind == Attribute::Kind::String) onnx_type = onnx_type_from_name(a->s);
+  std::optional<DType> to;
+  if (onnx_type && (a->kind != Attribute::Kind::Int || a->i == *onnx_type)) to = dtype_from_onnx(*onnx_type);
+  if (!to || !castable(*to)) return make_error("unsupported target type in 'to'");
+  return KernelPtr(new CastKernel(*to));
+}
+
+Expected<KernelPtr> make_cast_like(const Node&, int64_t) { return KernelPtr(new CastKernel(std::nullopt)); }
+
+}  // namespace reduce::ref

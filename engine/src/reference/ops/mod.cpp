@@ -1,0 +1,79 @@
+// Mod with broadcasting: fmod = 1 gives C's fmod (sign of the dividend); fmod = 0, for integers only,
+// gives the remainder with the sign of the divisor (Python's %). Integer division by zero is an error.
+#include <cmath>
+#include <type_traits>
+
+#include "../elementwise.h"
+#include "../kernel.h"
+#include "../numeric.h"
+
+namespace reduce::ref {
+
+namespace {
+
+template <typename T>
+T truncated_mod(T x, T y) {
+  if constexpr (std::is_signed_v<T>) {
+    if (y == T(-1)) return T(0);  // min % -1 overflows in C++
+  }
+  return static_cast<T>(x % y);
+}
+
+template <typename T>
+T floored_mod(T x, T y) {
+  T r = truncated_mod(x, y);
+  if constexpr (std::is_signed_v<T>) {
+    if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);
+  }
+  return r;
+}
+
+class ModKernel : public Kernel {
+ public:
+  explicit ModKernel(bool fmod) : fmod_(fmod) {}
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& a = *ctx.input(0);
+    const Tensor& b = *ctx.input(1);
+    if (a.dtype() != b.dtype())
+      return make_error("inputs have different types (" + std::string(dtype_name(a.dtype())) + " and " +
+                        std::string(dtype_name(b.dtype())) + ")");
+    if (a.dtype() == DType::Bool || dtype_size(a.dtype()) == 0)
+      return make_error("unsupported input type " + std::string(dtype_name(a.dtype())));
+    if (dtype_is_float(a.dtype()) && !fmod_) return make_error("fmod must be 1 for floating-point inputs");
+    const Shape shapes[] = {a.shape(), b.shape()};
+    REDUCE_ASSIGN(Shape shape, broadcast_shapes(shapes));
+    REDUCE_ASSIGN(Tensor wa, widen(a));
+    REDUCE_ASSIGN(Tensor wb, widen(b));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wa.dtype(), shape));
+    Status status = visit_dtype(wa.dtype(), [&]<typename T>() -> Status {
+      auto x = wa.data<T>();
+      auto y = wb.data<T>();
+      auto z = out.mutable_data<T>();
+      if constexpr (std::is_floating_point_v<T>) {
+        map_binary(x, a.shape(), y, b.shape(), z, shape, [](T p, T q) { return std::fmod(p, q); });
+      } else if constexpr (!std::is_same_v<T, bool>) {
+        if (!all_nonzero(y)) return make_error("integer modulo by zero");
+        if (fmod_) map_binary(x, a.shape(), y, b.shape(), z, shape, [](T p, T q) { return truncated_mod(p, q); });
+        else map_binary(x, a.shape(), y, b.shape(), z, shape, [](T p, T q) { return floored_mod(p, q); });
+      }
+      return {};
+    });
+    REDUCE_TRY(status);
+    REDUCE_ASSIGN(Tensor result, narrow(out, a.dtype()));
+    ctx.set_output(0, std::move(result));
+    return {};
+  }
+
+ private:
+  bool fmod_;
+};
+
+}  // namespace
+
+Expected<KernelPtr> make_mod(const Node& n, int64_t) {
+  const int64_t fmod = attr_int(n, "fmod", 0);
+  if (fmod != 0 && fmod != 1) return make_error("fmod must be 0 or 1, got " + std::to_string(fmod));
+  return KernelPtr(new ModKernel(fmod == 1));
+}
+
+}  // namespace reduce::ref
