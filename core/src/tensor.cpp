@@ -51,10 +51,15 @@ Expected<size_t> checked_byte_size(DType dtype, const Shape& shape) {
 }  // namespace
 
 Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
+  REDUCE_ASSIGN(Tensor t, allocate_uninitialized(dtype, std::move(shape)));
+  if (t.byte_size_) std::memset(t.mutable_bytes().data(), 0, t.byte_size_);
+  return t;
+}
+
+Expected<Tensor> Tensor::allocate_uninitialized(DType dtype, Shape shape) {
   REDUCE_ASSIGN(size_t size, checked_byte_size(dtype, shape));
-  // 64-byte alignment keeps vectorized kernels happy; the zero fill is what callers expect.
+  // 64-byte alignment keeps vectorized kernels happy.
   auto* raw = static_cast<std::byte*>(::operator new[](size ? size : 1, std::align_val_t{64}));
-  std::memset(raw, 0, size);
   std::shared_ptr<std::byte> owner(raw, [](std::byte* p) { ::operator delete[](p, std::align_val_t{64}); });
   Tensor t;
   t.dtype_ = dtype;

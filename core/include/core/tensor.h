@@ -30,6 +30,8 @@ class Tensor {
 
   // Zero-filled owned storage. Fails if the shape is invalid or the size exceeds max_tensor_bytes().
   static Expected<Tensor> allocate(DType dtype, Shape shape);
+  // Like allocate, without the zero fill: for kernels that write every element (hot paths).
+  static Expected<Tensor> allocate_uninitialized(DType dtype, Shape shape);
   // Owned storage holding a copy of `bytes` (which must be exactly the tensor's byte size).
   static Expected<Tensor> copy_of(DType dtype, Shape shape, std::span<const std::byte> bytes);
   // A view of memory kept alive by `owner` (a mapped file, a protobuf string, another buffer).

@@ -18,6 +18,8 @@ class KernelContext {
   virtual size_t input_count() const = 0;
   // nullptr when the optional input is omitted ("" or past the end).
   virtual const Tensor* input(size_t i) const = 0;
+  // True when input i is an initializer (not fed, not computed): the same tensor on every run.
+  virtual bool input_is_constant(size_t i) const = 0;
   virtual size_t output_count() const = 0;
   // Allocates output i (bounded by max_tensor_bytes()); the kernel writes into it.
   virtual Expected<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) = 0;

@@ -5,7 +5,7 @@ namespace reduce::ref {
 
 Expected<Tensor> widen(const Tensor& t) {
   if (!is_half(t.dtype())) return t;
-  REDUCE_ASSIGN(Tensor f, Tensor::allocate(DType::Float, t.shape()));
+  REDUCE_ASSIGN(Tensor f, Tensor::allocate_uninitialized(DType::Float, t.shape()));
   auto in = t.data<uint16_t>();
   auto out = f.mutable_data<float>();
   const bool bf = t.dtype() == DType::BFloat16;
@@ -15,7 +15,7 @@ Expected<Tensor> widen(const Tensor& t) {
 
 Expected<Tensor> narrow(const Tensor& f, DType target) {
   if (!is_half(target)) return f;
-  REDUCE_ASSIGN(Tensor h, Tensor::allocate(target, f.shape()));
+  REDUCE_ASSIGN(Tensor h, Tensor::allocate_uninitialized(target, f.shape()));
   auto in = f.data<float>();
   auto out = h.mutable_data<uint16_t>();
   const bool bf = target == DType::BFloat16;

@@ -1,5 +1,8 @@
 // The reference interpreter: runs a graph node by node in topological order with exact kernels.
+#include <malloc.h>
 #include <tbb/task_arena.h>
+
+#include <mutex>
 
 #include <unordered_map>
 #include <unordered_set>
@@ -26,6 +29,8 @@ struct Frame {
   const Frame* parent = nullptr;
   std::unordered_map<std::string, Tensor> values;
   const Tensor* find(const std::string& name) const;
+  // Whether `name` resolves to an initializer (no value of a frame shadows it).
+  bool is_initializer(const std::string& name) const;
 };
 
 // A graph whose kernels are resolved, ready to run any number of times.
@@ -90,6 +95,14 @@ const Tensor* Frame::find(const std::string& name) const {
   return nullptr;
 }
 
+bool Frame::is_initializer(const std::string& name) const {
+  for (const Frame* f = this; f; f = f->parent) {
+    if (f->values.count(name)) return false;
+    if (f->program->initializer(name)) return true;
+  }
+  return false;
+}
+
 class NodeContext : public KernelContext {
  public:
   NodeContext(const Node& node, const Frame& frame, const GraphProgram& program)
@@ -98,6 +111,9 @@ class NodeContext : public KernelContext {
   }
   size_t input_count() const override { return inputs_.size(); }
   const Tensor* input(size_t i) const override { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  bool input_is_constant(size_t i) const override {
+    return i < node_.inputs.size() && !node_.inputs[i].empty() && frame_.is_initializer(node_.inputs[i]);
+  }
   size_t output_count() const override { return outputs_.size(); }
   Expected<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) override {
     REDUCE_ASSIGN(outputs_.at(i), Tensor::allocate(dtype, std::move(shape)));
@@ -240,7 +256,15 @@ class ReferenceModel : public PreparedModel {
 
 class ReferenceEngine : public Engine {
  public:
-  explicit ReferenceEngine(int threads) : threads_(threads) {}
+  explicit ReferenceEngine(int threads) : threads_(threads) {
+    // Activations of a few MB are allocated and freed for every node. Keeping them in the heap
+    // (instead of fresh mmaps, returned to the OS at free) avoids a page fault per 4 KB per node.
+    static std::once_flag once;
+    std::call_once(once, [] {
+      mallopt(M_MMAP_THRESHOLD, 32 << 20);
+      mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    });
+  }
   std::string name() const override { return "ref"; }
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     REDUCE_ASSIGN(auto program, GraphProgram::build(model.graph, model));

@@ -66,7 +66,7 @@ class ActivationKernel : public Kernel {
     if (!dtype_is_float(x.dtype()) && !integer_ok)
       return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
     REDUCE_ASSIGN(Tensor wx, widen(x));
-    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), wx.shape()));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wx.dtype(), wx.shape()));
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (!std::is_same_v<T, bool>) apply<T>(op_, p_, wx.data<T>(), out.mutable_data<T>());
     });

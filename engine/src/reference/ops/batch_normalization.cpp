@@ -53,7 +53,7 @@ class BatchNormKernel : public Kernel {
     }
 
     REDUCE_ASSIGN(Tensor wx, widen(x));
-    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), wx.shape()));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wx.dtype(), wx.shape()));
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_floating_point_v<T>) {
         const T* in = wx.data<T>().data();

@@ -50,7 +50,7 @@ class ArithmeticKernel : public Kernel {
     REDUCE_ASSIGN(BinaryShapes shapes, binary_shapes(a.shape(), b.shape(), legacy_));
     REDUCE_ASSIGN(Tensor wa, widen(a));
     REDUCE_ASSIGN(Tensor wb, widen(b));
-    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wa.dtype(), shapes.out));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wa.dtype(), shapes.out));
     Status s = visit_dtype(wa.dtype(), [&]<typename T>() -> Status {
       if constexpr (std::is_same_v<T, bool>) {
         return make_error("bool inputs are not supported");

@@ -32,10 +32,10 @@ class ClipKernel : public Kernel {
       if (b->elements() != 1) return make_error("bounds must be scalars, got shape " + shape_to_string(b->shape()));
     }
     REDUCE_ASSIGN(Tensor wx, widen(x));
-    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), wx.shape()));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wx.dtype(), wx.shape()));
     Status status = visit_dtype(wx.dtype(), [&]<typename T>() -> Status {
       if constexpr (std::is_same_v<T, bool>) {
-        return {};
+        return make_error("bool inputs are not supported");
       } else {
         T low = std::numeric_limits<T>::lowest();
         T high = std::numeric_limits<T>::max();

@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "../conv_engine.h"
+#include "../double_copy.h"
 #include "../kernel.h"
 #include "../numeric.h"
 
@@ -26,19 +27,21 @@ class ConvKernel : public Kernel {
                         shape_to_string(b->shape()));
     REDUCE_ASSIGN(Tensor wx, widen(x));
     REDUCE_ASSIGN(Tensor ww, widen(w));
-    REDUCE_ASSIGN(Tensor wd, Tensor::allocate(DType::Double, {static_cast<int64_t>(ww.elements())}));
     Tensor wb;
     if (b) {
       REDUCE_ASSIGN(wb, widen(*b));
     }
     std::vector<double> bias(g.out_channels, 0.0);
-    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), g.output_shape()));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wx.dtype(), g.output_shape()));
     Status status;
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_floating_point_v<T>) {
-        auto wsrc = ww.data<T>();
-        auto wdst = wd.mutable_data<double>();
-        for (size_t i = 0; i < wsrc.size(); ++i) wdst[i] = static_cast<double>(wsrc[i]);
+        auto wd_or = w_cache_.get<T>(ww, ctx.input_is_constant(1));
+        if (!wd_or) {
+          status = wd_or.error();
+          return;
+        }
+        const Tensor wd = std::move(*wd_or);
         if (b)
           for (size_t m = 0; m < bias.size(); ++m) bias[m] = static_cast<double>(wb.data<T>()[m]);
         T* y = out.mutable_data<T>().data();
@@ -59,6 +62,7 @@ class ConvKernel : public Kernel {
 
  private:
   ConvAttributes attrs_;
+  DoubleCopyCache w_cache_;  // the double copy of constant weights, kept between runs
 };
 
 }  // namespace

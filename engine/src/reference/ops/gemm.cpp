@@ -3,6 +3,7 @@
 
 #include "../broadcast.h"
 #include "../gemm.h"
+#include "../double_copy.h"
 #include "../kernel.h"
 #include "../numeric.h"
 
@@ -14,15 +15,6 @@ struct GemmAttributes {
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 1.0;
 };
-
-template <typename T>
-Expected<Tensor> to_double(const Tensor& t) {
-  REDUCE_ASSIGN(Tensor d, Tensor::allocate(DType::Double, {static_cast<int64_t>(t.elements())}));
-  auto src = t.data<T>();
-  auto dst = d.mutable_data<double>();
-  for (size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<double>(src[i]);
-  return d;
-}
 
 class GemmKernel : public Kernel {
  public:
@@ -68,8 +60,8 @@ class GemmKernel : public Kernel {
         T* y = out.mutable_data<T>().data();
         auto c_at = [&](size_t i, size_t j) { return cv[i * c_strides[0] + j * c_strides[1]]; };
         if constexpr (std::is_floating_point_v<T>) {
-          REDUCE_ASSIGN(Tensor ad, to_double<T>(wa));
-          REDUCE_ASSIGN(Tensor bd, to_double<T>(wb));
+          REDUCE_ASSIGN(Tensor ad, a_cache_.get<T>(wa, ctx.input_is_constant(0)));
+          REDUCE_ASSIGN(Tensor bd, b_cache_.get<T>(wb, ctx.input_is_constant(1)));
           const double* ap = ad.data<double>().data();
           const double* bp = bd.data<double>().data();
           for_each_gemm_block(1, m, n, k, [&](const GemmBlock& blk) {
@@ -121,6 +113,7 @@ class GemmKernel : public Kernel {
 
  private:
   GemmAttributes attrs_;
+  DoubleCopyCache a_cache_, b_cache_;  // double copies of constant operands, kept between runs
 };
 
 }  // namespace

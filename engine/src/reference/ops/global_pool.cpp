@@ -29,7 +29,7 @@ class GlobalPoolKernel : public Kernel {
     }
     const size_t planes = static_cast<size_t>(x.shape()[0] * x.shape()[1]);
     REDUCE_ASSIGN(Tensor wx, widen(x));
-    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), out_shape));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wx.dtype(), out_shape));
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         const T* in = wx.data<T>().data();

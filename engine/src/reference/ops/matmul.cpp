@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "../batched_matmul.h"
+#include "../double_copy.h"
 #include "../kernel.h"
 #include "../numeric.h"
 
@@ -10,18 +11,10 @@ namespace reduce::ref {
 namespace {
 
 template <typename T>
-Expected<Tensor> to_double(const Tensor& t) {
-  REDUCE_ASSIGN(Tensor d, Tensor::allocate(DType::Double, {static_cast<int64_t>(t.elements())}));
-  auto src = t.data<T>();
-  auto dst = d.mutable_data<double>();
-  for (size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<double>(src[i]);
-  return d;
-}
-
-template <typename T>
-Status float_matmul(const MatMulShape& s, const Tensor& a, const Tensor& b, Tensor& out) {
-  REDUCE_ASSIGN(Tensor ad, to_double<T>(a));
-  REDUCE_ASSIGN(Tensor bd, to_double<T>(b));
+Status float_matmul(const MatMulShape& s, const Tensor& a, const Tensor& b, Tensor& out, const DoubleCopyCache& a_cache,
+                    bool a_constant, const DoubleCopyCache& b_cache, bool b_constant) {
+  REDUCE_ASSIGN(Tensor ad, a_cache.get<T>(a, a_constant));
+  REDUCE_ASSIGN(Tensor bd, b_cache.get<T>(b, b_constant));
   T* y = out.mutable_data<T>().data();
   batched_matmul_f64(s, ad.data<double>().data(), bd.data<double>().data(),
                      [&](size_t batch, size_t row, size_t col, size_t count, const double* sums) {
@@ -68,7 +61,7 @@ class MatMulKernel : public Kernel {
     REDUCE_ASSIGN(Tensor out, Tensor::allocate(wa.dtype(), s.out));
     Status status = visit_dtype(wa.dtype(), [&]<typename T>() -> Status {
       if constexpr (std::is_floating_point_v<T>) {
-        return float_matmul<T>(s, wa, wb, out);
+        return float_matmul<T>(s, wa, wb, out, a_cache_, ctx.input_is_constant(0), b_cache_, ctx.input_is_constant(1));
       } else if constexpr (std::is_same_v<T, bool>) {
         return make_error("bool inputs are not supported");
       } else {
@@ -81,6 +74,9 @@ class MatMulKernel : public Kernel {
     ctx.set_output(0, std::move(result));
     return {};
   }
+
+ private:
+  DoubleCopyCache a_cache_, b_cache_;  // double copies of constant operands, kept between runs
 };
 
 }  // namespace

@@ -92,7 +92,7 @@ class UnaryKernel : public Kernel {
     const Tensor& x = *ctx.input(0);
     if (!supports(op_, x.dtype())) return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
     REDUCE_ASSIGN(Tensor wx, widen(x));
-    REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), wx.shape()));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wx.dtype(), wx.shape()));
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_floating_point_v<T>) run_float<T>(op_, wx.data<T>(), out.mutable_data<T>());
       else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
