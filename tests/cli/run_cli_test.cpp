@@ -126,6 +126,24 @@ g (float[2] a) => (float[2] y) { y = com.example.Frobnicate(a) }
   EXPECT_NE(r.err.find(model.string()), std::string::npos) << r.err;
 }
 
+TEST(RunCli, AModelAskingForATerabyteTensorIsRefused) {
+  TempDir dir;
+  // 2^20 x 2^20 floats = 4 TiB, from a shape in the model itself.
+  const fs::path model = save_text_model(dir, "bomb.onnx", R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[1] a) => (float[1048576, 1048576] y)
+<int64[2] shape = {1048576, 1048576}>
+{
+  zeros = ConstantOfShape(shape)
+  y = Add(zeros, a)
+}
+)");
+  auto r = run_reduce({"run", model.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("exceeds the size limit"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 // A conformance test folder: model.onnx plus test_data_set_0 with inputs and expected outputs.
 void make_conformance_test(const fs::path& dir, const char* model_text, const std::vector<Tensor>& inputs,
                            const Tensor& expected) {
