@@ -7,6 +7,7 @@
 #include <set>
 
 #include "command.h"
+#include "command_line.h"
 #include "engine/conformance.h"
 
 namespace reduce::cli {
@@ -52,17 +53,7 @@ int conformance_command(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("dir", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "error: conformance: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kExitOk;
-  }
+  if (auto done = parse_command_line(args, "conformance", opts, pos, vm)) return *done;
   if (vm.count("list-skips")) {
     for (const auto& [what, why] : conformance_exclusions()) std::cout << what << ": " << why << "\n";
     return kExitOk;

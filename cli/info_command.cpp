@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "command.h"
+#include "command_line.h"
 #include "tensor_summary.h"
 #include "core/model_io.h"
 #include "core/tensor_file.h"
@@ -98,21 +99,7 @@ int info_command(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "error: info: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kExitOk;
-  }
-  if (!vm.count("model")) {
-    std::cerr << "error: info: missing FILE (see `reduce info --help`)\n";
-    return kExitUsage;
-  }
+  if (auto done = parse_command_line(args, "info", opts, pos, vm, "model", "FILE")) return *done;
   const std::filesystem::path path = vm["model"].as<std::string>();
   if (is_tensor_file(path)) {
     Status printed = print_tensor_file(path, std::cout);

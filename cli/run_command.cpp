@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "command_line.h"
 #include "core/model_io.h"
 #include "core/tensor_set.h"
 #include "engine/engine.h"
@@ -56,21 +57,7 @@ int run_command(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "error: run: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return kExitOk;
-  }
-  if (!vm.count("model")) {
-    std::cerr << "error: run: missing MODEL (see `reduce run --help`)\n";
-    return kExitUsage;
-  }
+  if (auto done = parse_command_line(args, "run", opts, pos, vm, "model", "MODEL")) return *done;
   const fs::path model_path = vm["model"].as<std::string>();
   const std::string spec = vm["engine"].as<std::string>();
   if (spec != "ref") {

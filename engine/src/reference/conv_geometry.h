@@ -39,4 +39,14 @@ Expected<ConvGeometry> conv_geometry(const ConvAttributes& attrs, const Shape& x
 // ConvTranspose: x is [N, C, spatial...], w is [C, M/group, kernel...].
 Expected<ConvGeometry> conv_transpose_geometry(const ConvAttributes& attrs, const Shape& x, const Shape& w);
 
+// The float operands of Conv/ConvTranspose widened to float (half types) or kept (float, double).
+struct ConvOperands {
+  Tensor x, w, b;  // b is empty without a bias
+};
+
+// Checks the types of X, W and the optional bias B (same floating type; B of [out_channels] once the
+// geometry is known: pass out_channels) and widens them.
+Expected<ConvOperands> float_conv_operands(const Tensor& x, const Tensor& w, const Tensor* b);
+Status check_conv_bias(const Tensor* b, size_t out_channels);
+
 }  // namespace reduce::ref

@@ -62,19 +62,10 @@ class ConvTransposeKernel : public Kernel {
     const Tensor& x = *ctx.input(0);
     const Tensor& w = *ctx.input(1);
     const Tensor* b = ctx.input_count() > 2 ? ctx.input(2) : nullptr;
-    if (!dtype_is_float(x.dtype())) return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
-    if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()))
-      return make_error("inputs X, W and B must have the same type");
+    REDUCE_ASSIGN(ConvOperands ops, float_conv_operands(x, w, b));
     REDUCE_ASSIGN(ConvGeometry g, conv_transpose_geometry(attrs_, x.shape(), w.shape()));
-    if (b && (b->rank() != 1 || static_cast<size_t>(b->shape()[0]) != g.out_channels))
-      return make_error("bias B must have shape [" + std::to_string(g.out_channels) + "], got " +
-                        shape_to_string(b->shape()));
-    REDUCE_ASSIGN(Tensor wx, widen(x));
-    REDUCE_ASSIGN(Tensor ww, widen(w));
-    Tensor wb;
-    if (b) {
-      REDUCE_ASSIGN(wb, widen(*b));
-    }
+    REDUCE_TRY(check_conv_bias(b, g.out_channels));
+    const Tensor &wx = ops.x, &ww = ops.w, &wb = ops.b;
     REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), g.output_shape()));
     const size_t in_size = g.in_size(), out_size = g.out_size(), ksize = g.kernel_size();
     const size_t cg = g.in_channels / g.group, mg = g.out_channels / g.group, M = g.out_channels;
