@@ -148,5 +148,37 @@ g (bool c, float[2] X) => (float[2] Y)
   EXPECT_EQ(no->at("Y").data<float>()[1], -2.0f);
 }
 
+TEST(ReferenceEngine, TfIdfVectorizerCountsPoolNgramsWithSkips) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (int64[6] x) => (float[3] y)
+{
+  y = TfIdfVectorizer<mode = "TF", min_gram_length = 1, max_gram_length = 2, max_skip_count = 1,
+                      ngram_counts = [0, 2], ngram_indexes = [0, 1, 2], pool_int64s = [7, 8, 7, 9]>(x)
+}
+)");
+  auto prepared = make_reference_engine()->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message();
+  // Unigrams 7 and 8; the bigram (7, 9) appears once adjacent and once with one skip.
+  auto x = Tensor::from_vector(DType::Int64, {6}, std::vector<int64_t>{7, 9, 7, 1, 9, 8}).value();
+  auto out = (*prepared)->run({{"x", x}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(values(out->at("y")), (std::vector<float>{2, 1, 2}));
+}
+
+TEST(ReferenceEngine, TfIdfVectorizerRefusesAPoolThatIsNotWholeNgrams) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (int64[6] x) => (float[3] y)
+{
+  y = TfIdfVectorizer<mode = "TF", min_gram_length = 2, max_gram_length = 2, max_skip_count = 0,
+                      ngram_counts = [0, 0], ngram_indexes = [0], pool_int64s = [7, 8, 9]>(x)
+}
+)");
+  auto prepared = make_reference_engine()->prepare(m);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_NE(prepared.error().what.find("whole n-grams"), std::string::npos) << prepared.error().what;
+}
+
 }  // namespace
 }  // namespace reduce
