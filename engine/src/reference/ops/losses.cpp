@@ -78,51 +78,40 @@ Status check_float(const Tensor& t, const char* what) {
                     std::string(dtype_name(t.dtype())));
 }
 
-class NllLossKernel : public Kernel {
+// log_softmax over axis 1 of [N, C, d...], in double.
+Expected<Tensor> log_softmax_axis1(const Tensor& scores) {
+  if (scores.rank() < 2) return make_error("scores must have rank >= 2 (N, C, ...)");
+  const int64_t n = scores.shape()[0], c = scores.shape()[1];
+  const uint64_t inner = scores.elements() / static_cast<uint64_t>(std::max<int64_t>(n * c, 1));
+  REDUCE_ASSIGN(Tensor logp, Tensor::allocate(DType::Double, scores.shape()));
+  auto lp = logp.mutable_data<double>();
+  for (int64_t b = 0; b < n; ++b)
+    for (uint64_t k = 0; k < inner; ++k) {
+      auto idx = [&](int64_t j) { return (static_cast<uint64_t>(b) * c + j) * inner + k; };
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < c; ++j) mx = std::max(mx, at(scores, idx(j)));
+      double s = 0;
+      for (int64_t j = 0; j < c; ++j) s += std::exp(at(scores, idx(j)) - mx);
+      const double log_s = std::log(s);
+      for (int64_t j = 0; j < c; ++j) lp[idx(j)] = at(scores, idx(j)) - mx - log_s;
+    }
+  return logp;
+}
+
+// NegativeLogLikelihoodLoss on log-probabilities, or SoftmaxCrossEntropyLoss on scores (which also
+// outputs the log-probabilities when asked).
+class LossKernel : public Kernel {
  public:
-  NllLossKernel(Reduction r, std::optional<int64_t> ii) : reduction_(r), ignore_index_(ii) {}
+  LossKernel(bool from_scores, Reduction r, std::optional<int64_t> ii)
+      : from_scores_(from_scores), reduction_(r), ignore_index_(ii) {}
   Status compute(KernelContext& ctx) const override {
     const DType dtype = ctx.input(0)->dtype();
     REDUCE_ASSIGN(Tensor input, widen(*ctx.input(0)));
-    REDUCE_TRY(check_float(input, "input"));
-    std::optional<Tensor> weight;
-    if (ctx.input(2)) {
-      REDUCE_ASSIGN(weight, widen(*ctx.input(2)));
+    REDUCE_TRY(check_float(input, from_scores_ ? "scores" : "input"));
+    Tensor logp = input;
+    if (from_scores_) {
+      REDUCE_ASSIGN(logp, log_softmax_axis1(input));
     }
-    REDUCE_ASSIGN(Tensor loss, nll(input, *ctx.input(1), weight ? &*weight : nullptr, reduction_, ignore_index_));
-    REDUCE_ASSIGN(Tensor out, to_dtype(loss, dtype));
-    ctx.set_output(0, std::move(out));
-    return {};
-  }
-
- private:
-  Reduction reduction_;
-  std::optional<int64_t> ignore_index_;
-};
-
-class SoftmaxCrossEntropyKernel : public Kernel {
- public:
-  SoftmaxCrossEntropyKernel(Reduction r, std::optional<int64_t> ii) : reduction_(r), ignore_index_(ii) {}
-  Status compute(KernelContext& ctx) const override {
-    const DType dtype = ctx.input(0)->dtype();
-    REDUCE_ASSIGN(Tensor scores, widen(*ctx.input(0)));
-    REDUCE_TRY(check_float(scores, "scores"));
-    if (scores.rank() < 2) return make_error("scores must have rank >= 2 (N, C, ...)");
-    // log_softmax over axis 1, in double.
-    const int64_t n = scores.shape()[0], c = scores.shape()[1];
-    const uint64_t inner = scores.elements() / static_cast<uint64_t>(std::max<int64_t>(n * c, 1));
-    REDUCE_ASSIGN(Tensor logp, Tensor::allocate(DType::Double, scores.shape()));
-    auto lp = logp.mutable_data<double>();
-    for (int64_t b = 0; b < n; ++b)
-      for (uint64_t k = 0; k < inner; ++k) {
-        auto idx = [&](int64_t j) { return (static_cast<uint64_t>(b) * c + j) * inner + k; };
-        double mx = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < c; ++j) mx = std::max(mx, at(scores, idx(j)));
-        double s = 0;
-        for (int64_t j = 0; j < c; ++j) s += std::exp(at(scores, idx(j)) - mx);
-        const double log_s = std::log(s);
-        for (int64_t j = 0; j < c; ++j) lp[idx(j)] = at(scores, idx(j)) - mx - log_s;
-      }
     std::optional<Tensor> weight;
     if (ctx.input(2)) {
       REDUCE_ASSIGN(weight, widen(*ctx.input(2)));
@@ -130,7 +119,7 @@ class SoftmaxCrossEntropyKernel : public Kernel {
     REDUCE_ASSIGN(Tensor loss, nll(logp, *ctx.input(1), weight ? &*weight : nullptr, reduction_, ignore_index_));
     REDUCE_ASSIGN(Tensor out, to_dtype(loss, dtype));
     ctx.set_output(0, std::move(out));
-    if (ctx.output_count() > 1) {
+    if (from_scores_ && ctx.output_count() > 1) {
       REDUCE_ASSIGN(Tensor log_prob, to_dtype(logp, dtype));
       ctx.set_output(1, std::move(log_prob));
     }
@@ -138,6 +127,7 @@ class SoftmaxCrossEntropyKernel : public Kernel {
   }
 
  private:
+  bool from_scores_;
   Reduction reduction_;
   std::optional<int64_t> ignore_index_;
 };
@@ -152,12 +142,12 @@ std::optional<int64_t> ignore_index(const Node& node) {
 
 Expected<KernelPtr> make_negative_log_likelihood_loss(const Node& node, int64_t) {
   REDUCE_ASSIGN(Reduction r, parse_reduction(node));
-  return KernelPtr(new NllLossKernel(r, ignore_index(node)));
+  return KernelPtr(new LossKernel(false, r, ignore_index(node)));
 }
 
 Expected<KernelPtr> make_softmax_cross_entropy_loss(const Node& node, int64_t) {
   REDUCE_ASSIGN(Reduction r, parse_reduction(node));
-  return KernelPtr(new SoftmaxCrossEntropyKernel(r, ignore_index(node)));
+  return KernelPtr(new LossKernel(true, r, ignore_index(node)));
 }
 
 }  // namespace reduce::ref
