@@ -17,6 +17,13 @@ namespace reduce::ref {
 // Elements per parallel chunk: large enough that scheduling is negligible next to the arithmetic.
 inline constexpr size_t kElementwiseGrain = size_t{1} << 15;
 
+// Operands of one elementwise op must share a type (ONNX's type constraint T).
+inline Status check_same_type(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == b.dtype()) return {};
+  return make_error("inputs have different types (" + std::string(dtype_name(a.dtype())) + " and " +
+                    std::string(dtype_name(b.dtype())) + ")");
+}
+
 // out[i] = f(in[i]); `in` and `out` have the same length.
 template <typename In, typename Out, typename F>
 void map_unary(std::span<const In> in, std::span<Out> out, F f) {

@@ -41,9 +41,7 @@ class ArithmeticKernel : public Kernel {
   Status compute(KernelContext& ctx) const override {
     const Tensor& a = *ctx.input(0);
     const Tensor& b = *ctx.input(1);
-    if (a.dtype() != b.dtype())
-      return make_error("inputs have different types (" + std::string(dtype_name(a.dtype())) + " and " +
-                        std::string(dtype_name(b.dtype())) + ")");
+    REDUCE_TRY(check_same_type(a, b));
     const DType dtype = a.dtype();
     if (dtype == DType::Bool || dtype_size(dtype) == 0 || dtype == DType::Complex64 || dtype == DType::Complex128)
       return make_error(std::string(dtype_name(dtype)) + " inputs are not supported");

@@ -32,9 +32,7 @@ class CompareKernel : public Kernel {
   Status compute(KernelContext& ctx) const override {
     const Tensor& a = *ctx.input(0);
     const Tensor& b = *ctx.input(1);
-    if (a.dtype() != b.dtype())
-      return make_error("inputs have different types (" + std::string(dtype_name(a.dtype())) + " and " +
-                        std::string(dtype_name(b.dtype())) + ")");
+    REDUCE_TRY(check_same_type(a, b));
     if (dtype_size(a.dtype()) == 0) return make_error(std::string(dtype_name(a.dtype())) + " inputs are not supported");
     REDUCE_ASSIGN(BinaryShapes shapes, binary_shapes(a.shape(), b.shape(), legacy_));
     REDUCE_ASSIGN(Tensor wa, widen(a));

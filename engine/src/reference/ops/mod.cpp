@@ -34,9 +34,7 @@ class ModKernel : public Kernel {
   Status compute(KernelContext& ctx) const override {
     const Tensor& a = *ctx.input(0);
     const Tensor& b = *ctx.input(1);
-    if (a.dtype() != b.dtype())
-      return make_error("inputs have different types (" + std::string(dtype_name(a.dtype())) + " and " +
-                        std::string(dtype_name(b.dtype())) + ")");
+    REDUCE_TRY(check_same_type(a, b));
     if (a.dtype() == DType::Bool || dtype_size(a.dtype()) == 0)
       return make_error("unsupported input type " + std::string(dtype_name(a.dtype())));
     if (dtype_is_float(a.dtype()) && !fmod_) return make_error("fmod must be 1 for floating-point inputs");
