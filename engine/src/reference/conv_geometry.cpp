@@ -190,23 +190,23 @@ Expected<ConvGeometry> conv_transpose_geometry(const ConvAttributes& a, const Sh
   return g;
 }
 
-Expected<ConvOperands> float_conv_operands(const Tensor& x, const Tensor& w, const Tensor* b) {
+Expected<ConvProblem> float_conv_problem(const ConvAttributes& attrs, const Tensor& x, const Tensor& w,
+                                         const Tensor* b, bool transpose) {
   if (!dtype_is_float(x.dtype())) return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
   if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()))
     return make_error("inputs X, W and B must have the same type");
-  ConvOperands ops;
-  REDUCE_ASSIGN(ops.x, widen(x));
-  REDUCE_ASSIGN(ops.w, widen(w));
-  if (b) {
-    REDUCE_ASSIGN(ops.b, widen(*b));
-  }
-  return ops;
-}
-
-Status check_conv_bias(const Tensor* b, size_t out_channels) {
+  ConvProblem p;
+  REDUCE_ASSIGN(p.geometry, transpose ? conv_transpose_geometry(attrs, x.shape(), w.shape())
+                                      : conv_geometry(attrs, x.shape(), w.shape()));
+  const size_t out_channels = p.geometry.out_channels;
   if (b && (b->rank() != 1 || static_cast<size_t>(b->shape()[0]) != out_channels))
     return make_error("bias B must have shape [" + std::to_string(out_channels) + "], got " + shape_to_string(b->shape()));
-  return {};
+  REDUCE_ASSIGN(p.ops.x, widen(x));
+  REDUCE_ASSIGN(p.ops.w, widen(w));
+  if (b) {
+    REDUCE_ASSIGN(p.ops.b, widen(*b));
+  }
+  return p;
 }
 
 }  // namespace reduce::ref

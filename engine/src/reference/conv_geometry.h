@@ -44,9 +44,15 @@ struct ConvOperands {
   Tensor x, w, b;  // b is empty without a bias
 };
 
-// Checks the types of X, W and the optional bias B (same floating type; B of [out_channels] once the
-// geometry is known: pass out_channels) and widens them.
-Expected<ConvOperands> float_conv_operands(const Tensor& x, const Tensor& w, const Tensor* b);
-Status check_conv_bias(const Tensor* b, size_t out_channels);
+// What Conv and ConvTranspose compute from: checked, widened operands and the output geometry.
+struct ConvProblem {
+  ConvOperands ops;
+  ConvGeometry geometry;
+};
+
+// Checks X, W and the optional bias B (one floating type; B of shape [out_channels]), widens them
+// and computes the geometry of a convolution (or, with `transpose`, a transposed convolution).
+Expected<ConvProblem> float_conv_problem(const ConvAttributes& attrs, const Tensor& x, const Tensor& w,
+                                         const Tensor* b, bool transpose);
 
 }  // namespace reduce::ref

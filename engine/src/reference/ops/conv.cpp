@@ -18,10 +18,9 @@ class ConvKernel : public Kernel {
     const Tensor& x = *ctx.input(0);
     const Tensor& w = *ctx.input(1);
     const Tensor* b = ctx.input_count() > 2 ? ctx.input(2) : nullptr;
-    REDUCE_ASSIGN(ConvOperands ops, float_conv_operands(x, w, b));
-    REDUCE_ASSIGN(ConvGeometry g, conv_geometry(attrs_, x.shape(), w.shape()));
-    REDUCE_TRY(check_conv_bias(b, g.out_channels));
-    const Tensor &wx = ops.x, &ww = ops.w, &wb = ops.b;
+    REDUCE_ASSIGN(ConvProblem problem, float_conv_problem(attrs_, x, w, b, false));
+    const ConvGeometry& g = problem.geometry;
+    const Tensor &wx = problem.ops.x, &ww = problem.ops.w, &wb = problem.ops.b;
     std::vector<double> bias(g.out_channels, 0.0);
     REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wx.dtype(), g.output_shape()));
     Status status;

@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "../conv_geometry.h"
+#include "../double_copy.h"
 #include "../gemm.h"
 #include "../kernel.h"
 #include "../numeric.h"
@@ -62,10 +63,9 @@ class ConvTransposeKernel : public Kernel {
     const Tensor& x = *ctx.input(0);
     const Tensor& w = *ctx.input(1);
     const Tensor* b = ctx.input_count() > 2 ? ctx.input(2) : nullptr;
-    REDUCE_ASSIGN(ConvOperands ops, float_conv_operands(x, w, b));
-    REDUCE_ASSIGN(ConvGeometry g, conv_transpose_geometry(attrs_, x.shape(), w.shape()));
-    REDUCE_TRY(check_conv_bias(b, g.out_channels));
-    const Tensor &wx = ops.x, &ww = ops.w, &wb = ops.b;
+    REDUCE_ASSIGN(ConvProblem problem, float_conv_problem(attrs_, x, w, b, true));
+    const ConvGeometry& g = problem.geometry;
+    const Tensor &wx = problem.ops.x, &ww = problem.ops.w, &wb = problem.ops.b;
     REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), g.output_shape()));
     const size_t in_size = g.in_size(), out_size = g.out_size(), ksize = g.kernel_size();
     const size_t cg = g.in_channels / g.group, mg = g.out_channels / g.group, M = g.out_channels;
@@ -77,15 +77,18 @@ class ConvTransposeKernel : public Kernel {
     // Doubles: the image, the weights and the columns of one image; output planes are per task.
     const int64_t cols_elems = static_cast<int64_t>(M * ksize);
     REDUCE_ASSIGN(Tensor xd, Tensor::allocate(DType::Double, {static_cast<int64_t>(g.in_channels * in_size)}));
-    REDUCE_ASSIGN(Tensor wd, Tensor::allocate(DType::Double, {static_cast<int64_t>(ww.elements())}));
     REDUCE_ASSIGN(Tensor cols, Tensor::allocate(DType::Double, {cols_elems, static_cast<int64_t>(in_size)}));
     if (out_size > max_tensor_bytes() / sizeof(double))
       return make_error("the output planes are larger than the tensor size limit");
+    Status status;
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_floating_point_v<T>) {
-        auto wsrc = ww.data<T>();
-        double* wdp = wd.mutable_data<double>().data();
-        for (size_t i = 0; i < wsrc.size(); ++i) wdp[i] = static_cast<double>(wsrc[i]);
+        auto wd = w_cache_.get<T>(ww, ctx.input_is_constant(1));
+        if (!wd) {
+          status = wd.error();
+          return;
+        }
+        const double* wdp = wd->template data<double>().data();
         double* xdp = xd.mutable_data<double>().data();
         double* colp = cols.mutable_data<double>().data();
         T* y = out.mutable_data<T>().data();
@@ -117,6 +120,7 @@ class ConvTransposeKernel : public Kernel {
         }
       }
     });
+    REDUCE_TRY(status);
     REDUCE_ASSIGN(Tensor result, narrow(out, x.dtype()));
     ctx.set_output(0, std::move(result));
     return {};
@@ -124,6 +128,7 @@ class ConvTransposeKernel : public Kernel {
 
  private:
   ConvAttributes attrs_;
+  DoubleCopyCache w_cache_;  // the double copy of constant weights, kept between runs
 };
 
 }  // namespace
