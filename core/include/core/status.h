@@ -8,11 +8,17 @@
 
 namespace reduce {
 
+// How a failure happened, for callers that must tell them apart (the oracle's verdicts): a
+// reported error, a process killed by a signal, or a run that exceeded its time limit.
+enum class ErrorKind { Error, Crash, Timeout };
+
 // A user-facing problem. `where` is the file (or other subject) and `what` the problem, so
 // the CLI can print the one-line form `error: <where>: <what>`.
 struct Error {
   std::string where;
   std::string what;
+  ErrorKind kind = ErrorKind::Error;
+  int signal = 0;  // for ErrorKind::Crash: the signal that ended the run
 
   std::string message() const { return where.empty() ? what : where + ": " + what; }
   // Returns a copy with `where` set, unless it already names something more precise.
