@@ -19,6 +19,8 @@ const Subcommand kSubcommands[] = {
     {"info", reduce::cli::info_command, "print a model's opsets, op histogram, inputs, outputs and weights"},
     {"run", reduce::cli::run_command, "run a model on an engine; print and save its outputs"},
     {"conformance", reduce::cli::conformance_command, "run ONNX backend test folders on the reference engine"},
+    {"check", reduce::cli::check_command, "does the model fail on an engine? print the verdict and failure signature"},
+    {"compare", reduce::cli::compare_command, "per-output and layerwise errors of an engine against the reference"},
 };
 
 void print_usage(std::ostream& out) {
