@@ -134,6 +134,9 @@ void PlanGraph::replace(std::span<const size_t> nodes, Node fused, bool keep_par
   removed_[last] = false;
   for (const auto& o : all[last].outputs)
     if (!o.empty()) producer_[o] = last;
+  // The fused node reads its inputs from now on (the parts that read them are removed).
+  for (const auto& v : all[last].inputs)
+    if (!v.empty()) consumers_[v].push_back(last);
 }
 
 std::string PlanGraph::fresh_name(const std::string& base) {
