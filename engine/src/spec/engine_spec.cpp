@@ -29,7 +29,7 @@ std::vector<std::pair<std::string, std::string>> engine_spec_help() {
   return {{"ref", "the exact reference interpreter"},
           {"opt[:OPTIONS]",
            "the optimized engine: graph passes and fused kernels; OPTIONS is a comma list of fp32|fp16|bf16, "
-           "fault=NAME[+NAME...], no-PASS (see `reduce run --help`, docs/faults.md)"}};
+           "fault=NAME[+NAME...], no-PASS (docs/engine.md, docs/faults.md)"}};
 }
 
 }  // namespace reduce
