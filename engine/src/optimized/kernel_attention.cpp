@@ -21,6 +21,7 @@ class AttentionKernel : public Kernel {
 
   // Inputs: A, B, V, scale (a one-element float constant, or absent).
   Status compute(KernelContext& ctx) const override {
+    if (!ctx.input(0) || !ctx.input(1) || !ctx.input(2)) return make_error("Attention: missing input");
     REDUCE_ASSIGN(Tensor scores, run_part(*scores_, {ctx.input(0), ctx.input(1)},
                                           {ctx.input_is_constant(0), ctx.input_is_constant(1)}));
     if (scores.dtype() != DType::Float) return make_error("Attention: scores must be float");

@@ -52,6 +52,7 @@ class LayerNormKernel : public Kernel {
   LayerNormKernel(float eps, size_t axes, bool drop_eps) : eps_(eps), axes_(axes), drop_eps_(drop_eps) {}
 
   Status compute(KernelContext& ctx) const override {
+    if (!ctx.input(0)) return make_error("LayerNorm: missing input");
     const Tensor& x = *ctx.input(0);
     if (x.dtype() != DType::Float) return make_error("LayerNorm: x must be float");
     if (x.rank() < axes_) return make_error("LayerNorm: x " + shape_to_string(x.shape()) + " has fewer than " + std::to_string(axes_) + " axes");

@@ -12,6 +12,7 @@ class MatMulAddGemmKernel : public Kernel {
 
   // Inputs: A, B (constant [K, N]), C (constant, N values).
   Status compute(KernelContext& ctx) const override {
+    if (!ctx.input(0) || !ctx.input(1)) return make_error("MatMulAddGemm: missing input");
     const Tensor& a = *ctx.input(0);
     const Tensor& b = *ctx.input(1);
     if (a.rank() < 1 || b.rank() != 2) return make_error("MatMulAddGemm: A must have an axis and B must be a matrix");

@@ -62,14 +62,17 @@ struct Plan {
 
 class PlanBuilder {
  public:
-  PlanBuilder(const Model& model, const ValueTypes& types, const OptimizedOptions& options)
-      : model_(model), types_(types), options_(options) {}
+  // `weights` are the model's initializers, already rounded to the precision (shared by every plan).
+  PlanBuilder(const Model& model, const std::vector<Initializer>& weights, const ValueTypes& types,
+              const OptimizedOptions& options)
+      : model_(model), weights_(weights), types_(types), options_(options) {}
 
-  Expected<std::unique_ptr<Plan>> build(const std::vector<std::string>& outputs) const {
+  Expected<std::shared_ptr<Plan>> build(const std::vector<std::string>& outputs) const {
     if (options_.precision != Precision::FP32 && contains(options_.faults, "cast-fp16-conflict"))
       REDUCE_TRY(check_cast_precision(model_.graph));
-    auto plan = std::make_unique<Plan>();
+    auto plan = std::make_shared<Plan>();
     plan->model = std::make_unique<Model>(model_);
+    plan->model->graph.initializers = weights_;
     Graph& graph = plan->model->graph;
     graph.outputs.clear();
     for (const auto& name : outputs) {
@@ -90,6 +93,7 @@ class PlanBuilder {
     }
     editor.refresh();
     plan->report.nodes_after = graph.nodes.size();
+    // Weights the passes made (folded constants, folded Conv weights) are rounded like the others.
     for (auto& init : graph.initializers) REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
     std::set<std::string> armed = editor.armed_faults();
     const int64_t opset = plan->model->opset("").value_or(0);
@@ -127,20 +131,21 @@ class PlanBuilder {
   }
 
   const Model& model_;
+  const std::vector<Initializer>& weights_;
   const ValueTypes& types_;
   const OptimizedOptions& options_;
 };
 
 class OptimizedModel : public OptimizedPreparedModel {
  public:
-  OptimizedModel(const Model& model, ValueTypes types, OptimizedOptions options)
-      : model_(model), types_(std::move(types)), options_(std::move(options)) {}
+  OptimizedModel(const Model& model, std::vector<Initializer> weights, ValueTypes types, OptimizedOptions options)
+      : model_(model), weights_(std::move(weights)), types_(std::move(types)), options_(std::move(options)) {}
 
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
     std::vector<std::string> wanted = options.outputs;
     if (wanted.empty())
       for (const auto& vi : model_.graph.outputs) wanted.push_back(vi.name);
-    REDUCE_ASSIGN(Plan * plan, plan_for(wanted));
+    REDUCE_ASSIGN(std::shared_ptr<Plan> plan, plan_for(wanted));
     TensorMap feed = bind(inputs);
     for (auto& [name, t] : feed) REDUCE_TRY(round_to_precision(t, options_.precision, false));
     return plan->executor->run(feed, RunOptions{wanted});
@@ -150,18 +155,21 @@ class OptimizedModel : public OptimizedPreparedModel {
     std::vector<std::string> wanted = outputs;
     if (wanted.empty())
       for (const auto& vi : model_.graph.outputs) wanted.push_back(vi.name);
-    REDUCE_ASSIGN(Plan * plan, plan_for(wanted));
+    REDUCE_ASSIGN(std::shared_ptr<Plan> plan, plan_for(wanted));
     return plan->report;
   }
 
-  Expected<Plan*> plan_for(std::vector<std::string> outputs) {
+  Expected<std::shared_ptr<Plan>> plan_for(std::vector<std::string> outputs) {
     std::sort(outputs.begin(), outputs.end());
     outputs.erase(std::unique(outputs.begin(), outputs.end()), outputs.end());
     std::lock_guard lock(mu_);
     auto it = plans_.find(outputs);
-    if (it != plans_.end()) return it->second.get();
-    REDUCE_ASSIGN(auto plan, PlanBuilder(model_, types_, options_).build(outputs));
-    return plans_.emplace(outputs, std::move(plan)).first->second.get();
+    if (it != plans_.end()) return it->second;
+    REDUCE_ASSIGN(auto plan, PlanBuilder(model_, weights_, types_, options_).build(outputs));
+    // A reducer asks for many output sets: keep memory bounded (runs in flight hold their plan).
+    if (plans_.size() >= kMaxCachedPlans) plans_.clear();
+    plans_.emplace(outputs, plan);
+    return plan;
   }
 
  private:
@@ -180,11 +188,13 @@ class OptimizedModel : public OptimizedPreparedModel {
     return bound;
   }
 
+  static constexpr size_t kMaxCachedPlans = 16;
   const Model& model_;
+  std::vector<Initializer> weights_;  // the model's, rounded to the precision once
   ValueTypes types_;
   OptimizedOptions options_;
   std::mutex mu_;
-  std::map<std::vector<std::string>, std::unique_ptr<Plan>> plans_;
+  std::map<std::vector<std::string>, std::shared_ptr<Plan>> plans_;
 };
 
 class OptimizedEngine : public Engine {
@@ -196,7 +206,9 @@ class OptimizedEngine : public Engine {
     // Shapes and types drive the static specializations; a model ONNX cannot infer gets none.
     auto inferred = infer_value_types(model);
     ValueTypes types = inferred ? std::move(*inferred) : ValueTypes{};
-    auto prepared = std::make_unique<OptimizedModel>(model, std::move(types), options_);
+    std::vector<Initializer> weights = model.graph.initializers;
+    for (auto& w : weights) REDUCE_TRY(round_to_precision(w.tensor, options_.precision, false));
+    auto prepared = std::make_unique<OptimizedModel>(model, std::move(weights), std::move(types), options_);
     std::vector<std::string> outputs;
     for (const auto& vi : model.graph.outputs) outputs.push_back(vi.name);
     REDUCE_TRY(prepared->plan_for(outputs));

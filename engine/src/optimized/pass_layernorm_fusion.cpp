@@ -47,8 +47,9 @@ std::optional<size_t> consumer_of_type(const PlanGraph& g, const std::string& va
   return c;
 }
 
-// The other input of a binary node reading `value`.
-const std::string& other_input(const Node& n, const std::string& value) {
+// The other input of a binary node reading `value` ("" when the node is not binary).
+std::string other_input(const Node& n, const std::string& value) {
+  if (n.inputs.size() != 2) return "";
   return n.inputs[0] == value ? n.inputs[1] : n.inputs[0];
 }
 
@@ -102,7 +103,7 @@ Expected<int> fuse_layernorm(PlanGraph& g) {
     // Optional affine tail: Mul by constant gamma, then Add constant beta.
     std::string out = g.node(*div).outputs[0], gamma, beta;
     if (auto mul = consumer_of_type(g, out, "Mul")) {
-      const std::string& c = other_input(g.node(*mul), out);
+      const std::string c = other_input(g.node(*mul), out);
       if (const Tensor* t = g.constant(c); t && t->dtype() == DType::Float && fits_normalized_axes(*t, k)) {
         gamma = c;
         nodes.push_back(*mul);
@@ -110,7 +111,7 @@ Expected<int> fuse_layernorm(PlanGraph& g) {
       }
     }
     if (auto add = consumer_of_type(g, out, "Add")) {
-      const std::string& c = other_input(g.node(*add), out);
+      const std::string c = other_input(g.node(*add), out);
       if (const Tensor* t = g.constant(c); t && t->dtype() == DType::Float && fits_normalized_axes(*t, k)) {
         beta = c;
         nodes.push_back(*add);
