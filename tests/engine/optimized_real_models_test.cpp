@@ -96,6 +96,31 @@ TEST_P(OptimizedRealModels, MatchesTheReferenceWithEveryPass) {
   }
 }
 
+// Same inputs give bit-identical outputs with 1 and 2 threads (fp16: rounding included).
+TEST(OptimizedDeterminism, PpocrRecIsBitIdenticalWithOneAndTwoThreadsInFp16) {
+  const char* cache = std::getenv("REDUCE_MODEL_CACHE");
+  ASSERT_NE(cache, nullptr) << "REDUCE_MODEL_CACHE must be set (CTest sets it)";
+  auto model = load_model(fs::path(cache) / "ppocr_rec.onnx");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ASSERT_TRUE(set_input_shape(*model, "x", {1, 3, 48, 320}).ok());
+  auto inputs = make_random_inputs(model->graph, {});
+  ASSERT_TRUE(inputs.ok());
+  TensorMap feed;
+  for (const auto& t : *inputs) feed[t.name] = t.tensor;
+  std::vector<TensorMap> outputs;
+  for (int threads : {1, 2}) {
+    OptimizedOptions options;
+    options.precision = Precision::FP16;
+    options.threads = threads;
+    auto prepared = make_optimized_engine(options)->prepare(*model);
+    ASSERT_TRUE(prepared.ok()) << prepared.error().message();
+    auto out = (*prepared)->run(feed);
+    ASSERT_TRUE(out.ok()) << out.error().message();
+    outputs.push_back(std::move(*out));
+  }
+  for (const auto& [name, t] : outputs[0]) EXPECT_TRUE(t.equals(outputs[1].at(name))) << name;
+}
+
 INSTANTIATE_TEST_SUITE_P(RealModels, OptimizedRealModels, ::testing::ValuesIn(real_model_cases()),
                          [](const auto& info) { return info.param.label; });
 
