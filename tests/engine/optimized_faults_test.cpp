@@ -37,6 +37,20 @@ TEST(OptimizedFaults, BroadcastBatch1GivesWrongValuesForAChannelBroadcastAtBatch
   EXPECT_GT(max_abs_diff(run_spec("ref", m, in).at("Y"), run_spec("opt:fault=broadcast-batch1", m, in).at("Y")), 0.01);
 }
 
+TEST(OptimizedFaults, BroadcastBatch1FiresWhateverReadsTheResult) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3, 2, 4] X, float[1, 1, 2, 4] B) => (float[1, 3, 2, 4] Y)
+{
+  s = Add(X, B)
+  Y = Relu(s)
+}
+)");
+  EXPECT_TRUE(report_of("opt:fault=broadcast-batch1", m).armed("broadcast-batch1"));
+  const TensorMap in = broadcast_inputs(1);
+  EXPECT_GT(max_abs_diff(run_spec("ref", m, in).at("Y"), run_spec("opt:fault=broadcast-batch1", m, in).at("Y")), 0.01);
+}
+
 TEST(OptimizedFaults, BroadcastBatch1IsSilentAtBatch2) {
   Model m = broadcast_model(2);
   EXPECT_FALSE(report_of("opt:fault=broadcast-batch1", m).armed("broadcast-batch1"));

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 
 #include "core/extract.h"
 #include "core/tensor_set.h"
@@ -53,6 +54,9 @@ Status check_cast_precision(const Graph& graph) {
   return {};
 }
 
+// Initializer name -> (the model's tensor, the same rounded to the precision).
+using RoundedWeights = std::unordered_map<std::string, std::pair<Tensor, Tensor>>;
+
 struct Plan {
   std::unique_ptr<Model> model;
   FusedParts parts;
@@ -62,17 +66,16 @@ struct Plan {
 
 class PlanBuilder {
  public:
-  // `weights` are the model's initializers, already rounded to the precision (shared by every plan).
-  PlanBuilder(const Model& model, const std::vector<Initializer>& weights, const ValueTypes& types,
+  // `rounded` holds the model's initializers rounded to the precision once (shared by every plan).
+  PlanBuilder(const Model& model, const RoundedWeights& rounded, const ValueTypes& types,
               const OptimizedOptions& options)
-      : model_(model), weights_(weights), types_(types), options_(options) {}
+      : model_(model), rounded_(rounded), types_(types), options_(options) {}
 
   Expected<std::shared_ptr<Plan>> build(const std::vector<std::string>& outputs) const {
     if (options_.precision != Precision::FP32 && contains(options_.faults, "cast-fp16-conflict"))
       REDUCE_TRY(check_cast_precision(model_.graph));
     auto plan = std::make_shared<Plan>();
     plan->model = std::make_unique<Model>(model_);
-    plan->model->graph.initializers = weights_;
     Graph& graph = plan->model->graph;
     graph.outputs.clear();
     for (const auto& name : outputs) {
@@ -93,8 +96,13 @@ class PlanBuilder {
     }
     editor.refresh();
     plan->report.nodes_after = graph.nodes.size();
-    // Weights the passes made (folded constants, folded Conv weights) are rounded like the others.
-    for (auto& init : graph.initializers) REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
+    // Passes fold in fp32, as engine builders do; then every weight is stored in the precision:
+    // the original ones from the shared rounded copies, those the passes made rounded here.
+    for (auto& init : graph.initializers) {
+      auto it = rounded_.find(init.name);
+      if (it != rounded_.end() && init.tensor.shares_storage_with(it->second.first)) init.tensor = it->second.second;
+      else REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
+    }
     std::set<std::string> armed = editor.armed_faults();
     const int64_t opset = plan->model->opset("").value_or(0);
     for (const Node& n : graph.nodes)
@@ -131,15 +139,15 @@ class PlanBuilder {
   }
 
   const Model& model_;
-  const std::vector<Initializer>& weights_;
+  const RoundedWeights& rounded_;
   const ValueTypes& types_;
   const OptimizedOptions& options_;
 };
 
 class OptimizedModel : public OptimizedPreparedModel {
  public:
-  OptimizedModel(const Model& model, std::vector<Initializer> weights, ValueTypes types, OptimizedOptions options)
-      : model_(model), weights_(std::move(weights)), types_(std::move(types)), options_(std::move(options)) {}
+  OptimizedModel(const Model& model, RoundedWeights rounded, ValueTypes types, OptimizedOptions options)
+      : model_(model), rounded_(std::move(rounded)), types_(std::move(types)), options_(std::move(options)) {}
 
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
     std::vector<std::string> wanted = options.outputs;
@@ -165,7 +173,7 @@ class OptimizedModel : public OptimizedPreparedModel {
     std::lock_guard lock(mu_);
     auto it = plans_.find(outputs);
     if (it != plans_.end()) return it->second;
-    REDUCE_ASSIGN(auto plan, PlanBuilder(model_, weights_, types_, options_).build(outputs));
+    REDUCE_ASSIGN(auto plan, PlanBuilder(model_, rounded_, types_, options_).build(outputs));
     // A reducer asks for many output sets: keep memory bounded (runs in flight hold their plan).
     if (plans_.size() >= kMaxCachedPlans) plans_.clear();
     plans_.emplace(outputs, plan);
@@ -190,7 +198,7 @@ class OptimizedModel : public OptimizedPreparedModel {
 
   static constexpr size_t kMaxCachedPlans = 16;
   const Model& model_;
-  std::vector<Initializer> weights_;  // the model's, rounded to the precision once
+  RoundedWeights rounded_;
   ValueTypes types_;
   OptimizedOptions options_;
   std::mutex mu_;
@@ -206,9 +214,13 @@ class OptimizedEngine : public Engine {
     // Shapes and types drive the static specializations; a model ONNX cannot infer gets none.
     auto inferred = infer_value_types(model);
     ValueTypes types = inferred ? std::move(*inferred) : ValueTypes{};
-    std::vector<Initializer> weights = model.graph.initializers;
-    for (auto& w : weights) REDUCE_TRY(round_to_precision(w.tensor, options_.precision, false));
-    auto prepared = std::make_unique<OptimizedModel>(model, std::move(weights), std::move(types), options_);
+    RoundedWeights rounded;
+    for (const auto& w : model.graph.initializers) {
+      Tensor r = w.tensor;
+      REDUCE_TRY(round_to_precision(r, options_.precision, false));
+      rounded.emplace(w.name, std::make_pair(w.tensor, std::move(r)));
+    }
+    auto prepared = std::make_unique<OptimizedModel>(model, std::move(rounded), std::move(types), options_);
     std::vector<std::string> outputs;
     for (const auto& vi : model.graph.outputs) outputs.push_back(vi.name);
     REDUCE_TRY(prepared->plan_for(outputs));
