@@ -102,5 +102,19 @@ g (int64[2] X) => (int64[2] Y)
   EXPECT_EQ(y.data<int64_t>()[0], 200002);
 }
 
+TEST(OptimizedEngine, AModelCannotCallTheFusedKernelsItself) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17, "reduce.optimized" : 1]>
+g (float[2, 4] X) => (float[2, 4] Y)
+{
+  Y = reduce.optimized.LayerNorm <epsilon = 0.0, axes = 1> (X, , )
+}
+)");
+  auto prepared = make_engine("opt").value()->prepare(m);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_NE(prepared.error().what.find("unsupported operator reduce.optimized.LayerNorm"), std::string::npos)
+      << prepared.error().what;
+}
+
 }  // namespace
 }  // namespace reduce

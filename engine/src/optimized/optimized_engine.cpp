@@ -121,11 +121,12 @@ class PlanBuilder {
     const OptimizedOptions options = options_;
     h.make_kernel = [parts, options, default_opset](const Node& node, int64_t opset) -> Expected<KernelPtr> {
       if (node.domain == kFusedDomain) {
+        // Only nodes the passes made: a model cannot call the fused kernels itself.
         FusedKernelFactory factory = find_fused_kernel(node.op_type);
         auto it = parts->find(node.name);
-        if (!factory) return make_error("unknown fused operator " + node.op_type);
-        static const std::vector<Node> no_parts;
-        return factory(FusedKernelSpec{node, it == parts->end() ? no_parts : it->second, default_opset, options});
+        if (!factory || it == parts->end())
+          return make_error(std::string("unsupported operator ") + kFusedDomain + "." + node.op_type);
+        return factory(FusedKernelSpec{node, it->second, default_opset, options});
       }
       if (node.op_type == "Resize" && (node.domain.empty() || node.domain == "ai.onnx"))
         return make_resize_kernel(node, opset, options);
