@@ -54,10 +54,18 @@ std::optional<Candidate> Reduction::with_units(const Candidate& base, std::vecto
   for (size_t i = 0; i < kept.size(); ++i)
     if (kept[i]) c.nodes.push_back(i);
 
+  // When the base feeds every cut value as a constant (the failure needed it), values newly cut
+  // are frozen too; otherwise frozen values carry over while they are still cut.
   const auto cuts = cut_values(c);
+  const bool freeze_all = !base.frozen.empty() && base.frozen.size() == cut_values(base).size();
   const std::unordered_set<std::string_view> cut_set(cuts.begin(), cuts.end());
-  for (const auto& f : base.frozen)
-    if (cut_set.count(f)) c.frozen.push_back(f);
+  if (freeze_all) {
+    c.frozen = cuts;
+    std::sort(c.frozen.begin(), c.frozen.end());
+  } else {
+    for (const auto& f : base.frozen)
+      if (cut_set.count(f)) c.frozen.push_back(f);
+  }
   for (const auto& o : base.outputs) {
     const auto p = index_.producer(o);
     if (p && kept[*p]) c.outputs.push_back(o);

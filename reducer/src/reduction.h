@@ -37,7 +37,8 @@ class Reduction {
 
   // A candidate keeping exactly `units` plus the Constant nodes they read, with `base`'s frozen
   // values, outputs and input shapes where they still apply (explicit outputs that are no longer
-  // produced are dropped; when none is left the defaults apply). nullopt when `units` is empty.
+  // produced are dropped; when none is left the defaults apply; when the base freezes all its cut
+  // values, new ones are frozen too). nullopt when `units` is empty.
   std::optional<Candidate> with_units(const Candidate& base, std::vector<size_t> units) const;
   // Values the candidate's nodes read that no kept node produces and no initializer holds:
   // original graph inputs and cut values, in first-use (topological) order.
