@@ -49,6 +49,8 @@ std::vector<Workload> workloads() {
                  return true;
                },
                23});
+  w.push_back({"residual-300 six scattered nodes", testing::residual_model_text(300),
+               needs({"a10", "b100", "h150", "a200", "b201", "t280"}), 6});
   return w;
 }
 
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
 
   std::printf("\n## Wall time, default strategy, test sleeping %d ms per check\n\n", delay);
   std::printf("| workload | -j | seconds | checks | engine runs | final nodes | same result as -j %d |\n|---|---|---|---|---|---|---|\n", jobs[0]);
-  for (size_t k : {size_t{0}, size_t{3}}) {
+  for (size_t k : {size_t{0}, size_t{3}, size_t{5}}) {
     const auto& w = ws[k];
     auto model = parse_model_text(w.text);
     std::optional<Candidate> first;

@@ -77,6 +77,12 @@ std::optional<size_t> CheckRunner::first_interesting(size_t count, const Candida
   return std::nullopt;
 }
 
+std::optional<bool> CheckRunner::known_interesting(const Candidate& c) const {
+  auto it = memo_.find(c);
+  if (it == memo_.end()) return std::nullopt;
+  return it->second == TestOutcome::Interesting;
+}
+
 std::vector<bool> CheckRunner::all_interesting(size_t count, const CandidateMaker& make) {
   const auto res = run(count, make, false);
   std::vector<bool> out(count);

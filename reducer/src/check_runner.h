@@ -49,6 +49,10 @@ class CheckRunner {
   // Whether each candidate is interesting (all of them are tested, in parallel).
   std::vector<bool> all_interesting(size_t count, const CandidateMaker& make);
 
+  // Whether a candidate was already tested (not counted as a check): the walk after a
+  // speculative batch reads its answers from here.
+  std::optional<bool> known_interesting(const Candidate& c) const;
+
   // The stop flag was seen: every later call answers "not interesting" without testing.
   bool stopped() const { return stopped_; }
   int jobs() const { return jobs_; }

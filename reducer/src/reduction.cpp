@@ -33,9 +33,9 @@ Reduction::Reduction(const Model& model, GraphIndex index, CandidateTest& test, 
   if (!any) std::fill(unit_.begin(), unit_.end(), true);  // a graph of constants: they are the units
 }
 
-std::vector<size_t> Reduction::units() const {
+std::vector<size_t> Reduction::units_of(const Candidate& c) const {
   std::vector<size_t> out;
-  for (size_t n : best_.nodes)
+  for (size_t n : c.nodes)
     if (unit_[n]) out.push_back(n);
   std::sort(out.begin(), out.end(),
             [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); });

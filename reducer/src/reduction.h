@@ -31,7 +31,8 @@ class Reduction {
   // Units are what passes remove: every node but Constant nodes, which follow their readers.
   bool is_unit(size_t node) const { return unit_[node]; }
   // The best candidate's units in topological order.
-  std::vector<size_t> units() const;
+  std::vector<size_t> units() const { return units_of(best_); }
+  std::vector<size_t> units_of(const Candidate& c) const;
   size_t size() const { return units().size(); }
   const Candidate& best() const { return best_; }
 
@@ -64,6 +65,8 @@ class Reduction {
   std::vector<bool> all_interesting(size_t count, const CandidateMaker& make) {
     return runner_.all_interesting(count, make);
   }
+  std::optional<bool> known_interesting(const Candidate& c) const { return runner_.known_interesting(c); }
+  int jobs() const { return runner_.jobs(); }
   bool test_one(const Candidate& c) {
     return first_interesting(1, [&](size_t) { return std::optional<Candidate>(c); }).has_value();
   }
