@@ -1,0 +1,104 @@
+// Reducer bench: checks per strategy on synthetic failures, and wall time of a slow oracle for -j N.
+// Usage: reduce_parallel_bench [DELAY_MS (default 50)] [JOBS... (default 1 4 16)]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "reducer/reducer.h"
+#include "reducer/synthetic_test.h"  // tests/reducer/
+
+using namespace reduce;
+using reduce::testing::CandidateView;
+using reduce::testing::SyntheticTest;
+
+namespace {
+
+struct Workload {
+  std::string name;
+  std::string text;
+  std::function<bool(const CandidateView&)> interesting;
+  size_t minimum;  // nodes of the known minimum
+};
+
+std::function<bool(const CandidateView&)> needs(std::vector<std::string> nodes) {
+  return [nodes](const CandidateView& v) {
+    for (const auto& n : nodes)
+      if (!v.has(n)) return false;
+    return true;
+  };
+}
+
+std::vector<Workload> workloads() {
+  std::vector<Workload> w;
+  w.push_back({"chain-1000 {n300,n700}", testing::chain_model_text(1000), needs({"n300", "n700"}), 2});
+  w.push_back({"chain-1000 {n500,n501}", testing::chain_model_text(1000), needs({"n500", "n501"}), 2});
+  w.push_back({"chain-1000 fusion n400-n402", testing::chain_model_text(1000),
+               [](const CandidateView& v) {
+                 return v.has("n400") && v.has("n401") && v.has("n402") && !v.outputs_has("n400") && !v.outputs_has("n401");
+               },
+               3});
+  w.push_back({"residual-100 {a10,b55}+out t70", testing::residual_model_text(100),
+               [](const CandidateView& v) { return v.has("a10") && v.has("b55") && v.outputs_has("t70"); }, 3});
+  w.push_back({"residual-100 path a40..h60", testing::residual_model_text(100),
+               [](const CandidateView& v) {
+                 if (!v.has("a40") || !v.has("b40")) return false;
+                 for (int i = 40; i <= 60; ++i)
+                   if (!v.has("h" + std::to_string(i))) return false;
+                 return true;
+               },
+               23});
+  w.push_back({"residual-300 six scattered nodes", testing::residual_model_text(300),
+               needs({"a10", "b100", "h150", "a200", "b201", "t280"}), 6});
+  return w;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int delay = argc > 1 ? std::atoi(argv[1]) : 50;
+  std::vector<int> jobs;
+  for (int i = 2; i < argc; ++i) jobs.push_back(std::atoi(argv[i]));
+  if (jobs.empty()) jobs = {1, 4, 16};
+  auto ws = workloads();
+
+  std::printf("## Checks per strategy (instant test)\n\n");
+  std::printf("| workload | nodes | strategy | checks | engine runs | final nodes | minimum | 1-minimal |\n|---|---|---|---|---|---|---|---|\n");
+  for (const auto& w : ws) {
+    auto model = parse_model_text(w.text);
+    if (!model) { std::fprintf(stderr, "%s\n", model.error().message().c_str()); return 1; }
+    for (const auto& strategy : reduce_strategies()) {
+      SyntheticTest t(*model, w.interesting);
+      ReduceOptions o;
+      o.strategy = strategy;
+      auto r = reduce_model(*model, t, o);
+      if (!r) { std::fprintf(stderr, "%s\n", r.error().message().c_str()); return 1; }
+      std::printf("| %s | %zu | %s | %zu | %zu | %zu | %zu | %s |\n", w.name.c_str(), model->graph.nodes.size(),
+                  strategy.c_str(), r->checks, r->checks - r->cache_hits, candidate_size(*model, r->best), w.minimum,
+                  r->one_minimal ? "yes" : "no");
+    }
+  }
+
+  std::printf("\n## Wall time, default strategy, test sleeping %d ms per check\n\n", delay);
+  std::printf("| workload | -j | seconds | checks | engine runs | final nodes | same result as -j %d |\n|---|---|---|---|---|---|---|\n", jobs[0]);
+  for (size_t k : {size_t{0}, size_t{3}, size_t{5}}) {
+    const auto& w = ws[k];
+    auto model = parse_model_text(w.text);
+    std::optional<Candidate> first;
+    for (int j : jobs) {
+      SyntheticTest t(*model, w.interesting, delay);
+      ReduceOptions o;
+      o.jobs = j;
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = reduce_model(*model, t, o);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!r) return 1;
+      if (!first) first = r->best;
+      std::printf("| %s | %d | %.2f | %zu | %zu | %zu | %s |\n", w.name.c_str(), j, s, r->checks, r->checks - r->cache_hits,
+                  candidate_size(*model, r->best), r->best == *first ? "yes" : "NO");
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,83 @@
+// reduce_model: shrinks a model's failing candidate with graph-aware delta debugging, in parallel,
+// with a result that does not depend on the number of jobs.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/status.h"
+#include "reducer/candidate.h"
+
+namespace reduce {
+
+// A snapshot for progress displays, sent after every finished check and every pass change.
+struct ReduceProgress {
+  size_t size = 0;        // nodes of the best candidate, not counting Constant nodes
+  size_t checks = 0;      // verdicts obtained (cache hits included)
+  size_t cache_hits = 0;  // verdicts answered from a cache (the reducer's or the test's)
+  double rate = 0;        // checks per second
+  double elapsed = 0;     // seconds since the reduction started
+  std::string pass;       // the pass or strategy step running
+};
+
+struct ReduceOptions {
+  int jobs = 1;                          // tests in flight
+  std::vector<std::string> passes;       // default strategy: passes to run (empty: all default passes)
+  std::vector<std::string> skip_passes;  // default strategy: passes not to run
+  // "default", "polygraphy-bisect", "polygraphy-linear" or "ddmin" (see reduce_strategies()).
+  std::string strategy = "default";
+  uint64_t seed = 0;  // reserved for randomized minimizers; the current ones are deterministic
+  std::function<void(const ReduceProgress&)> on_progress;
+  // Called with each new best candidate, in commit order, from the thread that called reduce_model.
+  std::function<void(const Candidate&)> on_improvement;
+  // When set (Ctrl-C), in-flight tests are cancelled and the best candidate so far is returned.
+  const std::atomic<bool>* stop = nullptr;
+  // Continue from this candidate (assumed interesting) instead of the whole model (--resume).
+  std::optional<Candidate> start;
+  bool verbose = false;                   // log every check
+  std::function<void(std::string)> log;  // one line per call, no trailing newline
+};
+
+struct PassStats {
+  std::string name;
+  size_t checks = 0;     // verdicts obtained while the pass ran
+  size_t successes = 0;  // commits it made
+  double seconds = 0;
+};
+
+struct ReduceResult {
+  Candidate best;
+  bool one_minimal = false;  // no single remaining node can be removed (a certification sweep said so)
+  size_t checks = 0;
+  size_t cache_hits = 0;
+  size_t slipped = 0;  // candidates that failed differently
+  size_t invalid = 0;  // candidates the test refused as not runnable
+  double seconds = 0;
+  std::vector<PassStats> passes;  // in pass-list order, for passes (or strategy steps) that ran
+  bool stopped = false;           // ended by the stop flag
+};
+
+// A pass of the default strategy, as listed in reducer/src/passes/passes.def.
+struct PassInfo {
+  const char* name;
+  const char* help;
+};
+const std::vector<PassInfo>& reduce_passes();
+// The strategy names reduce_model accepts, the default first.
+const std::vector<std::string>& reduce_strategies();
+
+// Number of nodes of a candidate as users count them (Constant nodes excluded).
+size_t candidate_size(const Model& model, const Candidate& candidate);
+
+// Reduces `model`, whose whole-model candidate (all nodes, default outputs) or `options.start`
+// is assumed interesting. Fails for unknown pass/strategy names, an unindexable graph, or an
+// invalid start candidate; otherwise returns the smallest interesting candidate found.
+Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, const ReduceOptions& options);
+
+}  // namespace reduce

@@ -1,0 +1,20 @@
+// input-cut: drop a topological prefix; the values crossing its frontier become cut inputs.
+#include "passes.h"
+
+namespace reduce::detail {
+
+// Finds the longest removable prefix by bisection (removing less is assumed to keep failing).
+void run_input_cut(Reduction& r) {
+  const auto units = r.units();
+  const size_t n = units.size();
+  if (n <= 1) return;
+  const Candidate base = r.best();
+  // Candidate i removes the first n-1-i units: i = 0 keeps only the last unit.
+  auto make = [&](size_t i) -> std::optional<Candidate> {
+    return r.with_units(base, std::vector<size_t>(units.begin() + (n - 1 - i), units.end()));
+  };
+  const size_t i = r.bisect_first(n - 1, make);
+  if (i < n - 1) r.commit(std::move(*make(i)));
+}
+
+}  // namespace reduce::detail

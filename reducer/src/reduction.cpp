@@ -1,0 +1,273 @@
+// Reduction: candidate-building helpers, speculative bisection, commits and progress.
+#include "reduction.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+namespace reduce::detail {
+
+namespace {
+bool is_constant_node(const Node& node) {
+  return node.op_type == "Constant" && (node.domain.empty() || node.domain == "ai.onnx");
+}
+}  // namespace
+
+Reduction::Reduction(const Model& model, GraphIndex index, CandidateTest& test, const ReduceOptions& options,
+                     Candidate start)
+    : model_(&model),
+      index_(std::move(index)),
+      options_(&options),
+      unit_(model.graph.nodes.size(), false),
+      best_(std::move(start)),
+      runner_(test, model.graph.nodes.size(), options.jobs, options.stop,
+              [this](const Candidate& c, TestOutcome outcome, bool cache_hit) {
+                if (options_->verbose)
+                  verbose(std::string("check: ") + to_string(outcome) + (cache_hit ? " (cached)" : "") + " " +
+                          describe(*this, c));
+                report_progress();
+              }),
+      start_time_(std::chrono::steady_clock::now()) {
+  bool any = false;
+  for (size_t i = 0; i < unit_.size(); ++i) any |= unit_[i] = !is_constant_node(model.graph.nodes[i]);
+  if (!any) std::fill(unit_.begin(), unit_.end(), true);  // a graph of constants: they are the units
+}
+
+std::vector<size_t> Reduction::units_of(const Candidate& c) const {
+  std::vector<size_t> out;
+  for (size_t n : c.nodes)
+    if (unit_[n]) out.push_back(n);
+  std::sort(out.begin(), out.end(),
+            [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); });
+  return out;
+}
+
+std::optional<Candidate> Reduction::with_units(const Candidate& base, std::vector<size_t> units) const {
+  if (units.empty()) return std::nullopt;
+  std::vector<bool> kept(unit_.size(), false);
+  for (size_t u : units) {
+    kept[u] = true;
+    for (size_t p : index_.predecessors(u))
+      if (!unit_[p]) kept[p] = true;
+  }
+  Candidate c;
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (kept[i]) c.nodes.push_back(i);
+
+  // When the base feeds every cut value as a constant (the failure needed it), values newly cut
+  // are frozen too; otherwise frozen values carry over while they are still cut.
+  const auto cuts = cut_values(c);
+  const bool freeze_all = !base.frozen.empty() && base.frozen.size() == cut_values(base).size();
+  const std::unordered_set<std::string_view> cut_set(cuts.begin(), cuts.end());
+  if (freeze_all) {
+    c.frozen = cuts;
+    std::sort(c.frozen.begin(), c.frozen.end());
+  } else {
+    for (const auto& f : base.frozen)
+      if (cut_set.count(f)) c.frozen.push_back(f);
+  }
+  for (const auto& o : base.outputs) {
+    const auto p = index_.producer(o);
+    if (p && kept[*p]) c.outputs.push_back(o);
+  }
+  if (!base.input_shapes.empty()) {
+    const auto inputs = graph_inputs(c);
+    const std::unordered_set<std::string_view> input_set(inputs.begin(), inputs.end());
+    for (const auto& [name, shape] : base.input_shapes)
+      if (input_set.count(name)) c.input_shapes.emplace(name, shape);
+  }
+  return c;
+}
+
+std::vector<std::string> Reduction::graph_inputs(const Candidate& c) const {
+  const Graph& g = graph();
+  std::vector<bool> kept(g.nodes.size(), false);
+  for (size_t n : c.nodes) kept[n] = true;
+  std::unordered_set<std::string_view> initializers;
+  for (const auto& init : g.initializers) initializers.insert(init.name);
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string> out;
+  auto visit = [&](const std::string& v) {
+    if (v.empty() || initializers.count(v) || !seen.insert(v).second) return;
+    const auto p = index_.producer(v);
+    if (p && kept[*p]) return;
+    out.push_back(v);
+  };
+  for (size_t n : index_.topological_order()) {
+    if (!kept[n]) continue;
+    for (const auto& v : g.nodes[n].inputs) visit(v);
+    for (const auto& v : g.nodes[n].implicit_inputs) visit(v);
+  }
+  return out;
+}
+
+std::vector<std::string> Reduction::cut_values(const Candidate& c) const {
+  std::vector<std::string> out;
+  for (auto& v : graph_inputs(c))
+    if (index_.producer(v)) out.push_back(std::move(v));
+  return out;
+}
+
+std::vector<std::string> Reduction::node_outputs(size_t node) const {
+  std::vector<std::string> out;
+  for (const auto& o : graph().nodes[node].outputs)
+    if (!o.empty()) out.push_back(o);
+  return out;
+}
+
+// Mirrors Extractor::extract's default outputs (original outputs first, then values no kept node
+// reads; values nothing reads count only for a node that offers nothing else).
+std::vector<std::string> Reduction::outputs_of(const Candidate& c) const {
+  if (!c.outputs.empty()) return c.outputs;
+  const Graph& g = graph();
+  std::vector<bool> kept(g.nodes.size(), false);
+  for (size_t n : c.nodes) kept[n] = true;
+  std::vector<std::string> out;
+  std::unordered_set<std::string_view> chosen;
+  for (const auto& vi : g.outputs) {
+    const auto p = index_.producer(vi.name);
+    if (p && kept[*p] && chosen.insert(vi.name).second) out.push_back(vi.name);
+  }
+  for (size_t n : index_.topological_order()) {
+    if (!kept[n]) continue;
+    std::vector<const std::string*> open, dangling;
+    bool offers = false;
+    for (const auto& o : g.nodes[n].outputs) {
+      if (o.empty()) continue;
+      if (chosen.count(o)) { offers = true; continue; }
+      const auto readers = index_.consumers(o);
+      if (readers.empty()) dangling.push_back(&o);
+      else if (std::none_of(readers.begin(), readers.end(), [&](size_t r) { return kept[r]; })) open.push_back(&o);
+    }
+    if (open.empty() && !offers) open = dangling;
+    for (const std::string* o : open)
+      if (chosen.insert(*o).second) out.push_back(*o);
+  }
+  return out;
+}
+
+size_t Reduction::bisect_first(size_t count, const CandidateMaker& make) {
+  using Range = std::pair<size_t, size_t>;  // the answer is in [first, second]
+  const Range end = decide<Range>(
+      {0, count},
+      [](const Range& r) -> std::optional<size_t> {
+        if (r.first >= r.second) return std::nullopt;
+        return r.first + (r.second - r.first) / 2;
+      },
+      [](const Range& r, bool interesting) -> Range {
+        const size_t mid = r.first + (r.second - r.first) / 2;
+        return interesting ? Range{r.first, mid} : Range{mid + 1, r.second};
+      },
+      make);
+  return stopped() ? count : end.first;
+}
+
+std::vector<size_t> Reduction::ancestors_within(const Candidate& c, size_t unit) const {
+  std::vector<bool> kept(unit_.size(), false), seen(unit_.size(), false);
+  for (size_t n : c.nodes) kept[n] = true;
+  std::vector<size_t> stack{unit}, out;
+  seen[unit] = true;
+  while (!stack.empty()) {
+    const size_t n = stack.back();
+    stack.pop_back();
+    if (unit_[n]) out.push_back(n);
+    for (size_t p : index_.predecessors(n))
+      if (kept[p] && !seen[p]) {
+        seen[p] = true;
+        stack.push_back(p);
+      }
+  }
+  std::sort(out.begin(), out.end(),
+            [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); });
+  return out;
+}
+
+const ValueType* Reduction::type_of(const std::string& value) {
+  if (!types_inferred_) {
+    types_inferred_ = true;
+    auto types = infer_value_types(*model_);
+    if (types) types_ = std::move(types).value();
+    else log("shape inference failed (" + types.error().message() + "): input shapes are unknown");
+  }
+  auto it = types_.find(value);
+  return it == types_.end() ? nullptr : &it->second;
+}
+
+bool Reduction::commit(Candidate c) {
+  if (c == best_) return false;
+  const size_t before = size();
+  best_ = std::move(c);
+  ++commits_;
+  if (options_->on_improvement) options_->on_improvement(best_);
+  const size_t after = size();
+  if (after != before)
+    log(pass_ + ": " + std::to_string(before) + " -> " + std::to_string(after) + " nodes");
+  else
+    log(pass_ + ": simplified (" + std::to_string(after) + " nodes)");
+  report_progress();
+  return true;
+}
+
+void Reduction::set_pass(std::string name) {
+  pass_ = std::move(name);
+  report_progress();
+}
+
+double Reduction::elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time_).count();
+}
+
+void Reduction::log(const std::string& line) const {
+  if (options_->log) options_->log(line);
+}
+
+void Reduction::verbose(const std::string& line) const {
+  if (options_->verbose) log(line);
+}
+
+void Reduction::report_progress() const {
+  if (!options_->on_progress) return;
+  ReduceProgress p;
+  p.size = size();
+  p.checks = counts().checks;
+  p.cache_hits = counts().cache_hits;
+  p.elapsed = elapsed();
+  p.rate = p.elapsed > 0 ? static_cast<double>(p.checks) / p.elapsed : 0;
+  p.pass = pass_;
+  options_->on_progress(p);
+}
+
+std::string describe(const Reduction& r, const Candidate& c) {
+  std::map<std::string, size_t> ops;
+  size_t n = 0;
+  for (size_t i : c.nodes)
+    if (r.is_unit(i)) {
+      ++ops[r.graph().nodes[i].op_type];
+      ++n;
+    }
+  std::string s = std::to_string(n) + " nodes";
+  if (n <= 8) {
+    s += " [";
+    bool first = true;
+    for (size_t i : c.nodes)
+      if (r.is_unit(i)) {
+        s += (first ? "" : " ") + r.graph().nodes[i].name + ":" + r.graph().nodes[i].op_type;
+        first = false;
+      }
+    s += "]";
+  } else {
+    s += " (";
+    bool first = true;
+    for (const auto& [op, k] : ops) {
+      s += (first ? "" : ", ") + op + " " + std::to_string(k);
+      first = false;
+    }
+    s += ")";
+  }
+  if (!c.outputs.empty()) s += ", " + std::to_string(c.outputs.size()) + " marked outputs";
+  if (!c.frozen.empty()) s += ", " + std::to_string(c.frozen.size()) + " frozen";
+  if (!c.input_shapes.empty()) s += ", " + std::to_string(c.input_shapes.size()) + " reshaped inputs";
+  return s;
+}
+
+}  // namespace reduce::detail

@@ -1,0 +1,153 @@
+// Reduction: the state one reduction shares between passes — the graph, the best candidate so
+// far, the check runner, and the candidate-building helpers every pass uses.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <unordered_map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check_runner.h"
+#include "core/extract.h"
+#include "core/graph_index.h"
+#include "core/model.h"
+#include "reducer/reducer.h"
+
+namespace reduce::detail {
+
+class Reduction {
+ public:
+  Reduction(const Model& model, GraphIndex index, CandidateTest& test, const ReduceOptions& options,
+            Candidate start);
+
+  const Model& model() const { return *model_; }
+  const Graph& graph() const { return model_->graph; }
+  const GraphIndex& index() const { return index_; }
+  const ReduceOptions& options() const { return *options_; }
+
+  // Units are what passes remove: every node but Constant nodes, which follow their readers.
+  bool is_unit(size_t node) const { return unit_[node]; }
+  // The best candidate's units in topological order.
+  std::vector<size_t> units() const { return units_of(best_); }
+  std::vector<size_t> units_of(const Candidate& c) const;
+  size_t size() const { return units().size(); }
+  const Candidate& best() const { return best_; }
+
+  // A candidate keeping exactly `units` plus the Constant nodes they read, with `base`'s frozen
+  // values, outputs and input shapes where they still apply (explicit outputs that are no longer
+  // produced are dropped; when none is left the defaults apply; when the base freezes all its cut
+  // values, new ones are frozen too). nullopt when `units` is empty.
+  std::optional<Candidate> with_units(const Candidate& base, std::vector<size_t> units) const;
+  // Values the candidate's nodes read that no kept node produces and no initializer holds:
+  // original graph inputs and cut values, in first-use (topological) order.
+  std::vector<std::string> graph_inputs(const Candidate& c) const;
+  // The subset of graph_inputs() that removed nodes produce (the values cut-as-constant may freeze).
+  std::vector<std::string> cut_values(const Candidate& c) const;
+  // The outputs the candidate model has (explicit, or the extractor's defaults).
+  std::vector<std::string> outputs_of(const Candidate& c) const;
+  // Non-empty outputs of a node.
+  std::vector<std::string> node_outputs(size_t node) const;
+  // Units of `c` that `unit` depends on through kept nodes (itself included), in topological order.
+  std::vector<size_t> ancestors_within(const Candidate& c, size_t unit) const;
+  // The declared or inferred type of a value of the main graph, or nullptr (inferred on first use).
+  const ValueType* type_of(const std::string& value);
+
+  // Set by first-divergence when marking intermediate outputs makes the failure disappear.
+  bool marking_outputs_hides_failure = false;
+
+  // Testing (see CheckRunner).
+  std::optional<size_t> first_interesting(size_t count, const CandidateMaker& make) {
+    return runner_.first_interesting(count, make);
+  }
+  std::vector<bool> all_interesting(size_t count, const CandidateMaker& make) {
+    return runner_.all_interesting(count, make);
+  }
+  std::optional<bool> known_interesting(const Candidate& c) const { return runner_.known_interesting(c); }
+  int jobs() const { return runner_.jobs(); }
+  bool test_one(const Candidate& c) {
+    return first_interesting(1, [&](size_t) { return std::optional<Candidate>(c); }).has_value();
+  }
+  // Runs a sequential decision process whose steps each test one candidate: probe(s) names the
+  // candidate to test in state s (nullopt: done), advance(s, interesting) the next state. With
+  // several jobs the next levels of the decision tree are tested at once; the states visited
+  // stay those of -j 1. `visited` sees each decision taken (probe, answer). Returns the final state.
+  template <typename State>
+  State decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
+               const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
+               const std::function<void(size_t, bool)>& visited = {});
+  // Smallest p in [0, count) with make(p) interesting, by binary search (assumes the answers are
+  // monotone: false...false true...true); `count` when none is. With several jobs, the next
+  // levels of the search tree are tested speculatively; the decisions stay those of -j 1.
+  size_t bisect_first(size_t count, const CandidateMaker& make);
+
+  // Makes `c` the best candidate (the caller has seen it interesting and smaller). Returns false
+  // (and changes nothing) when `c` equals the best.
+  bool commit(Candidate c);
+
+  bool stopped() const { return runner_.stopped(); }
+  const CheckCounts& counts() const { return runner_.counts(); }
+  size_t malformed() const { return runner_.malformed(); }
+  void set_pass(std::string name);
+  const std::string& pass() const { return pass_; }
+  size_t commits() const { return commits_; }
+  double elapsed() const;
+  void log(const std::string& line) const;
+  void verbose(const std::string& line) const;
+
+ private:
+  void report_progress() const;
+
+  const Model* model_;
+  GraphIndex index_;
+  const ReduceOptions* options_;
+  std::vector<bool> unit_;
+  Candidate best_;
+  CheckRunner runner_;
+  std::string pass_;
+  size_t commits_ = 0;
+  std::chrono::steady_clock::time_point start_time_;
+  bool types_inferred_ = false;
+  std::unordered_map<std::string, ValueType> types_;
+};
+
+template <typename State>
+State Reduction::decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
+                        const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
+                        const std::function<void(size_t, bool)>& visited) {
+  int levels = 1;  // 2^levels - 1 probes fit in the job slots
+  while ((size_t{1} << (levels + 1)) - 1 <= static_cast<size_t>(runner_.jobs())) ++levels;
+  while (!stopped()) {
+    if (!probe(s)) break;
+    std::vector<size_t> probes;
+    std::vector<State> level{s};
+    for (int d = 0; d < levels && !level.empty(); ++d) {
+      std::vector<State> next;
+      for (const State& st : level) {
+        const auto p = probe(st);
+        if (!p) continue;
+        if (std::find(probes.begin(), probes.end(), *p) == probes.end()) probes.push_back(*p);
+        next.push_back(advance(st, true));
+        next.push_back(advance(st, false));
+      }
+      level = std::move(next);
+    }
+    const auto answers = all_interesting(probes.size(), [&](size_t k) { return make(probes[k]); });
+    if (stopped()) break;
+    for (int d = 0; d < levels; ++d) {
+      const auto p = probe(s);
+      if (!p) break;
+      const size_t k = std::find(probes.begin(), probes.end(), *p) - probes.begin();
+      if (visited) visited(*p, answers[k]);
+      s = advance(s, answers[k]);
+    }
+  }
+  return s;
+}
+
+// "kept 12 nodes: Add, Mul, ..." for logs.
+std::string describe(const Reduction& r, const Candidate& c);
+
+}  // namespace reduce::detail

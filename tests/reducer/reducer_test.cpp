@@ -1,0 +1,256 @@
+// reduce_model on synthetic interestingness tests: exact minima, 1-minimality, well-formed
+// candidates only, the same result for every -j, baselines, stop and resume.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "reducer/reducer.h"
+#include "synthetic_test.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::CandidateView;
+using testing::parse_model;
+using testing::SyntheticTest;
+
+std::set<std::string> kept_names(const Model& m, const Candidate& c) {
+  std::set<std::string> out;
+  for (size_t n : c.nodes) out.insert(m.graph.nodes[n].outputs[0]);
+  return out;
+}
+
+ReduceResult run(const Model& m, SyntheticTest& t, ReduceOptions opts = {}) {
+  auto r = reduce_model(m, t, opts);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  EXPECT_EQ(t.malformed, 0u);
+  EXPECT_EQ(t.unextractable, 0u);
+  return r.ok() ? std::move(r).value() : ReduceResult{};
+}
+
+void log_counts(const std::string& what, const ReduceResult& r) {
+  std::printf("[ counts ] %s: %zu checks (%zu cached), %zu nodes%s\n", what.c_str(), r.checks, r.cache_hits,
+              r.best.nodes.size(), r.one_minimal ? ", 1-minimal" : "");
+}
+
+auto needs(std::vector<std::string> nodes) {
+  return [nodes](const CandidateView& v) {
+    return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return v.has(n); });
+  };
+}
+
+TEST(Reducer, ChainOfAThousandReachesTwoDistantNodesInFewChecks) {
+  Model m = parse_model(testing::chain_model_text(1000));
+  SyntheticTest t(m, needs({"n300", "n700"}));
+  auto r = run(m, t);
+  log_counts("chain 1000, {n300, n700}", r);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n300", "n700"}));
+  EXPECT_TRUE(r.one_minimal);
+  EXPECT_LT(r.checks - r.cache_hits, 200u);
+}
+
+TEST(Reducer, ChainOfAThousandReachesAdjacentPairWithCutsAlone) {
+  Model m = parse_model(testing::chain_model_text(1000));
+  SyntheticTest t(m, needs({"n500", "n501"}));
+  auto r = run(m, t);
+  log_counts("chain 1000, {n500, n501}", r);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n500", "n501"}));
+  EXPECT_TRUE(r.one_minimal);
+  EXPECT_LT(r.checks - r.cache_hits, 60u);
+}
+
+TEST(Reducer, KeepsTwoNodesAndTheOutputOfAThird) {
+  Model m = parse_model(testing::residual_model_text(20));
+  // Interesting iff a3 and b9 are kept and t7's value is an output of the candidate model.
+  SyntheticTest t(m, [](const CandidateView& v) { return v.has("a3") && v.has("b9") && v.outputs_has("t7"); });
+  auto r = run(m, t);
+  log_counts("residual 20, {a3, b9} + output t7", r);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"a3", "b9", "t7"}));
+  EXPECT_TRUE(r.one_minimal);
+}
+
+TEST(Reducer, ConnectedPathIsKeptWhole) {
+  Model m = parse_model(testing::residual_model_text(20));
+  // Interesting iff x flows into h12 through kept nodes from a4: the path a4 -> b4 -> h4 -> ... -> h12
+  // along the residual adds (h{i} reads h{i-1}).
+  SyntheticTest t(m, [](const CandidateView& v) {
+    if (!v.has("a4") || !v.has("b4")) return false;
+    for (int i = 4; i <= 12; ++i)
+      if (!v.has("h" + std::to_string(i))) return false;
+    return true;
+  });
+  auto r = run(m, t);
+  log_counts("residual 20, path a4..h12", r);
+  std::set<std::string> want{"a4", "b4"};
+  for (int i = 4; i <= 12; ++i) want.insert("h" + std::to_string(i));
+  EXPECT_EQ(kept_names(m, r.best), want);
+  EXPECT_TRUE(r.one_minimal);
+}
+
+TEST(Reducer, FusionNeedsTheWholeChainAndUnmarkedIntermediates) {
+  Model m = parse_model(testing::chain_model_text(200));
+  // A fused pattern n90 -> n91 -> n92 fails only while whole and while n90, n91 are not outputs.
+  SyntheticTest t(m, [](const CandidateView& v) {
+    return v.has("n90") && v.has("n91") && v.has("n92") && !v.outputs_has("n90") && !v.outputs_has("n91");
+  });
+  auto r = run(m, t);
+  log_counts("chain 200, fusion n90-n92", r);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n90", "n91", "n92"}));
+  EXPECT_TRUE(r.one_minimal);
+  EXPECT_LT(r.checks - r.cache_hits, 80u);
+}
+
+TEST(Reducer, FirstDivergenceFindsTheFailingNodeWhenOutputsCanBeMarked) {
+  Model m = parse_model(testing::residual_model_text(30));
+  // Layerwise failure: b17's value is wrong, and so is every value computed from it.
+  SyntheticTest t(m, [](const CandidateView& v) {
+    if (!v.has("b17")) return false;
+    for (const auto& o : v.outputs)
+      if (o == "b17" || (o[0] == 'h' && std::stoi(o.substr(1)) >= 17)) return true;
+    return false;
+  });
+  ReduceOptions opts;
+  opts.passes = {"first-divergence", "certify"};
+  auto r = run(m, t, opts);
+  log_counts("residual 30, first divergence at b17", r);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"b17"}));
+  EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"b17"}));
+}
+
+TEST(Reducer, ResultIsTheSameForEveryJobCount) {
+  Model m = parse_model(testing::residual_model_text(25));
+  auto pred = [](const CandidateView& v) {
+    // Not monotone on purpose: a4 and h9 needed, and the candidate must not keep b20.
+    return v.has("a4") && v.has("h9") && !v.has("b20") && v.outputs.size() <= 3;
+  };
+  std::optional<Candidate> first;
+  for (int jobs : {1, 2, 4}) {
+    SyntheticTest t(m, pred, jobs == 4 ? 1 : 0);
+    ReduceOptions opts;
+    opts.jobs = jobs;
+    auto r = run(m, t, opts);
+    log_counts("residual 25 -j " + std::to_string(jobs), r);
+    if (!first) first = r.best;
+    else EXPECT_EQ(r.best, *first) << "-j " << jobs;
+  }
+}
+
+TEST(Reducer, SlowTestsGiveTheSameResultInParallel) {
+  Model m = parse_model(testing::chain_model_text(120));
+  std::optional<Candidate> first;
+  for (int jobs : {1, 4}) {
+    SyntheticTest t(m, needs({"n10", "n70", "n71"}), 2);
+    ReduceOptions opts;
+    opts.jobs = jobs;
+    auto r = run(m, t, opts);
+    log_counts("chain 120 slow -j " + std::to_string(jobs), r);
+    EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n10", "n70", "n71"}));
+    if (!first) first = r.best;
+    else EXPECT_EQ(r.best, *first);
+  }
+}
+
+TEST(Reducer, BaselinesReachTheMinimumOnAChain) {
+  Model m = parse_model(testing::chain_model_text(300));
+  for (const char* strategy : {"polygraphy-bisect", "polygraphy-linear", "ddmin"}) {
+    std::optional<Candidate> first;
+    for (int jobs : {1, 3}) {
+      SyntheticTest t(m, needs({"n120", "n121", "n122"}));
+      ReduceOptions opts;
+      opts.strategy = strategy;
+      opts.jobs = jobs;
+      auto r = run(m, t, opts);
+      log_counts(std::string(strategy) + " chain 300 -j " + std::to_string(jobs), r);
+      EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n120", "n121", "n122"})) << strategy;
+      if (!first) first = r.best;
+      else EXPECT_EQ(r.best, *first) << strategy;
+    }
+  }
+}
+
+TEST(Reducer, DdminReachesTheSameMinimumAsTheDefault) {
+  Model m = parse_model(testing::residual_model_text(12));
+  auto pred = needs({"a2", "b8", "t10"});
+  SyntheticTest t1(m, pred), t2(m, pred);
+  auto def = run(m, t1);
+  ReduceOptions opts;
+  opts.strategy = "ddmin";
+  auto dd = run(m, t2, opts);
+  log_counts("residual 12 default", def);
+  log_counts("residual 12 ddmin", dd);
+  EXPECT_EQ(kept_names(m, dd.best), kept_names(m, def.best));
+  EXPECT_TRUE(dd.one_minimal);
+}
+
+TEST(Reducer, StopFlagReturnsTheBestSoFar) {
+  Model m = parse_model(testing::chain_model_text(400));
+  std::atomic<bool> stop{false};
+  SyntheticTest t(m, [&](const CandidateView& v) { return v.has("n50") && v.has("n350"); });
+  ReduceOptions opts;
+  opts.jobs = 2;
+  opts.stop = &stop;
+  size_t improvements = 0;
+  opts.on_improvement = [&](const Candidate&) {
+    if (++improvements == 2) stop = true;
+  };
+  auto r = run(m, t, opts);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_FALSE(r.one_minimal);
+  const auto kept = kept_names(m, r.best);
+  EXPECT_TRUE(kept.count("n50") && kept.count("n350"));
+  EXPECT_GT(kept.size(), 2u);
+}
+
+TEST(Reducer, StartCandidateIsHonoured) {
+  Model m = parse_model(testing::chain_model_text(100));
+  SyntheticTest t(m, needs({"n40"}));
+  ReduceOptions opts;
+  opts.start = Candidate{};
+  for (size_t i = 30; i < 60; ++i) opts.start->nodes.push_back(i);
+  std::vector<Candidate> seen;
+  opts.on_improvement = [&](const Candidate& c) { seen.push_back(c); };
+  auto r = run(m, t, opts);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n40"}));
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), r.best);
+  for (const auto& c : seen)
+    for (size_t n : c.nodes) EXPECT_TRUE(n >= 30 && n < 60);
+}
+
+TEST(Reducer, CutValuesAreFrozenWhenTheFailureNeedsConstants) {
+  Model m = parse_model(testing::chain_model_text(50));
+  // n20 fails only when its input is a constant, once n19 is gone.
+  SyntheticTest t(m, [](const CandidateView& v) { return v.has("n20") && (v.has("n19") || !v.inputs.count("n19")); });
+  auto r = run(m, t);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n20"}));
+  EXPECT_EQ(r.best.frozen, (std::vector<std::string>{"n19"}));
+}
+
+TEST(Reducer, PassListComesFromTheDefFile) {
+  std::vector<std::string> names;
+  for (const auto& p : reduce_passes()) names.push_back(p.name);
+  EXPECT_EQ(names.front(), "first-divergence");
+  EXPECT_EQ(names.back(), "certify");
+  Model m = parse_model(testing::chain_model_text(5));
+  SyntheticTest t(m, needs({"n1"}));
+  ReduceOptions opts;
+  opts.passes = {"no-such-pass"};
+  EXPECT_FALSE(reduce_model(m, t, opts).ok());
+  opts.passes = {};
+  opts.strategy = "no-such-strategy";
+  EXPECT_FALSE(reduce_model(m, t, opts).ok());
+}
+
+TEST(Reducer, WithoutCertifyTheResultIsNotClaimedOneMinimal) {
+  Model m = parse_model(testing::chain_model_text(60));
+  SyntheticTest t(m, needs({"n7", "n40"}));
+  ReduceOptions opts;
+  opts.skip_passes = {"certify"};
+  auto r = run(m, t, opts);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n7", "n40"}));
+  EXPECT_FALSE(r.one_minimal);
+}
+
+}  // namespace
+}  // namespace reduce

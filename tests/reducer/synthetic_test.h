@@ -1,0 +1,99 @@
+// Synthetic CandidateTests for the reducer: a predicate over the extracted candidate model decides,
+// optionally after a delay; every call is checked for well-formedness and counted.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/extract.h"
+#include "core/model_io.h"
+#include "reducer/candidate.h"
+
+namespace reduce::testing {
+
+// What a synthetic predicate sees: the kept nodes' output names and the extracted model's outputs.
+struct CandidateView {
+  const Candidate& candidate;
+  std::set<std::string> kept;     // first output name of each kept node (node identity in text models)
+  std::set<std::string> outputs;  // the candidate model's outputs
+  std::set<std::string> inputs;   // the candidate model's graph inputs (cut values included)
+  bool has(const std::string& node) const { return kept.count(node) > 0; }
+  bool outputs_has(const std::string& value) const { return outputs.count(value) > 0; }
+};
+
+class SyntheticTest : public CandidateTest {
+ public:
+  SyntheticTest(const Model& model, std::function<bool(const CandidateView&)> interesting, int delay_ms = 0)
+      : model_(model), extractor_(Extractor::create(model).value()), interesting_(std::move(interesting)), delay_ms_(delay_ms) {}
+
+  TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
+    ++calls;
+    bool ok = !c.nodes.empty();
+    for (size_t i = 0; i < c.nodes.size(); ++i)
+      if (c.nodes[i] >= model_.graph.nodes.size() || (i > 0 && c.nodes[i] <= c.nodes[i - 1])) ok = false;
+    if (!ok) {
+      ++malformed;
+      return {TestOutcome::Invalid, false};
+    }
+    ExtractOptions opts;
+    opts.outputs = c.outputs;
+    for (const auto& f : c.frozen) opts.frozen.emplace(f, Tensor());
+    auto m = extractor_.extract(c.nodes, opts);
+    if (!m) {
+      ++unextractable;
+      return {TestOutcome::Invalid, false};
+    }
+    for (int waited = 0; waited < delay_ms_; ++waited) {
+      if (cancel) return {TestOutcome::Cancelled, false};
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    CandidateView view{c, {}, {}, {}};
+    for (size_t n : c.nodes) view.kept.insert(model_.graph.nodes[n].outputs[0]);
+    for (const auto& o : m->graph.outputs) view.outputs.insert(o.name);
+    for (const auto& i : m->graph.inputs) view.inputs.insert(i.name);
+    return {interesting_(view) ? TestOutcome::Interesting : TestOutcome::Uninteresting, false};
+  }
+
+  std::atomic<size_t> calls{0}, malformed{0}, unextractable{0};
+
+ private:
+  const Model& model_;
+  Extractor extractor_;
+  std::function<bool(const CandidateView&)> interesting_;
+  int delay_ms_;
+};
+
+// A chain x -> n0 -> n1 -> ... -> n{count-1} = y of unary ops (Relu, Neg, Abs in turn).
+inline std::string chain_model_text(size_t count) {
+  const char* ops[] = {"Relu", "Neg", "Abs"};
+  std::string s = "<ir_version: 8, opset_import: [\"\" : 17]>\nchain (float[2, 8] x) => (float[2, 8] n" +
+                  std::to_string(count - 1) + ") {\n";
+  for (size_t i = 0; i < count; ++i)
+    s += "  n" + std::to_string(i) + " = " + ops[i % 3] + "(" + (i == 0 ? std::string("x") : "n" + std::to_string(i - 1)) + ")\n";
+  return s + "}\n";
+}
+
+// Residual blocks: h{i} = Add(h{i-1}, Neg(Relu(h{i-1}))) (a{i} = Relu, b{i} = Neg, h{i} = Add),
+// with a side output t{i} = Abs(a{i}) on every third block.
+inline std::string residual_model_text(size_t blocks) {
+  std::string outs = "float[2, 8] h" + std::to_string(blocks - 1);
+  std::string body;
+  for (size_t i = 0; i < blocks; ++i) {
+    const std::string in = i == 0 ? "x" : "h" + std::to_string(i - 1), k = std::to_string(i);
+    body += "  a" + k + " = Relu(" + in + ")\n  b" + k + " = Neg(a" + k + ")\n  h" + k + " = Add(" + in + ", b" + k + ")\n";
+    if (i % 3 == 1) {
+      body += "  t" + k + " = Abs(a" + k + ")\n";
+      outs += ", float[2, 8] t" + k;
+    }
+  }
+  return "<ir_version: 8, opset_import: [\"\" : 17]>\nresidual (float[2, 8] x) => (" + outs + ") {\n" + body + "}\n";
+}
+
+}  // namespace reduce::testing
