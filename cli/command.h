@@ -16,5 +16,7 @@ int run_command(const std::vector<std::string>& args);
 int conformance_command(const std::vector<std::string>& args);
 int check_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
+// args[0] is the model.
+int reduce_command(const std::vector<std::string>& args);
 
 }  // namespace reduce::cli
