@@ -8,6 +8,7 @@
 
 #include "core/mapped_file.h"
 #include "core/model_io.h"
+#include "canonical_graph.h"
 #include "json_writer.h"
 #include "verdict_report.h"
 
@@ -228,7 +229,18 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const CandidateSpec& ca
   md << "![reduced graph](graph.svg)\n";
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(reduced)));
   REDUCE_TRY(write_file_atomic(dir / "report.md", md.str()));
-  return {};
+
+  // bucket.txt: what `reduce batch` groups reproducers by (failure key, canonical graph form).
+  std::string key = to_string(target.kind);
+  if (target.kind == FailureKind::Error) key += ": " + target.normalized;
+  if (target.kind == FailureKind::Crash) key += ": signal " + std::to_string(target.signal);
+  std::string bucket = "failure " + key + "\n";
+  bucket += "nodes " + std::to_string(facts.original_nodes) + " " + std::to_string(count_nodes(reduced)) + "\n";
+  bucket += "checks " + std::to_string(facts.checks) + "\nseconds " + std::to_string(facts.seconds) + "\n";
+  bucket += std::string("one_minimal ") + (facts.one_minimal ? "true" : "false") + "\nops";
+  for (const auto& [op, n] : ops) bucket += " " + op + ":" + std::to_string(n);
+  bucket += "\nform\n" + canonical_form(reduced);
+  return write_file_atomic(dir / "bucket.txt", bucket);
 }
 
 Status append_journal(const fs::path& dir, const CandidateSpec& c) {

@@ -18,5 +18,6 @@ int check_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 // args[0] is the model.
 int reduce_command(const std::vector<std::string>& args);
+int batch_command(const std::vector<std::string>& args);
 
 }  // namespace reduce::cli

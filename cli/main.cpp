@@ -20,6 +20,7 @@ const Subcommand kSubcommands[] = {
     {"run", reduce::cli::run_command, "run a model on an engine; print and save its outputs"},
     {"conformance", reduce::cli::conformance_command, "run ONNX backend test folders on the reference engine"},
     {"check", reduce::cli::check_command, "does the model fail on an engine? print the verdict and failure signature"},
+    {"batch", reduce::cli::batch_command, "reduce every model of a folder or manifest; bucket the reproducers"},
     {"compare", reduce::cli::compare_command, "per-output and layerwise errors of an engine against the reference"},
 };
 

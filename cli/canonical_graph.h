@@ -1,0 +1,13 @@
+// A canonical text form of a graph's structure (op types, attributes, wiring), independent of node
+// and value names and of node order: reproducers with the same form are the same bug's.
+#pragma once
+
+#include <string>
+
+#include "core/model.h"
+
+namespace reduce::cli {
+
+std::string canonical_form(const Graph& graph);
+
+}  // namespace reduce::cli
