@@ -15,6 +15,9 @@
 
 namespace reduce::corpus {
 
+// The seed `reduce-corpus` uses unless told otherwise (the committed examples use it too).
+inline constexpr uint64_t kDefaultSeed = 1;
+
 // Builds a whole model of about `target` nodes (inputs, body, trigger, outputs) into `b`,
 // marking the trigger's minimal reproducer nodes.
 using BuildFn = void (*)(GraphBuilder& b, size_t target, Random& rng);

@@ -41,7 +41,7 @@ int usage(const std::string& problem) {
 
 int main(int argc, char** argv) {
   std::string out_dir;
-  uint64_t seed = 1;
+  uint64_t seed = reduce::corpus::kDefaultSeed;
   std::vector<size_t> sizes{10, 100, 1000, 10000};
   std::vector<const Family*> chosen;
   for (const auto& f : reduce::corpus::families()) chosen.push_back(&f);
