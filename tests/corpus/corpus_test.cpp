@@ -112,7 +112,7 @@ TEST(Corpus, SizesHitTheirTargetsWithTheTriggerInTheMiddle) {
 
 TEST(Corpus, EveryModelPassesTheOnnxChecker) {
   for (const auto& f : corpus::families())
-    for (size_t size : {10, 100, 1000}) {
+    for (size_t size : {10, 100, 1000, 10000}) {
       auto g = corpus::generate(f, size, 1);
       auto status = check_model(g.model);
       EXPECT_TRUE(status.ok()) << g.file_name << ": " << (status.ok() ? "" : status.error().message());
@@ -122,7 +122,7 @@ TEST(Corpus, EveryModelPassesTheOnnxChecker) {
 TEST(Corpus, EveryModelRunsOnTheReferenceWithFiniteBoundedOutputs) {
   auto engine = make_reference_engine();
   for (const auto& f : corpus::families())
-    for (size_t size : {10, 100, 1000}) {
+    for (size_t size : {10, 100, 1000, 10000}) {
       auto g = corpus::generate(f, size, 1);
       SCOPED_TRACE(g.file_name);
       auto prepared = engine->prepare(g.model);
