@@ -1,0 +1,66 @@
+// The corpus: one model family per fault (plus real FP16 overflow), each a trigger buried once in a
+// CNN-like or transformer-like body; generation of a family at a size, and the manifest.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model.h"
+#include "graph_builder.h"
+
+namespace reduce::corpus {
+
+// The seed `reduce-corpus` uses unless told otherwise (the committed examples use it too).
+inline constexpr uint64_t kDefaultSeed = 1;
+
+// Builds a whole model of about `target` nodes (inputs, body, trigger, outputs) into `b`,
+// marking the trigger's minimal reproducer nodes.
+using BuildFn = void (*)(GraphBuilder& b, size_t target, Random& rng);
+
+struct Family {
+  std::string_view fault;        // the --faults name: a fault of the catalog, or "fp16-overflow"
+  std::string_view stem;         // file names are <stem>_<size>.onnx
+  std::string_view engine;       // the engine spec on which the models fail
+  std::string_view kind;         // mismatch, nonfinite or error
+  BuildFn build;
+  std::string_view description;
+};
+
+// Every family, in the order of families.def.
+std::span<const Family> families();
+const Family* find_family(std::string_view fault);
+
+struct GeneratedModel {
+  std::string file_name;
+  const Family* family = nullptr;
+  Model model;
+  std::vector<size_t> minimal_nodes;  // the ground-truth reproducer, ascending node indices
+  size_t nodes = 0;                   // count_nodes(model.graph)
+
+  // The reproducer's op multiset, "Op:count" comma-separated, sorted by op name.
+  std::string minimal_ops() const;
+};
+
+GeneratedModel generate(const Family& family, size_t size, uint64_t seed);
+
+// Lays out a model: a body of about half the nodes left by the trigger, the trigger, then the body
+// again up to `target` nodes in all. `trigger` continues the stream (and marks its minimal nodes).
+using GrowFn = void (*)(GraphBuilder& b, Value& stream, size_t nodes, Random& rng);
+using TriggerFn = std::function<Value(GraphBuilder& b, const Value& stream, Random& rng)>;
+Value bury(GraphBuilder& b, Value stream, size_t target, size_t trigger_nodes, GrowFn grow, Random& rng,
+           const TriggerFn& trigger);
+
+// The manifest: a header line, then one tab-separated line per model.
+std::string manifest_header();
+std::string manifest_line(const GeneratedModel& model);
+
+// Writes OUT_DIR/<name>.onnx for every family and size, and OUT_DIR/manifest.tsv.
+Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family* const> chosen,
+                    std::span<const size_t> sizes, uint64_t seed);
+
+}  // namespace reduce::corpus

@@ -1,0 +1,90 @@
+// reduce-corpus: writes the failing corpus models and their manifest.
+//   reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all]
+#include <charconv>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "corpus_model.h"
+
+namespace {
+
+using reduce::corpus::Family;
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> parts;
+  while (!s.empty()) {
+    const size_t comma = s.find(',');
+    parts.push_back(s.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return parts;
+}
+
+template <typename T>
+bool parse_number(std::string_view s, T& out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+int usage(const std::string& problem) {
+  if (!problem.empty()) std::cerr << "error: " << problem << "\n";
+  std::cerr << "usage: reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all]\nfaults:";
+  for (const auto& f : reduce::corpus::families()) std::cerr << " " << f.fault;
+  std::cerr << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_dir;
+  uint64_t seed = reduce::corpus::kDefaultSeed;
+  std::vector<size_t> sizes{10, 100, 1000, 10000};
+  std::vector<const Family*> chosen;
+  for (const auto& f : reduce::corpus::families()) chosen.push_back(&f);
+
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--help" || arg == "-h") return usage("");
+    if (arg == "--seed") {
+      if (!has_value || !parse_number(argv[++i], seed)) return usage("--seed needs a non-negative integer");
+    } else if (arg == "--sizes") {
+      if (!has_value) return usage("--sizes needs a list of node counts");
+      sizes.clear();
+      for (auto part : split(argv[++i])) {
+        size_t n = 0;
+        if (!parse_number(part, n) || n == 0 || n > 1000000) return usage("bad size '" + std::string(part) + "'");
+        sizes.push_back(n);
+      }
+      if (sizes.empty()) return usage("--sizes needs at least one size");
+    } else if (arg == "--faults") {
+      if (!has_value) return usage("--faults needs a list of faults or 'all'");
+      const std::string_view list = argv[++i];
+      if (list != "all") {
+        chosen.clear();
+        for (auto part : split(list)) {
+          const Family* f = reduce::corpus::find_family(part);
+          if (!f) return usage("unknown fault '" + std::string(part) + "'");
+          chosen.push_back(f);
+        }
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage("unknown option '" + std::string(arg) + "'");
+    } else if (out_dir.empty()) {
+      out_dir = arg;
+    } else {
+      return usage("more than one output folder");
+    }
+  }
+  if (out_dir.empty()) return usage("missing OUT_DIR");
+
+  if (auto status = reduce::corpus::write_corpus(out_dir, chosen, sizes, seed); !status) {
+    std::cerr << "error: " << status.error().message() << "\n";
+    return 1;
+  }
+  return 0;
+}

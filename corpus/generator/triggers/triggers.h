@@ -1,0 +1,13 @@
+// The build functions of the corpus families, one per file in this folder (listed in families.def).
+#pragma once
+
+#include "../bodies.h"
+#include "../corpus_model.h"
+
+namespace reduce::corpus {
+
+#define CORPUS_FAMILY(fault, stem, engine, kind, build, description) void build(GraphBuilder& b, size_t target, Random& rng);
+#include "../families.def"
+#undef CORPUS_FAMILY
+
+}  // namespace reduce::corpus
