@@ -1,7 +1,12 @@
 // Writing the reproducer bundle and its journal.
 #include "bundle.h"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include <cerrno>
 
 #include <fstream>
 #include <sstream>
@@ -11,6 +16,8 @@
 #include "canonical_graph.h"
 #include "json_writer.h"
 #include "verdict_report.h"
+
+extern char** environ;
 
 namespace reduce::cli {
 
@@ -138,6 +145,32 @@ std::string graph_dot(const Graph& g) {
   return out.str();
 }
 
+// graph.svg from graph.dot with Graphviz, when `dot` is installed (no shell: argv as is).
+bool render_svg(const fs::path& dot_file, const fs::path& svg_file) {
+  const fs::path tmp = svg_file.string() + ".tmp";
+  const std::string in = dot_file.string(), out = "-o" + tmp.string();
+  std::vector<char*> argv{const_cast<char*>("dot"), const_cast<char*>("-Tsvg"), const_cast<char*>(in.c_str()),
+                          const_cast<char*>(out.c_str()), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "dot", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return false;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::error_code ec;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fs::remove(tmp, ec);
+    return false;
+  }
+  fs::rename(tmp, svg_file, ec);
+  return !ec;
+}
+
 }  // namespace
 
 Status write_bundle_model(const fs::path& dir, const CandidateRun& run) {
@@ -226,8 +259,9 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const CandidateSpec& ca
   md << "**Search:** " << facts.checks << " checks (" << facts.cache_hits << " cache hits, " << facts.slipped
      << " slipped, " << facts.invalid << " invalid) in " << format_number(facts.seconds) << " s with -j " << facts.jobs
      << ", strategy " << facts.strategy << ".\n\n";
-  md << "![reduced graph](graph.svg)\n";
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(reduced)));
+  if (render_svg(dir / "graph.dot", dir / "graph.svg")) md << "![reduced graph](graph.svg)\n";
+  else md << "(graph.dot: install Graphviz `dot` for a picture)\n";
   REDUCE_TRY(write_file_atomic(dir / "report.md", md.str()));
 
   // bucket.txt: what `reduce batch` groups reproducers by (failure key, canonical graph form).
