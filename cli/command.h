@@ -14,5 +14,7 @@ inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid inpu
 int info_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int conformance_command(const std::vector<std::string>& args);
+// Hidden: the worker process of isolated engines (engine/isolated_worker.h).
+int worker_command(const std::vector<std::string>& args);
 
 }  // namespace reduce::cli

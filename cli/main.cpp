@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
     print_usage(std::cout);
     return reduce::cli::kExitOk;
   }
+  // Not listed in the usage: isolated engines start it.
+  if (args[0] == "__worker") return reduce::cli::worker_command({args.begin() + 1, args.end()});
   for (const auto& s : kSubcommands) {
     if (args[0] == s.name) {
       try {

@@ -11,6 +11,7 @@
 #include "core/model_io.h"
 #include "core/tensor_set.h"
 #include "engine/engine.h"
+#include "engine/engine_spec.h"
 #include "input_options.h"
 #include "oracle/inputs.h"
 #include "tensor_summary.h"
@@ -45,7 +46,7 @@ int run_command(const std::vector<std::string>& args) {
       "bools 0/1; see --input-range). --save-outputs writes output_K.pb and output_K.npy.\n\noptions");
   opts.add_options()("help,h", "show this help")
       ("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
-      ("engine", po::value<std::string>()->default_value("ref"), "engine spec (ref)");
+      ("engine", po::value<std::string>()->default_value("ref"), "engine spec: ref, opencv, cmd:TEMPLATE, isolated:SPEC");
   add_input_options(opts);
   opts.add_options()
       ("outputs", po::value<std::vector<std::string>>()->multitoken(),
@@ -60,10 +61,6 @@ int run_command(const std::vector<std::string>& args) {
   if (auto done = parse_command_line(args, "run", opts, pos, vm, "model", "MODEL")) return *done;
   const fs::path model_path = vm["model"].as<std::string>();
   const std::string spec = vm["engine"].as<std::string>();
-  if (spec != "ref") {
-    std::cerr << "error: run: unknown engine spec '" << spec << "' (available: ref)\n";
-    return kExitUsage;
-  }
   const int repeat = vm["repeat"].as<int>();
   if (repeat < 1) {
     std::cerr << "error: run: --repeat must be at least 1\n";
@@ -84,8 +81,14 @@ int run_command(const std::vector<std::string>& args) {
       std::cerr << "error: " << s.error().message() << "\n";
       return kExitUsage;
     }
-  auto engine = make_reference_engine(vm["threads"].as<int>());
-  auto prepared = engine->prepare(*model);
+  EngineEnvironment environment;
+  environment.threads = vm["threads"].as<int>();
+  auto engine = make_engine(spec, environment);
+  if (!engine) {
+    std::cerr << "error: run: " << engine.error().message() << "\n";
+    return kExitUsage;
+  }
+  auto prepared = (*engine)->prepare(*model);
   if (!prepared) {
     std::cerr << "error: " << prepared.error().at(model_path.string()).message() << "\n";
     return kExitFailure;

@@ -1,0 +1,37 @@
+// model_with_outputs: exposes intermediate values as graph outputs for engines that only return those.
+#include "external/output_model.h"
+
+#include <unordered_set>
+
+namespace reduce {
+
+std::vector<std::string> requested_outputs(const Model& model, const std::vector<std::string>& requested) {
+  if (!requested.empty()) return requested;
+  std::vector<std::string> out;
+  for (const auto& vi : model.graph.outputs) out.push_back(vi.name);
+  return out;
+}
+
+bool are_graph_outputs(const Model& model, const std::vector<std::string>& outputs) {
+  if (outputs.size() != model.graph.outputs.size()) return false;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i] != model.graph.outputs[i].name) return false;
+  return true;
+}
+
+Expected<Model> model_with_outputs(const Model& model, const std::vector<std::string>& outputs) {
+  std::unordered_set<std::string> known;
+  for (const auto& vi : model.graph.inputs) known.insert(vi.name);
+  for (const auto& init : model.graph.initializers) known.insert(init.name);
+  for (const auto& node : model.graph.nodes) known.insert(node.outputs.begin(), node.outputs.end());
+  Model copy = model;
+  copy.graph.outputs.clear();
+  for (const auto& name : outputs) {
+    if (name.empty() || !known.count(name)) return make_error("the model has no value named '" + name + "'");
+    const ValueInfo* info = model.graph.find_value_info(name);
+    copy.graph.outputs.push_back(info ? *info : ValueInfo{name, {}, {}});
+  }
+  return copy;
+}
+
+}  // namespace reduce
