@@ -3,6 +3,7 @@
 
 #include <csignal>
 
+#include "core/tensor_file.h"
 #include "engine/check_script.h"
 #include "engine/engine_spec.h"
 #include "test_support.h"

@@ -52,6 +52,26 @@ TEST(IsolatedEngine, RunsTheInnerEngineInAWorker) {
   EXPECT_EQ(values(out->at("Y")), (std::vector<float>{-1, 2, -3}));
 }
 
+TEST(IsolatedEngine, AModelWithoutInputsRuns) {
+  EngineEnvironment env;
+  env.worker_program = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g () => (float[2] Y)
+<float[2] C = {1, -2}>
+{
+  Y = Relu(C)
+}
+)");
+  auto engine = make_engine("isolated:ref", env);
+  ASSERT_TRUE(engine.ok());
+  auto prepared = (*engine)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message();
+  auto out = (*prepared)->run({});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(values(out->at("Y")), (std::vector<float>{1, 0}));
+}
+
 TEST(IsolatedEngine, InnerEngineErrorsComeBackAsErrors) {
   EngineEnvironment env;
   env.worker_program = std::string(REDUCE_BINARY_DIR) + "/reduce";

@@ -31,7 +31,7 @@ const char* kConvRelu = R"(
 g (float[1, 1, 3, 3] X) => (float[1, 2, 2, 2] Y)
 <float[2, 1, 2, 2] W = {1, 0, 0, 1, 0, -1, -1, 0}, float[2] B = {0.5, 0}>
 {
-  c = Conv(X, W, B)
+  c = Conv<kernel_shape = [2, 2]>(X, W, B)
   Y = Relu(c)
 }
 )";
@@ -62,6 +62,18 @@ TEST(OpenCvEngine, IntermediateValuesCanBeRequested) {
   // Second filter: -(x[i][j+1] + x[i+1][j]) is negative everywhere: Relu zeroes what Conv computed.
   EXPECT_EQ(values(out->at("c")), (std::vector<float>{6.5, 8.5, 12.5, 14.5, -6, -8, -12, -14}));
   EXPECT_EQ(values(out->at("Y")), (std::vector<float>{6.5, 8.5, 12.5, 14.5, 0, 0, 0, 0}));
+}
+
+TEST(OpenCvEngine, OpenCv46NeedsTheOptionalKernelShapeOfConv) {
+  REQUIRE_OPENCV(engine);
+  std::string text = kConvRelu;
+  text.replace(text.find("<kernel_shape = [2, 2]>"), 23, "");
+  Model m = parse_model(text);
+  auto prepared = engine->prepare(m);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_EQ(prepared.error().what,
+            "OpenCV: Node [Conv@ai.onnx]:(onnx_node_output_0!c) parse error: (-5:Bad argument) kernel_size (or "
+            "kernel_h and kernel_w) not specified in function 'getKernelSize'");
 }
 
 TEST(OpenCvEngine, ErrorsAreOneLineOpenCvMessages) {

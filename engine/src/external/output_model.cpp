@@ -3,6 +3,8 @@
 
 #include <unordered_set>
 
+#include "core/extract.h"
+
 namespace reduce {
 
 std::vector<std::string> requested_outputs(const Model& model, const std::vector<std::string>& requested) {
@@ -26,10 +28,20 @@ Expected<Model> model_with_outputs(const Model& model, const std::vector<std::st
   for (const auto& node : model.graph.nodes) known.insert(node.outputs.begin(), node.outputs.end());
   Model copy = model;
   copy.graph.outputs.clear();
+  // Importers need typed outputs (OpenCV asserts it); shape inference types the values the graph
+  // does not declare. When it fails, values stay as declared (or untyped) and the engine decides.
+  std::unordered_map<std::string, ValueType> inferred;
   for (const auto& name : outputs) {
     if (name.empty() || !known.count(name)) return make_error("the model has no value named '" + name + "'");
     const ValueInfo* info = model.graph.find_value_info(name);
-    copy.graph.outputs.push_back(info ? *info : ValueInfo{name, {}, {}});
+    if (info && info->type.is_tensor()) {
+      copy.graph.outputs.push_back(*info);
+      continue;
+    }
+    if (inferred.empty())
+      if (auto types = infer_value_types(model); types.ok()) inferred = std::move(types).value();
+    const auto it = inferred.find(name);
+    copy.graph.outputs.push_back(ValueInfo{name, it != inferred.end() ? it->second : ValueType{}, {}});
   }
   return copy;
 }

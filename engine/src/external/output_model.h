@@ -15,7 +15,7 @@ std::vector<std::string> requested_outputs(const Model& model, const std::vector
 bool are_graph_outputs(const Model& model, const std::vector<std::string>& outputs);
 
 // A copy of `model` (weights shared, not copied) whose graph outputs are `outputs`, typed from the
-// graph's value infos where known. Values the graph neither computes nor takes are an error.
+// graph's value infos, else from shape inference. Values the graph neither computes nor takes are an error.
 Expected<Model> model_with_outputs(const Model& model, const std::vector<std::string>& outputs);
 
 }  // namespace reduce
