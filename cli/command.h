@@ -19,5 +19,7 @@ int compare_command(const std::vector<std::string>& args);
 // args[0] is the model.
 int reduce_command(const std::vector<std::string>& args);
 int batch_command(const std::vector<std::string>& args);
+// Hidden: the worker process of isolated engines (engine/isolated_worker.h).
+int worker_command(const std::vector<std::string>& args);
 
 }  // namespace reduce::cli

@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
     print_usage(std::cout);
     return reduce::cli::kExitOk;
   }
+  // Not listed in the usage: isolated engines start it.
+  if (args[0] == "__worker") return reduce::cli::worker_command({args.begin() + 1, args.end()});
   // `reduce MODEL.onnx ...` is the reduce command itself.
   const auto ends_with = [](const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;

@@ -59,7 +59,7 @@ int run_command(const std::vector<std::string>& args) {
       "\noptions");
   opts.add_options()("help,h", "show this help")
       ("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
-      ("engine", po::value<std::string>()->default_value("ref"), "engine spec: ref, opt or opt:OPTIONS (see above)");
+      ("engine", po::value<std::string>()->default_value("ref"), "engine spec: ref, opt[:OPTIONS], opencv, cmd:TEMPLATE, isolated:SPEC (see above)");
   add_input_options(opts);
   opts.add_options()
       ("outputs", po::value<std::vector<std::string>>()->multitoken(),

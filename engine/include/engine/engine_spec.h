@@ -2,6 +2,7 @@
 // `cmd:TEMPLATE`), and the one factory that turns a spec into an Engine.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ struct EngineEnvironment {
   std::vector<std::string> env;
   // Threads an in-process engine may use for one run (0: all cores).
   int threads = 0;
+  // The program that serves isolated engines (`isolated:SPEC`, `opencv`) as `PROGRAM __worker FD`:
+  // the `reduce` executable. Empty: this process's own executable (/proc/self/exe).
+  std::filesystem::path worker_program;
 };
 
 // Builds the engine a spec names. Errors (one line) name the spec and the problem: unknown engine,

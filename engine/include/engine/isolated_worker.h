@@ -1,0 +1,22 @@
+// The worker side of isolated engines: a process that runs engine requests so crashes cannot end the tool.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "core/status.h"
+#include "engine/engine.h"
+
+namespace reduce {
+
+// Builds the engine a request names (make_engine in `reduce __worker`; tests add engines that
+// crash on purpose).
+using EngineFactory = std::function<Expected<std::unique_ptr<Engine>>(std::string_view spec, int threads)>;
+
+// Answers requests arriving on `socket_fd` (a Unix stream socket) until it is closed: loads models
+// (kept prepared between requests), runs them on input folders and writes the outputs to folders.
+// Returns the process exit code. The protocol is private to engine/src/isolated.
+int serve_engine_worker(int socket_fd, const EngineFactory& make);
+
+}  // namespace reduce

@@ -1,0 +1,56 @@
+// Running external programs without a shell: argv as given, time limit, captured output, clean kill.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace reduce {
+
+struct ProcessOptions {
+  // Seconds before the process group is killed (SIGTERM, then SIGKILL after `kill_grace_seconds`); 0: none.
+  double timeout_seconds = 0;
+  double kill_grace_seconds = 1;
+  // "NAME=VALUE" entries added to (or replacing in) this process's environment.
+  std::vector<std::string> env;
+  // Folder the program starts in; empty: the current one.
+  std::filesystem::path working_directory;
+  // stdout and stderr (interleaved, as a terminal shows them) are kept up to this many bytes.
+  size_t max_output_bytes = size_t{1} << 20;
+};
+
+struct ProcessResult {
+  int exit_code = -1;      // when the program exited; -1 when a signal ended it
+  int signal = 0;          // the signal that ended it (also set after a timeout kill)
+  bool timed_out = false;  // the time limit was reached and the group was killed
+  std::string output;      // stdout + stderr, truncated to max_output_bytes
+  bool output_truncated = false;
+  double seconds = 0;
+
+  bool exited_ok() const { return exit_code == 0 && signal == 0 && !timed_out; }
+  // The signal that ended the program, or N when it exited with 128+N (how a shell reports the
+  // command it waited for was killed by signal N); 0 otherwise. A timeout is not a crash.
+  int crash_signal() const;
+  // "exit code 3", "killed by signal 11 (Segmentation fault)", "timed out after 2 s".
+  std::string describe(const ProcessOptions& options) const;
+};
+
+// Runs argv[0] (searched in PATH when it has no '/') in its own process group and waits for it,
+// or for the time limit. Thread-safe; the child inherits no descriptors but stdin (/dev/null)
+// and the capture pipe. Errors: empty argv, a program that cannot be started.
+Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// The last `max_lines` non-empty lines of a program's output, trimmed: the part of stderr that
+// usually says what went wrong, as one line (lines joined with " | ").
+std::string last_output_lines(const std::string& output, size_t max_lines = 3);
+
+// This process's environment with `extra` "NAME=VALUE" entries added or replacing same-named ones.
+std::vector<std::string> environment_with(const std::vector<std::string>& extra);
+
+// Name of a signal ("SIGSEGV"), or "signal N".
+std::string signal_name(int signal);
+
+}  // namespace reduce

@@ -1,0 +1,36 @@
+// CheckScript: runs an interestingness command on a model file and an inputs folder.
+#include "engine/check_script.h"
+
+#include "core/model_io.h"
+#include "engine/command_template.h"
+#include "external/temp_folder.h"
+#include "external/tensor_exchange.h"
+
+namespace reduce {
+
+Expected<CheckScript> CheckScript::parse(std::string_view command_template) {
+  auto tokens = split_command_template(command_template);
+  if (!tokens) return Error{"check:" + std::string(command_template), tokens.error().what};
+  return CheckScript(std::move(tokens).value());
+}
+
+Expected<ProcessResult> CheckScript::run(const std::filesystem::path& model, const std::filesystem::path& inputs,
+                                         const EngineEnvironment& environment) const {
+  ProcessOptions process;
+  process.timeout_seconds = environment.timeout_seconds;
+  process.env = environment.env;
+  return run_process(fill_placeholders(tokens_, {{"model", model.string()}, {"inputs", inputs.string()}}), process);
+}
+
+Expected<ProcessResult> CheckScript::run(const Model& model, const TensorMap& inputs,
+                                         const EngineEnvironment& environment) const {
+  REDUCE_ASSIGN(TempFolder folder, TempFolder::create("reduce-check-"));
+  std::error_code ec;
+  std::filesystem::create_directory(folder / "inputs", ec);
+  if (ec) return Error{folder.path().string(), "cannot create folder: " + ec.message()};
+  REDUCE_TRY(save_model(model, folder / "model.onnx"));
+  REDUCE_TRY(write_input_folder(folder / "inputs", model.graph, inputs));
+  return run(folder / "model.onnx", folder / "inputs", environment);
+}
+
+}  // namespace reduce

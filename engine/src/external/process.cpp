@@ -1,0 +1,210 @@
+// run_process: posix_spawn into a new process group, one pipe for stdout+stderr, time limit, group kill.
+#include "engine/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace reduce {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Closes a descriptor when it goes out of scope.
+struct Fd {
+  int fd = -1;
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& x : extra) replaced = replaced || x.substr(0, x.find('=')) == name;
+    if (!replaced) env.push_back(entry);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+namespace {
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Whether the child has ended, without reaping it (so its pid, which is also the group id,
+// stays reserved while we kill what is left of the group).
+bool has_ended(pid_t pid) {
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+    if (errno != EINTR) return true;
+  return info.si_pid == pid;
+}
+
+// Reads what the pipe holds now (non-blocking); returns false at end of file.
+bool drain(int fd, ProcessResult& result, size_t max_bytes) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) return false;
+    if (n < 0) return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK;
+    const size_t room = max_bytes - std::min(max_bytes, result.output.size());
+    result.output.append(buffer, std::min(room, static_cast<size_t>(n)));
+    if (static_cast<size_t>(n) > room) result.output_truncated = true;
+  }
+}
+
+}  // namespace
+
+std::string signal_name(int signal) {
+  if (const char* abbrev = sigabbrev_np(signal)) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(signal);
+}
+
+int ProcessResult::crash_signal() const {
+  if (timed_out) return 0;
+  if (signal) return signal;
+  return exit_code > 128 && exit_code < 128 + 32 ? exit_code - 128 : 0;
+}
+
+std::string ProcessResult::describe(const ProcessOptions& options) const {
+  if (timed_out) {
+    std::string s = std::to_string(options.timeout_seconds);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return "timed out after " + s + " s";
+  }
+  if (signal) return "killed by " + signal_name(signal);
+  return "exit code " + std::to_string(exit_code);
+}
+
+std::string last_output_lines(const std::string& output, size_t max_lines) {
+  std::vector<std::string> lines;
+  size_t end = output.size();
+  while (end > 0 && lines.size() < max_lines) {
+    const size_t start = output.rfind('\n', end - 1);
+    const size_t from = start == std::string::npos ? 0 : start + 1;
+    std::string line = output.substr(from, end - from);
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos) {
+      line = line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+      lines.insert(lines.begin(), line);
+    }
+    if (start == std::string::npos) break;
+    end = start;
+  }
+  std::string joined;
+  for (const auto& l : lines) joined += (joined.empty() ? "" : " | ") + l;
+  return joined;
+}
+
+Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  if (argv.empty() || argv[0].empty()) return make_error("run_process: no program given");
+  const std::string program = argv[0];
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Error{program, std::string("cannot create a pipe: ") + std::strerror(errno)};
+  Fd read_end{fds[0]}, write_end{fds[1]};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 2);
+  // Descriptors other threads opened without O_CLOEXEC must not leak into the child either.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  const std::string cwd = options.working_directory.string();
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&defaults, s);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<std::string> args = argv, env = environment_with(options.env);
+  std::vector<char*> c_args = c_strings(args), c_env = c_strings(env);
+  const auto start = Clock::now();
+  pid_t pid = 0;
+  const int spawn_error = program.find('/') == std::string::npos
+                              ? posix_spawnp(&pid, program.c_str(), &actions, &attributes, c_args.data(), c_env.data())
+                              : posix_spawn(&pid, program.c_str(), &actions, &attributes, c_args.data(), c_env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  write_end.reset();
+  if (spawn_error != 0) return Error{program, std::string("cannot start: ") + std::strerror(spawn_error)};
+  ::fcntl(read_end.fd, F_SETFL, ::fcntl(read_end.fd, F_GETFL) | O_NONBLOCK);
+
+  ProcessResult result;
+  const bool limited = options.timeout_seconds > 0;
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(limited ? options.timeout_seconds : 0));
+  const auto grace = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.kill_grace_seconds));
+  bool pipe_open = true, terminated = false, killed = false;
+  int idle_ms = 1;
+  while (!has_ended(pid)) {
+    const auto now = Clock::now();
+    if (limited && !terminated && now >= deadline) {
+      ::kill(-pid, SIGTERM);
+      terminated = true;
+      result.timed_out = true;
+    }
+    if (terminated && !killed && now >= deadline + grace) {
+      ::kill(-pid, SIGKILL);
+      killed = true;
+    }
+    // Wait for output, or poll the child's state at a growing interval once the pipe is closed.
+    int wait_ms = pipe_open ? 20 : idle_ms;
+    if (limited && !killed) {
+      const auto until = terminated ? deadline + grace : deadline;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+      wait_ms = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(wait_ms, left)));
+    }
+    if (pipe_open) {
+      pollfd p{read_end.fd, POLLIN, 0};
+      if (::poll(&p, 1, wait_ms) > 0) pipe_open = drain(read_end.fd, result, options.max_output_bytes);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+      idle_ms = std::min(idle_ms * 2, 20);
+    }
+  }
+  // The leader is gone: what is left of its group (background children) goes with it.
+  ::kill(-pid, SIGKILL);
+  if (pipe_open) drain(read_end.fd, result, options.max_output_bytes);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+}  // namespace reduce

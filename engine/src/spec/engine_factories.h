@@ -1,0 +1,23 @@
+// The engine constructors behind make_engine (private to the engine module).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/engine_spec.h"
+
+namespace reduce {
+
+// `cmd:TEMPLATE`: runs a command per model run (see engine/command_engine docs in docs/engine.md).
+Expected<std::unique_ptr<Engine>> make_command_engine(std::string_view command_template,
+                                                      const EngineEnvironment& environment);
+
+// `opencv`: OpenCV's DNN module in this process; an error when OpenCV was not found at build time.
+Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment& environment);
+
+// `isolated:SPEC`: runs SPEC in worker processes (`reduce __worker`), so crashes become errors.
+Expected<std::unique_ptr<Engine>> make_isolated_engine(std::string_view inner_spec,
+                                                       const EngineEnvironment& environment);
+
+}  // namespace reduce
