@@ -1,6 +1,8 @@
 // Parsing of the oracle options and building the oracle from them.
 #include "oracle_options.h"
 
+#include <thread>
+
 #include "core/model_io.h"
 #include "input_options.h"
 
@@ -25,6 +27,8 @@ void add_oracle_options(po::options_description& opts) {
       ("timeout", po::value<double>()->default_value(0), "seconds per external engine run (0: none)")
       ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
        "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot})")
+      ("slots", po::value<int>()->default_value(0),
+       "concurrent engine slots, numbered from 0 for {slot} (0: the number of jobs, or of cores)")
       ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores)")
       ("memory-budget", po::value<double>()->default_value(2048),
        "MiB of reference values kept in memory; the rest is spilled to disk and mapped");
@@ -50,6 +54,10 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   for (const auto& e : o.environment.env)
     if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
   o.environment.threads = vm["threads"].as<int>();
+  o.slots = vm["slots"].as<int>();
+  if (o.slots < 0) return make_error("--slots must not be negative");
+  if (o.slots == 0 && vm.count("jobs") && vm["jobs"].as<int>() > 0) o.slots = vm["jobs"].as<int>();
+  if (o.slots == 0) o.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const double mib = vm["memory-budget"].as<double>();
   if (!(mib >= 0)) return make_error("--memory-budget must not be negative");
   o.record.memory_budget = static_cast<uint64_t>(mib * 1024 * 1024);

@@ -82,7 +82,7 @@ int reduce_command(const std::vector<std::string>& args) {
       "Exit code: 0 bundle written, 3 the model does not fail, 2 bad usage or input.\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the failing model")
       ("output,o", po::value<std::string>(), "bundle folder (default: <model-stem>.reduced)")
-      ("jobs,j", po::value<int>()->default_value(0), "checks in flight (0: the number of cores)")
+      ("jobs,j", po::value<int>()->default_value(0), "checks in flight (0: --slots, else the number of cores)")
       ("strategy", po::value<std::string>()->default_value("default"), "default, polygraphy-bisect, polygraphy-linear, ddmin")
       ("passes", po::value<std::string>(), "comma-separated passes to run (default: all; see --print-passes)")
       ("skip-passes", po::value<std::string>(), "comma-separated passes not to run")
@@ -119,6 +119,8 @@ int reduce_command(const std::vector<std::string>& args) {
     std::cerr << "error: reduce: -j must not be negative\n";
     return kExitUsage;
   }
+  // Default: one check per --slots slot when slots are given, else one per core.
+  if (ro.jobs == 0 && vm["slots"].as<int>() > 0) ro.jobs = vm["slots"].as<int>();
   if (ro.jobs == 0) ro.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ro.strategy = vm["strategy"].as<std::string>();
   if (vm.count("passes")) ro.passes = split_list(vm["passes"].as<std::string>());

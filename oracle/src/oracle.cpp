@@ -1,9 +1,11 @@
 // The oracle: candidate materialization from recorded values, engine runs, verdicts and their cache.
 #include "oracle/oracle.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/model_io.h"
+#include "engine/command_template.h"
 #include "leading_slice.h"
 
 namespace reduce {
@@ -72,11 +74,26 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   const std::string& spec = o->options_.engine;
   o->external_ = starts_with(spec, "cmd:") || starts_with(spec, "check:") || spec == "opencv" ||
                  starts_with(spec, "opencv:");
-  if (o->options_.engine_instance) {
-    o->engine_ = o->options_.engine_instance;
-  } else if (!starts_with(spec, "check:")) {
-    REDUCE_ASSIGN(auto engine, make_engine(spec, o->options_.environment));
-    o->engine_ = std::move(engine);
+  if (o->options_.slots < 1) return make_error("the number of slots must be at least 1");
+  bool per_slot = false;
+  for (const auto& e : o->options_.environment.env) per_slot |= e.find("{slot}") != std::string::npos;
+  const int slots = per_slot ? o->options_.slots : 1;
+  for (int slot = 0; slot < slots; ++slot) {
+    EngineEnvironment env = o->options_.environment;
+    for (auto& e : env.env) e = fill_placeholders(e, {{"slot", std::to_string(slot)}});
+    o->slot_environments_.push_back(env);
+    if (o->options_.engine_instance) {
+      o->slot_engines_.push_back(o->options_.engine_instance);
+    } else if (!starts_with(spec, "check:")) {
+      REDUCE_ASSIGN(auto engine, make_engine(spec, env));
+      o->slot_engines_.push_back(std::move(engine));
+    }
+  }
+  o->slot_busy_.assign(slots, false);
+  if (!o->slot_engines_.empty()) o->engine_ = o->slot_engines_[0];
+  if (starts_with(spec, "check:")) {
+    REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.substr(6)));
+    o->check_script_ = std::make_unique<CheckScript>(std::move(script));
   }
   REDUCE_ASSIGN(o->reference_, make_engine(o->options_.reference, o->options_.environment));
   if (!o->options_.fail_regex.empty()) {
@@ -179,9 +196,16 @@ Verdict Oracle::run_candidate(const CandidateSpec& c, const std::atomic<bool>* c
       return v;
     }
   }
-  if (!engine_) return run_check_script(*run, cancel);
+  const int slot = acquire_slot();
+  struct SlotGuard {
+    Oracle* o;
+    int slot;
+    ~SlotGuard() { o->release_slot(slot); }
+  } guard{this, slot};
+  if (check_script_) return run_check_script(*run, slot_environments_[slot]);
+  Engine& engine = *slot_engines_[slot];
   const auto start = std::chrono::steady_clock::now();
-  auto prepared = engine_->prepare(run->model);
+  auto prepared = engine.prepare(run->model);
   if (!prepared) {
     v = verdict_from_error(prepared.error());
     v.seconds = seconds_since(start);
@@ -272,10 +296,56 @@ OracleStatistics Oracle::statistics() const {
   return stats_;
 }
 
-Verdict Oracle::run_check_script(const CandidateRun& run, const std::atomic<bool>* cancel) {
+int Oracle::acquire_slot() {
+  std::unique_lock<std::mutex> lock(slot_mutex_);
+  while (true) {
+    for (size_t s = 0; s < slot_busy_.size(); ++s)
+      if (!slot_busy_[s] || slot_busy_.size() == 1) {
+        slot_busy_[s] = true;
+        return static_cast<int>(s);
+      }
+    slot_free_.wait(lock);
+  }
+}
+
+void Oracle::release_slot(int slot) {
+  {
+    std::lock_guard<std::mutex> lock(slot_mutex_);
+    if (slot_busy_.size() > 1) slot_busy_[slot] = false;
+  }
+  slot_free_.notify_one();
+}
+
+Verdict Oracle::run_check_script(const CandidateRun& run, const EngineEnvironment& environment) {
   Verdict v;
-  v.invalid = true;
-  v.invalid_reason = "check: scripts are not available in this build";
+  TensorMap inputs;
+  for (const auto& in : run.inputs) inputs[in.name] = in.tensor;
+  auto result = check_script_->run(run.model, inputs, environment);
+  if (!result) {
+    v.invalid = true;
+    v.invalid_reason = result.error().message();
+    return v;
+  }
+  v.seconds = result->seconds;
+  FailureSignature& s = v.signature;
+  // The tail of the output identifies the failure for humans; --fail-regex sees all of it.
+  s.message = result->output;
+  if (result->timed_out) {
+    s.kind = FailureKind::Timeout;
+    return v;
+  }
+  if (int sig = result->crash_signal(); sig != 0) {
+    s.kind = FailureKind::Crash;
+    s.signal = sig;
+    return v;
+  }
+  const int code = result->exit_code;
+  auto listed = [&](const std::vector<int>& codes) { return std::find(codes.begin(), codes.end(), code) != codes.end(); };
+  const bool fails = code != 0 && !listed(options_.ignore_fail_codes) && (options_.fail_codes.empty() || listed(options_.fail_codes));
+  if (fails) {
+    s.kind = FailureKind::Error;
+    s.normalized = "check script exit code " + std::to_string(code);
+  }
   return v;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "core/model.h"
 #include "core/tensor_file.h"
 #include "engine/engine.h"
+#include "engine/check_script.h"
 #include "engine/engine_spec.h"
 #include "oracle/comparison.h"
 #include "oracle/recorded_values.h"
@@ -46,6 +48,9 @@ struct OracleOptions {
   std::vector<int> fail_codes;
   std::vector<int> ignore_fail_codes;
   RecordOptions record;
+  // Concurrent evaluations get a slot each (0..slots-1); `{slot}` in environment.env entries is
+  // replaced by the slot number (e.g. CUDA_VISIBLE_DEVICES={slot} pins a device per slot).
+  int slots = 1;
 };
 
 struct Verdict {
@@ -119,14 +124,22 @@ class Oracle {
   Oracle() = default;
   Verdict run_candidate(const CandidateSpec& candidate, const std::atomic<bool>* cancel, TensorMap* actual);
   Verdict verdict_from_error(const Error& error) const;
-  Verdict run_check_script(const CandidateRun& run, const std::atomic<bool>* cancel);
+  Verdict run_check_script(const CandidateRun& run, const EngineEnvironment& environment);
 
   const Model* model_ = nullptr;
   std::vector<NamedTensor> inputs_;
   OracleOptions options_;
   std::unique_ptr<Extractor> extractor_;
   std::unique_ptr<RecordedValues> recorded_;
-  std::shared_ptr<Engine> engine_;     // null for check: scripts
+  std::shared_ptr<Engine> engine_;     // null for check: scripts; slot 0's engine
+  std::vector<std::shared_ptr<Engine>> slot_engines_;  // one per slot when the environment names {slot}
+  std::vector<EngineEnvironment> slot_environments_;
+  std::unique_ptr<CheckScript> check_script_;
+  std::mutex slot_mutex_;
+  std::condition_variable slot_free_;
+  std::vector<bool> slot_busy_;
+  int acquire_slot();
+  void release_slot(int slot);
   std::unique_ptr<Engine> reference_;
   std::unordered_set<std::string> names_;  // node and value names, masked in messages
   std::regex fail_regex_;
