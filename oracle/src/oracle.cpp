@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_set>
 
 #include "core/model_io.h"
 #include "engine/command_template.h"
@@ -138,10 +139,21 @@ Expected<CandidateRun> Oracle::materialize(const CandidateSpec& c) const {
   }
   CandidateRun run;
   REDUCE_ASSIGN(run.model, extractor_->extract(*nodes, eo));
-  for (const auto& vi : run.model.graph.inputs) {
+  std::unordered_set<std::string_view> original_inputs;
+  for (const auto& vi : model_->graph.inputs) original_inputs.insert(vi.name);
+  for (auto& vi : run.model.graph.inputs) {
     if (run.model.graph.find_initializer(vi.name)) continue;
     const Tensor* t = recorded_->find(vi.name);
     if (!t) return make_error("no recorded value for input '" + vi.name + "'");
+    // A cut value whose shape inference left dims unknown is declared with the shape it had in the
+    // original run, as the engine saw it there (the model's own inputs keep their declaration).
+    bool unknown = !vi.type.has_shape;
+    for (const Dim& d : vi.type.dims) unknown |= !d.is_static();
+    if (unknown && !original_inputs.count(vi.name) && vi.type.is_tensor()) {
+      vi.type.has_shape = true;
+      vi.type.dims.clear();
+      for (int64_t d : t->shape()) vi.type.dims.push_back(Dim::fixed(d));
+    }
     auto shape = c.input_shapes.find(vi.name);
     if (shape == c.input_shapes.end()) {
       run.inputs.push_back({vi.name, *t});

@@ -1,0 +1,66 @@
+// Real engine, real failures: `reduce check` and `reduce` with `--engine opencv` (OpenCV DNN 4.6)
+// on the npm models. Pins what OpenCV 4.6 does and the 1-node reproducers `reduce` finds.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "engine/engine_spec.h"
+#include "process_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::read_bytes;
+using testing::run_reduce;
+using testing::TempDir;
+
+std::string model(const std::string& file) {
+  const char* env = std::getenv("REDUCE_MODEL_CACHE");
+  return (env ? std::string(env) : std::string(REDUCE_SOURCE_DIR) + "/.cache/models") + "/" + file;
+}
+
+class OpenCvCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!make_engine("opencv-inprocess").ok()) GTEST_SKIP() << "OpenCV is not built in";
+  }
+};
+
+TEST_F(OpenCvCli, CheckReportsTheImporterAssertionOnOpenWakeWord) {
+  auto r = run_reduce({"check", model("oww_hello_deepa.onnx"), "--engine", "opencv"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL (error)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("axis != outShape.size() in function 'parseMul'"), std::string::npos) << r.out;
+}
+
+TEST_F(OpenCvCli, CheckPassesOnThePpOcrClassifier) {
+  auto r = run_reduce({"check", model("ppocr_cls.onnx"), "--engine", "opencv", "--input-shape", "x:1x3x48x192"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST_F(OpenCvCli, ReduceFindsTheOneNodeDivThatTheImporterRejects) {
+  TempDir dir;
+  auto r = run_reduce({model("oww_hello_deepa.onnx"), "--engine", "opencv", "-j", "2", "-o", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string report = read_bytes(dir / "out" / "report.json");
+  EXPECT_NE(report.find("\"op_types\": {\n      \"Div\": 1\n    }"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"one_minimal\": true"), std::string::npos);
+  // The reproducer fails on its own with the same error.
+  auto check = run_reduce({"check", (dir / "out" / "model.onnx").string(), "--engine", "opencv", "--inputs",
+                           (dir / "out" / "inputs").string()});
+  EXPECT_EQ(check.exit_code, 1);
+  EXPECT_NE(check.out.find("axis != outShape.size()"), std::string::npos) << check.out;
+}
+
+TEST_F(OpenCvCli, ReduceFindsTheOneNodeMulThatFailsAtRunTimeInPpOcrRec) {
+  TempDir dir;
+  auto r = run_reduce({model("ppocr_rec.onnx"), "--engine", "opencv", "--input-shape", "x:1x3x48x320", "-j", "2", "-o",
+                       (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string report = read_bytes(dir / "out" / "report.json");
+  EXPECT_NE(report.find("\"Mul\": 1"), std::string::npos) << report;
+  EXPECT_NE(report.find("start <= (int)shape.size()"), std::string::npos) << report;
+}
+
+}  // namespace
+}  // namespace reduce
