@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "core/graph_index.h"
-#include "generator/corpus_model.h"
+#include "corpus_model.h"
+#include "oracle/inputs.h"
 #include "oracle/oracle.h"
 
 using namespace reduce;
