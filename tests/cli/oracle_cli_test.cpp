@@ -179,6 +179,27 @@ TEST(ReduceCli, SameBundleForEveryJobCount) {
   }
 }
 
+TEST(ReduceCli, ResumeContinuesFromTheJournal) {
+  TempDir dir;
+  const auto model = write_model(dir, "att.onnxtxt", kAttention);
+  const auto out = dir / "out";
+  const std::vector<std::string> base{model, "--engine", "opt:fault=attention-unstable-softmax", "--input-range", "Q:3,4",
+                                      "--input-range", "K:3,4", "-o", out.string()};
+  ASSERT_EQ(run_reduce(base).exit_code, 0);
+  const std::string first = read_bytes(out / "model.onnx");
+  auto args = base;
+  args.push_back("--resume");
+  auto resumed = run_reduce(args);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming from 4 nodes"), std::string::npos) << resumed.err;
+  EXPECT_EQ(read_bytes(out / "model.onnx"), first);
+  // Without a journal there is nothing to resume.
+  std::filesystem::remove(out / "journal");
+  auto missing = run_reduce(args);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("journal"), std::string::npos) << missing.err;
+}
+
 TEST(ReduceCli, ExitsWithThreeWhenTheModelDoesNotFail) {
   TempDir dir;
   const auto model = write_model(dir, "bb.onnxtxt", kBroadcastChain);
