@@ -5,7 +5,7 @@
 # usage: bench/corpus_strategies.sh [BUILD_DIR (default build-bench)] [SIZES (10,100,1000)] [JOBS (2)] [STRATEGIES]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${1:-$root/build-bench}"
+build="$(cd "${1:-$root/build-bench}" && pwd)"
 sizes="${2:-10,100,1000}"
 jobs="${3:-2}"
 strategies="${4:-default polygraphy-bisect polygraphy-linear ddmin}"

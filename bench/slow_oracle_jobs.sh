@@ -4,7 +4,7 @@
 # usage: bench/slow_oracle_jobs.sh [BUILD_DIR (build-bench)] [SECONDS (1)] [JOBS ("1 4 16")] [FAMILY (broadcast-batch1)] [SIZE (100)]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${1:-$root/build-bench}"
+build="$(cd "${1:-$root/build-bench}" && pwd)"
 delay="${2:-1}"
 jobs_list="${3:-1 4 16}"
 family="${4:-broadcast-batch1}"
