@@ -140,6 +140,7 @@ State Reduction::decide(State s, const std::function<std::optional<size_t>(const
       const auto p = probe(s);
       if (!p) break;
       const size_t k = std::find(probes.begin(), probes.end(), *p) - probes.begin();
+      if (k == probes.size()) break;  // not expanded (cannot happen: both answers are expanded)
       if (visited) visited(*p, answers[k]);
       s = advance(s, answers[k]);
     }
