@@ -14,5 +14,9 @@ inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid inpu
 int info_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int conformance_command(const std::vector<std::string>& args);
+int check_command(const std::vector<std::string>& args);
+int compare_command(const std::vector<std::string>& args);
+// args[0] is the model.
+int reduce_command(const std::vector<std::string>& args);
 
 }  // namespace reduce::cli

@@ -1,4 +1,4 @@
-// `reduce conformance DIR...`: runs ONNX backend test folders on the reference engine and reports.
+// `reduce conformance DIR...`: runs ONNX backend test folders on an engine (the reference by default) and reports.
 #include <boost/program_options.hpp>
 
 #include <chrono>
@@ -9,6 +9,7 @@
 #include "command.h"
 #include "command_line.h"
 #include "engine/conformance.h"
+#include "engine/engine_spec.h"
 
 namespace reduce::cli {
 
@@ -36,7 +37,7 @@ int conformance_command(const std::vector<std::string>& args) {
   po::options_description opts(
       "usage: reduce conformance DIR... [options]\n\n"
       "Runs every ONNX backend test folder (model.onnx + test_data_set_N/input_K.pb, output_K.pb)\n"
-      "under the given folders on the reference engine, compares the outputs (dtype and shape exact,\n"
+      "under the given folders on an engine (the reference by default), compares the outputs (dtype and shape exact,\n"
       "|actual-expected| <= atol + rtol*|expected|, NaN equals NaN), prints one line per failing test\n"
       "and a final line `N passed, M failed, K skipped`. Skips follow a documented exclusion list\n"
       "(--list-skips). Exit 0 when nothing failed unexpectedly, 1 otherwise.\n\noptions");
@@ -45,6 +46,7 @@ int conformance_command(const std::vector<std::string>& args) {
       ("rtol", po::value<double>()->default_value(1e-3), "relative tolerance")
       ("atol", po::value<double>()->default_value(1e-7), "absolute tolerance")
       ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores)")
+      ("engine", po::value<std::string>()->default_value("ref"), "engine spec (ref, opt, opt:OPTIONS)")
       ("verbose,v", "also print passing and skipped tests")
       ("known-failures", po::value<std::string>(),
        "file of test names allowed to fail (one per line, # comments); only other failures fail the run")
@@ -82,7 +84,14 @@ int conformance_command(const std::vector<std::string>& args) {
   }
   const ConformanceTolerance tol{vm["rtol"].as<double>(), vm["atol"].as<double>()};
   const bool verbose = vm.count("verbose") > 0;
-  auto engine = make_reference_engine(vm["threads"].as<int>());
+  EngineEnvironment environment;
+  environment.threads = vm["threads"].as<int>();
+  auto made = make_engine(vm["engine"].as<std::string>(), environment);
+  if (!made) {
+    std::cerr << "error: conformance: " << made.error().message() << "\n";
+    return kExitUsage;
+  }
+  auto engine = std::move(*made);
   const auto tests = find_conformance_tests(roots);
   long passed = 0, failed = 0, skipped = 0, unexpected = 0;
   std::vector<std::string> fixed;

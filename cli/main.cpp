@@ -19,6 +19,8 @@ const Subcommand kSubcommands[] = {
     {"info", reduce::cli::info_command, "print a model's opsets, op histogram, inputs, outputs and weights"},
     {"run", reduce::cli::run_command, "run a model on an engine; print and save its outputs"},
     {"conformance", reduce::cli::conformance_command, "run ONNX backend test folders on the reference engine"},
+    {"check", reduce::cli::check_command, "does the model fail on an engine? print the verdict and failure signature"},
+    {"compare", reduce::cli::compare_command, "per-output and layerwise errors of an engine against the reference"},
 };
 
 void print_usage(std::ostream& out) {
@@ -26,8 +28,10 @@ void print_usage(std::ostream& out) {
          "reduce shrinks an ONNX model on which an inference engine fails to the smallest model\n"
          "that still shows the same failure.\n\ncommands:\n";
   for (const auto& s : kSubcommands) out << "  " << s.name << std::string(12 - std::strlen(s.name), ' ') << s.help << "\n";
-  out << "\n`reduce <command> --help` describes a command's options.\n"
-         "Exit codes: 0 ok, 1 the model fails (check), 2 bad usage or invalid input.\n";
+  out << "\n`reduce MODEL.onnx --engine SPEC [options]` reduces MODEL (see `reduce MODEL.onnx --help`).\n"
+         "`reduce <command> --help` describes a command's options.\n"
+         "Exit codes: 0 ok, 1 the model fails (check, compare), 2 bad usage or invalid input,\n"
+         "3 the model to reduce does not fail.\n";
 }
 
 }  // namespace
@@ -41,6 +45,18 @@ int main(int argc, char** argv) {
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage(std::cout);
     return reduce::cli::kExitOk;
+  }
+  // `reduce MODEL.onnx ...` is the reduce command itself.
+  const auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(args[0], ".onnx") || ends_with(args[0], ".onnxtxt")) {
+    try {
+      return reduce::cli::reduce_command(args);
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return reduce::cli::kExitUsage;
+    }
   }
   for (const auto& s : kSubcommands) {
     if (args[0] == s.name) {

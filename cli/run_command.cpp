@@ -11,6 +11,8 @@
 #include "core/model_io.h"
 #include "core/tensor_set.h"
 #include "engine/engine.h"
+#include "engine/engine_spec.h"
+#include "engine/optimized.h"
 #include "input_options.h"
 #include "oracle/inputs.h"
 #include "tensor_summary.h"
@@ -35,6 +37,17 @@ Status save_tensors(const fs::path& dir, const std::string& prefix, const std::v
   return {};
 }
 
+// The engine specs, passes and faults, for --help.
+std::string engine_help() {
+  std::string out = "\nengines (--engine):\n";
+  for (const auto& [spec, help] : engine_spec_help()) out += "  " + spec + ": " + help + "\n";
+  out += "opt passes (no-NAME disables one):\n";
+  for (const auto& [name, help] : optimized_passes()) out += "  " + name + ": " + help + "\n";
+  out += "opt faults (fault=NAME[+NAME...]):\n";
+  for (const auto& [name, help] : optimized_faults()) out += "  " + name + ": " + help + "\n";
+  return out;
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -42,10 +55,11 @@ int run_command(const std::vector<std::string>& args) {
       "usage: reduce run MODEL [options]\n\n"
       "Runs MODEL on an engine and prints each output's type, shape and statistics. Inputs come from\n"
       "--inputs, otherwise they are seeded random values (floats uniform in [-1,1), integers in [0,9],\n"
-      "bools 0/1; see --input-range). --save-outputs writes output_K.pb and output_K.npy.\n\noptions");
+      "bools 0/1; see --input-range). --save-outputs writes output_K.pb and output_K.npy.\n" + engine_help() +
+      "\noptions");
   opts.add_options()("help,h", "show this help")
       ("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
-      ("engine", po::value<std::string>()->default_value("ref"), "engine spec (ref)");
+      ("engine", po::value<std::string>()->default_value("ref"), "engine spec: ref, opt or opt:OPTIONS (see above)");
   add_input_options(opts);
   opts.add_options()
       ("outputs", po::value<std::vector<std::string>>()->multitoken(),
@@ -60,8 +74,11 @@ int run_command(const std::vector<std::string>& args) {
   if (auto done = parse_command_line(args, "run", opts, pos, vm, "model", "MODEL")) return *done;
   const fs::path model_path = vm["model"].as<std::string>();
   const std::string spec = vm["engine"].as<std::string>();
-  if (spec != "ref") {
-    std::cerr << "error: run: unknown engine spec '" << spec << "' (available: ref)\n";
+  EngineEnvironment environment;
+  environment.threads = vm["threads"].as<int>();
+  auto engine = make_engine(spec, environment);
+  if (!engine) {
+    std::cerr << "error: run: " << engine.error().message() << "\n";
     return kExitUsage;
   }
   const int repeat = vm["repeat"].as<int>();
@@ -84,8 +101,7 @@ int run_command(const std::vector<std::string>& args) {
       std::cerr << "error: " << s.error().message() << "\n";
       return kExitUsage;
     }
-  auto engine = make_reference_engine(vm["threads"].as<int>());
-  auto prepared = engine->prepare(*model);
+  auto prepared = (*engine)->prepare(*model);
   if (!prepared) {
     std::cerr << "error: " << prepared.error().at(model_path.string()).message() << "\n";
     return kExitFailure;

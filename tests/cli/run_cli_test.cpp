@@ -2,6 +2,8 @@
 // `reduce conformance` (report format, exclusions, known failures, exit codes).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/model_io.h"
 #include "core/tensor_file.h"
 #include "process_support.h"
@@ -112,6 +114,28 @@ TEST(RunCli, BadInputsAreOneLineErrors) {
   EXPECT_EQ(run_reduce({"run", model.string(), "--input-shape", "a:2xq"}).exit_code, 2);
   EXPECT_EQ(run_reduce({"run", model.string(), "--engine", "nonsense"}).exit_code, 2);
   EXPECT_EQ(run_reduce({"run", (dir / "absent.onnx").string()}).exit_code, 2);
+}
+
+TEST(RunCli, RunsTheOptimizedEngineFromItsSpec) {
+  TempDir dir;
+  const fs::path model = save_text_model(dir, "m.onnx", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4] x) => (float[1, 4] y)
+<float Two = {2.0}>
+{ y = Pow(x, Two) }
+)");
+  const fs::path inputs = dir / "in.npz";
+  ASSERT_TRUE(write_npz(inputs, {{"x", floats({1, 4}, {300, 1, 2, 3})}}, false).ok());
+  auto r = run_reduce({"run", model.string(), "--engine", "opt:fp16", "--inputs", inputs.string(), "--save-outputs",
+                       (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("engine opt:fp16"), std::string::npos) << r.out;
+  auto y = read_npy(dir / "out" / "output_0.npy");
+  ASSERT_TRUE(y.ok());
+  EXPECT_TRUE(std::isinf(y->data<float>()[0]));  // 90000 overflows fp16
+  auto bad = run_reduce({"run", model.string(), "--engine", "opt:fault=nope"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("unknown fault 'nope'"), std::string::npos) << bad.err;
 }
 
 TEST(RunCli, UnsupportedOperatorNamesNodeAndOp) {

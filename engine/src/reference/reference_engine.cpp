@@ -9,6 +9,7 @@
 
 #include "core/graph_index.h"
 #include "engine/engine.h"
+#include "executor.h"
 #include "kernel.h"
 
 namespace reduce::ref {
@@ -36,27 +37,37 @@ struct Frame {
 // A graph whose kernels are resolved, ready to run any number of times.
 class GraphProgram {
  public:
-  static Expected<std::unique_ptr<GraphProgram>> build(const Graph& graph, const Model& model) {
-    auto program = std::unique_ptr<GraphProgram>(new GraphProgram(graph));
+  static Expected<std::unique_ptr<GraphProgram>> build(const Graph& graph, const Model& model,
+                                                      std::shared_ptr<const ExecutorHooks> hooks) {
+    auto program = std::unique_ptr<GraphProgram>(new GraphProgram(graph, hooks));
     const auto outer = outer_scope_names(graph);
     REDUCE_ASSIGN(program->index_, GraphIndex::build(graph, outer));
     for (const auto& init : graph.initializers) program->initializers_.emplace(init.name, &init.tensor);
     for (const Node& node : graph.nodes) {
       const int64_t opset = model.opset(node.domain).value_or(0);
-      KernelFactory factory = find_kernel(node.op_type, node.domain, opset);
-      if (!factory)
-        return make_error(node_label(node) + ": unsupported operator " +
-                          (node.domain.empty() ? "" : node.domain + ".") + node.op_type + " (opset " +
-                          std::to_string(opset) + ")");
-      auto kernel = factory(node, opset);
-      if (!kernel) return make_error(node_label(node) + ": " + kernel.error().what);
-      program->kernels_.push_back(std::move(*kernel));
+      KernelPtr kernel;
+      if (hooks->make_kernel) {
+        auto hooked = hooks->make_kernel(node, opset);
+        if (!hooked) return make_error(node_label(node) + ": " + hooked.error().what);
+        kernel = std::move(*hooked);
+      }
+      if (!kernel) {
+        KernelFactory factory = find_kernel(node.op_type, node.domain, opset);
+        if (!factory)
+          return make_error(node_label(node) + ": unsupported operator " +
+                            (node.domain.empty() ? "" : node.domain + ".") + node.op_type + " (opset " +
+                            std::to_string(opset) + ")");
+        auto built = factory(node, opset);
+        if (!built) return make_error(node_label(node) + ": " + built.error().what);
+        kernel = std::move(*built);
+      }
+      program->kernels_.push_back(std::move(kernel));
       for (const auto& a : node.attributes) {
         std::vector<const Graph*> subs;
         if (a.g) subs.push_back(a.g.get());
         for (const auto& g : a.graphs) subs.push_back(g.get());
         for (const Graph* sub : subs) {
-          auto sp = build(*sub, model);
+          auto sp = build(*sub, model, hooks);
           if (!sp) return make_error(node_label(node) + " subgraph '" + sub->name + "': " + sp.error().what);
           program->subprograms_.emplace(sub, std::move(*sp));
         }
@@ -79,8 +90,9 @@ class GraphProgram {
   Expected<std::vector<Tensor>> run(Frame& frame, const std::vector<std::string>& wanted) const;
 
  private:
-  explicit GraphProgram(const Graph& graph) : graph_(&graph) {}
+  GraphProgram(const Graph& graph, std::shared_ptr<const ExecutorHooks> hooks) : graph_(&graph), hooks_(std::move(hooks)) {}
   const Graph* graph_;
+  std::shared_ptr<const ExecutorHooks> hooks_;
   GraphIndex index_;
   std::vector<KernelPtr> kernels_;
   std::unordered_map<std::string, const Tensor*> initializers_;
@@ -178,6 +190,8 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k].empty()) continue;
       if (!ctx.is_set(k)) return make_error(node_label(node) + ": output " + std::to_string(k) + " was not produced");
+      if (hooks_->finish_output)
+        if (Status f = hooks_->finish_output(ctx.output(k)); !f.ok()) return make_error(node_label(node) + ": " + f.error().what);
       frame.values[node.outputs[k]] = std::move(ctx.output(k));
     }
     auto release = [&](const std::string& v) {
@@ -267,8 +281,7 @@ class ReferenceEngine : public Engine {
   }
   std::string name() const override { return "ref"; }
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
-    REDUCE_ASSIGN(auto program, GraphProgram::build(model.graph, model));
-    return std::unique_ptr<PreparedModel>(new ReferenceModel(model, std::move(program), threads_));
+    return prepare_with_hooks(model, threads_, {});
   }
 
  private:
@@ -276,6 +289,12 @@ class ReferenceEngine : public Engine {
 };
 
 }  // namespace
+
+Expected<std::unique_ptr<PreparedModel>> prepare_with_hooks(const Model& model, int threads, ExecutorHooks hooks) {
+  auto shared = std::make_shared<const ExecutorHooks>(std::move(hooks));
+  REDUCE_ASSIGN(auto program, GraphProgram::build(model.graph, model, shared));
+  return std::unique_ptr<PreparedModel>(new ReferenceModel(model, std::move(program), threads));
+}
 
 }  // namespace reduce::ref
 

@@ -1,0 +1,84 @@
+// `reduce check MODEL --engine SPEC`: runs the model on the engine under test and on the reference,
+// prints the verdict and failure signature. Exit 0 passes, 1 fails, 2 usage or input error.
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+#include "command.h"
+#include "command_line.h"
+#include "input_options.h"
+#include "oracle_options.h"
+#include "verdict_report.h"
+
+namespace reduce::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, std::ostream& out) {
+  if (verdict.signature.kind != FailureKind::Mismatch && verdict.signature.kind != FailureKind::NonFinite) return;
+  auto mapping = oracle.diagnose_input_binding();
+  if (!mapping) return;
+  out << "diagnosis: engine binds inputs in a different order than declared; it agrees with the reference when";
+  bool first = true;
+  for (const auto& [input, given] : *mapping) {
+    out << (first ? " " : ", ") << "'" << input << "' receives the values of '" << given << "'";
+    first = false;
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+int check_command(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "usage: reduce check MODEL --engine SPEC [options]\n\n"
+      "Runs MODEL on the engine under test and on the reference, compares every output and prints the\n"
+      "verdict with its failure signature (kind: mismatch, nonfinite, error, crash, timeout).\n"
+      "Exit code: 0 the model passes, 1 it fails, 2 bad usage or input.\n\noptions");
+  opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
+      ("confirm", po::value<int>()->default_value(1), "run a failing model this many times; a verdict that flips is flaky");
+  add_oracle_options(opts);
+  add_input_options(opts);
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (auto done = parse_command_line(args, "check", opts, pos, vm, "model", "MODEL")) return *done;
+  const std::string model_path = vm["model"].as<std::string>();
+  const int confirm = vm["confirm"].as<int>();
+  if (confirm < 1) {
+    std::cerr << "error: check: --confirm must be at least 1\n";
+    return kExitUsage;
+  }
+  Model model;
+  auto oracle = load_and_create_oracle(vm, model_path, model);
+  if (!oracle) {
+    std::cerr << "error: " << oracle.error().message() << "\n";
+    return kExitUsage;
+  }
+  Oracle& o = **oracle;
+  std::cout << "model: " << model_path << " (" << count_nodes(model.graph) << " nodes)\n"
+            << "engine: " << o.options().engine << "  reference: " << o.options().reference << "\n"
+            << "tolerance: atol " << format_number(o.options().tolerance.atol) << ", rtol "
+            << format_number(o.options().tolerance.rtol) << ", " << to_string(o.options().tolerance.stat) << "\n";
+  Verdict verdict = o.evaluate({});
+  o.set_target(verdict.signature);
+  print_verdict(verdict, std::cout);
+  if (verdict.invalid) return kExitUsage;
+  // Flakiness: rerun (bypassing the cache) and see whether the verdict holds.
+  int same = 1;
+  for (int r = 1; r < confirm && verdict.signature.fails(); ++r) {
+    TensorMap ignored;
+    Verdict again = o.evaluate({}, nullptr, &ignored);
+    if (o.classify(again) == SignatureMatch::Same) ++same;
+    else std::cout << "run " << r + 1 << ": " << (again.signature.fails() ? again.signature.to_string() : "pass") << "\n";
+  }
+  if (confirm > 1 && verdict.signature.fails())
+    std::cout << (same == confirm ? "confirmed: " : "FLAKY: ") << same << " of " << confirm
+              << " runs show this failure\n";
+  print_binding_diagnosis(o, verdict, std::cout);
+  return verdict.signature.fails() ? kExitFailure : kExitOk;
+}
+
+}  // namespace reduce::cli

@@ -1,0 +1,69 @@
+// Parsing of the oracle options and building the oracle from them.
+#include "oracle_options.h"
+
+#include "core/model_io.h"
+#include "input_options.h"
+
+namespace reduce::cli {
+
+namespace po = boost::program_options;
+
+void add_oracle_options(po::options_description& opts) {
+  opts.add_options()
+      ("engine", po::value<std::string>()->default_value("ref"),
+       "engine under test: ref, opt[:fp16|bf16,fault=A+B,no-PASS], opencv, cmd:TEMPLATE, check:TEMPLATE")
+      ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values")
+      ("atol", po::value<double>(), "absolute tolerance (default 1e-4; fp16 engines 1e-2, bf16 5e-2)")
+      ("rtol", po::value<double>(), "relative tolerance (default 1e-3; fp16 engines 1e-2, bf16 5e-2)")
+      ("check-error-stat", po::value<std::string>()->default_value("elemwise"),
+       "statistic that decides a mismatch: elemwise, max, mean, median, quantile")
+      ("error-quantile", po::value<double>()->default_value(0.99), "quantile for --check-error-stat quantile")
+      ("fail-regex", po::value<std::string>(),
+       "a failure is the same when the engine's message (or script output) matches this regex")
+      ("fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that mean 'fails' (default: any non-zero)")
+      ("ignore-fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that never mean 'fails'")
+      ("timeout", po::value<double>()->default_value(0), "seconds per external engine run (0: none)")
+      ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
+       "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot})")
+      ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores)")
+      ("memory-budget", po::value<double>()->default_value(2048),
+       "MiB of reference values kept in memory; the rest is spilled to disk and mapped");
+}
+
+Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
+  OracleOptions o;
+  o.engine = vm["engine"].as<std::string>();
+  o.reference = vm["reference"].as<std::string>();
+  o.tolerance = default_tolerance(o.engine);
+  if (vm.count("atol")) o.tolerance.atol = vm["atol"].as<double>();
+  if (vm.count("rtol")) o.tolerance.rtol = vm["rtol"].as<double>();
+  if (o.tolerance.atol < 0 || o.tolerance.rtol < 0) return make_error("--atol and --rtol must not be negative");
+  REDUCE_ASSIGN(o.tolerance.stat, parse_error_stat(vm["check-error-stat"].as<std::string>()));
+  o.tolerance.quantile = vm["error-quantile"].as<double>();
+  if (!(o.tolerance.quantile >= 0 && o.tolerance.quantile <= 1)) return make_error("--error-quantile must be in [0, 1]");
+  if (vm.count("fail-regex")) o.fail_regex = vm["fail-regex"].as<std::string>();
+  if (vm.count("fail-code")) o.fail_codes = vm["fail-code"].as<std::vector<int>>();
+  if (vm.count("ignore-fail-code")) o.ignore_fail_codes = vm["ignore-fail-code"].as<std::vector<int>>();
+  o.environment.timeout_seconds = vm["timeout"].as<double>();
+  if (o.environment.timeout_seconds < 0) return make_error("--timeout must not be negative");
+  if (vm.count("slot-env")) o.environment.env = vm["slot-env"].as<std::vector<std::string>>();
+  for (const auto& e : o.environment.env)
+    if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
+  o.environment.threads = vm["threads"].as<int>();
+  const double mib = vm["memory-budget"].as<double>();
+  if (!(mib >= 0)) return make_error("--memory-budget must not be negative");
+  o.record.memory_budget = static_cast<uint64_t>(mib * 1024 * 1024);
+  return o;
+}
+
+Expected<std::unique_ptr<Oracle>> load_and_create_oracle(const po::variables_map& vm, const std::filesystem::path& model_path,
+                                                         Model& model) {
+  REDUCE_ASSIGN(OracleOptions options, oracle_options_from(vm));
+  REDUCE_ASSIGN(model, load_model(model_path));
+  REDUCE_ASSIGN(auto inputs, prepare_inputs(vm, model, model_path));
+  auto oracle = Oracle::create(model, std::move(inputs), std::move(options));
+  if (!oracle) return oracle.error().at(model_path.string());
+  return oracle;
+}
+
+}  // namespace reduce::cli

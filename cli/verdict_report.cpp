@@ -1,0 +1,45 @@
+// Verdict and error-table printing.
+#include "verdict_report.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace reduce::cli {
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+void print_output_table(const std::vector<OutputComparison>& outputs, std::ostream& out) {
+  out << "| output | elements | max abs | max rel | mismatched | NaN | Inf | status |\n"
+         "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : outputs) {
+    std::string status = c.passed ? "ok" : c.is_nonfinite_failure() ? "NONFINITE" : "MISMATCH";
+    if (!c.structural_problem.empty()) status += " (" + c.structural_problem + ")";
+    out << "| " << c.name << " | " << c.elements << " | " << format_number(c.max_abs) << " | "
+        << format_number(c.max_rel) << " | " << c.mismatched << " | " << c.nan << " | " << c.inf << " | " << status
+        << " |\n";
+  }
+}
+
+void print_verdict(const Verdict& v, std::ostream& out) {
+  if (v.invalid) {
+    out << "verdict: INVALID (" << v.invalid_reason << ")\n";
+    return;
+  }
+  out << "verdict: " << (v.signature.fails() ? "FAIL (" + std::string(to_string(v.signature.kind)) + ")" : "PASS") << "\n";
+  if (v.signature.fails()) {
+    out << "signature: " << v.signature.to_string() << "\n";
+    if (!v.signature.message.empty() && v.signature.kind != FailureKind::Error)
+      out << "message: " << v.signature.message << "\n";
+    else if (v.signature.kind == FailureKind::Error)
+      out << "message: " << v.signature.message << "\n";
+  }
+  if (!v.outputs.empty()) print_output_table(v.outputs, out);
+}
+
+}  // namespace reduce::cli

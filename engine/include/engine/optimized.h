@@ -1,0 +1,57 @@
+// The optimized engine (spec `opt`): a TensorRT-like engine that rewrites and fuses the graph, runs in
+// reduced precision, and carries a catalog of documented faults (docs/faults.md) for the reducer to find.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/engine.h"
+
+namespace reduce {
+
+// How floating activations and weights are stored between kernels (kernels compute in float).
+enum class Precision { FP32, FP16, BF16 };
+
+struct OptimizedOptions {
+  Precision precision = Precision::FP32;
+  std::vector<std::string> faults;           // names from optimized_faults()
+  std::vector<std::string> disabled_passes;  // names from optimized_passes()
+  int threads = 0;                           // worker threads per run (0: all cores)
+};
+
+// Parses the part of an engine spec after "opt:": a comma list of `fp32|fp16|bf16`,
+// `fault=NAME[+NAME...]` and `no-PASS`. Unknown words, faults and passes are one-line errors that
+// list the known ones.
+Expected<OptimizedOptions> parse_optimized_options(std::string_view options);
+
+std::unique_ptr<Engine> make_optimized_engine(const OptimizedOptions& options);
+
+// The passes in the order they run, and the faults, each with a one-line description.
+std::vector<std::pair<std::string, std::string>> optimized_passes();
+std::vector<std::pair<std::string, std::string>> optimized_faults();
+
+// What the optimizer did for one requested output set.
+struct OptimizationReport {
+  std::vector<std::pair<std::string, int>> rewrites;  // per pass, in run order: how often it fired
+  std::vector<std::string> armed_faults;  // requested faults whose trigger pattern is in the plan
+  size_t nodes_before = 0;                // nodes of the graph (Constant included)
+  size_t nodes_after = 0;                 // nodes of the optimized plan
+
+  int fired(std::string_view pass) const;
+  bool armed(std::string_view fault) const;
+  std::string to_string() const;  // one line: "constant-folding 3, conv-bn-fold 1, ...; faults: ..."
+};
+
+// The prepared model `make_optimized_engine(...)->prepare(...)` returns.
+class OptimizedPreparedModel : public PreparedModel {
+ public:
+  // The optimizations applied when `outputs` are requested (empty: the graph outputs). A plan is
+  // built once per distinct output set: requested intermediates are never fused away.
+  virtual Expected<OptimizationReport> report(const std::vector<std::string>& outputs = {}) = 0;
+};
+
+}  // namespace reduce

@@ -1,0 +1,48 @@
+// The fused-kernel registry (fused_kernels.def) and the helpers fused kernels share.
+#include "fused_kernel.h"
+
+#include <algorithm>
+
+namespace reduce::opt {
+
+#define REDUCE_FUSED_KERNEL(op, factory) Expected<KernelPtr> factory(const FusedKernelSpec&);
+#include "fused_kernels.def"
+#undef REDUCE_FUSED_KERNEL
+
+FusedKernelFactory find_fused_kernel(const std::string& op_type) {
+  static const std::pair<const char*, FusedKernelFactory> kKernels[] = {
+#define REDUCE_FUSED_KERNEL(op, factory) {op, &factory},
+#include "fused_kernels.def"
+#undef REDUCE_FUSED_KERNEL
+  };
+  for (const auto& [op, factory] : kKernels)
+    if (op_type == op) return factory;
+  return nullptr;
+}
+
+Expected<KernelPtr> make_reference_kernel(const Node& node, int64_t opset) {
+  ref::KernelFactory factory = ref::find_kernel(node.op_type, node.domain, opset);
+  if (!factory) return make_error("unsupported operator " + node.op_type + " (opset " + std::to_string(opset) + ")");
+  return factory(node, opset);
+}
+
+bool has_fault(const OptimizedOptions& options, std::string_view fault) {
+  return std::find(options.faults.begin(), options.faults.end(), fault) != options.faults.end();
+}
+
+Expected<Tensor> run_part(const Kernel& kernel, std::vector<const Tensor*> inputs, std::vector<bool> constant) {
+  ChainContext ctx(std::move(inputs), std::move(constant), 1);
+  REDUCE_TRY(kernel.compute(ctx));
+  return ctx.take_output(0);
+}
+
+Expected<Tensor> reshaped(const Tensor& t, Shape shape) {
+  return Tensor::view(t.dtype(), std::move(shape), t.owner(), t.bytes().data(), t.byte_size(), t.writable());
+}
+
+Expected<Tensor> writable(Tensor t) {
+  if (t.writable()) return t;
+  return Tensor::copy_of(t.dtype(), t.shape(), t.bytes());
+}
+
+}  // namespace reduce::opt

@@ -1,0 +1,81 @@
+// Pass attention-fusion: MatMul, optional Mul/Div by a scalar constant, Softmax over the last axis,
+// MatMul (float) become one attention kernel: softmax(scale(A x B)) x V.
+#include "plan_graph.h"
+
+namespace reduce::opt {
+
+namespace {
+
+Attribute int_attribute(std::string name, int64_t value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Attribute::Kind::Int;
+  a.i = value;
+  return a;
+}
+
+// Whether a Softmax normalizes over the last axis of its input (opset < 13 coerces to 2-D at axis,
+// which is the same only when axis is the last one).
+bool softmax_on_last_axis(const PlanGraph& g, const Node& softmax) {
+  const int64_t opset = g.model().opset("").value_or(0);
+  const Attribute* a = softmax.attribute("axis");
+  const int64_t axis = a ? a->i : (opset >= 13 ? -1 : 1);
+  if (axis == -1) return true;
+  const auto rank = g.rank(softmax.inputs[0]);
+  return rank && axis == static_cast<int64_t>(*rank) - 1;
+}
+
+bool is_matmul(const Node& n) { return n.op_type == "MatMul" && n.domain.empty() && n.inputs.size() == 2; }
+
+}  // namespace
+
+Expected<int> fuse_attention(PlanGraph& g) {
+  int fused = 0;
+  for (size_t i = 0; i < g.node_count(); ++i) {
+    if (g.removed(i)) continue;
+    const Node& softmax = g.node(i);
+    if (softmax.op_type != "Softmax" || !softmax.domain.empty() || softmax.inputs.size() != 1) continue;
+    if (!g.is_float(softmax.inputs[0]) || !softmax_on_last_axis(g, softmax)) continue;
+    std::vector<size_t> nodes = {i};
+    int64_t scale_op = 0;  // 0: none, 1: multiply, 2: divide
+    std::string scale;
+    auto before = g.producer(softmax.inputs[0]);
+    if (!before || !g.internal_to(softmax.inputs[0], std::vector<size_t>{i})) continue;
+    const Node* scores = &g.node(*before);
+    if (scores->op_type == "Mul" || scores->op_type == "Div") {
+      if (!scores->domain.empty() || scores->inputs.size() != 2) continue;
+      const size_t scale_index = *before;
+      const bool divide = scores->op_type == "Div";
+      const int side = divide ? 1 : (g.constant(scores->inputs[1]) ? 1 : 0);
+      const Tensor* c = g.constant(scores->inputs[side]);
+      if (!c || c->dtype() != DType::Float || c->elements() != 1) continue;
+      scale = scores->inputs[side];
+      scale_op = divide ? 2 : 1;
+      auto mm = g.producer(scores->inputs[1 - side]);
+      if (!mm || !g.internal_to(scores->inputs[1 - side], std::vector<size_t>{scale_index})) continue;
+      nodes.push_back(scale_index);
+      before = mm;
+      scores = &g.node(*mm);
+    }
+    if (!is_matmul(*scores)) continue;
+    nodes.push_back(*before);
+    auto out = g.sole_consumer(softmax.outputs[0]);
+    if (!out || !is_matmul(g.node(*out)) || g.node(*out).inputs[0] != softmax.outputs[0] ||
+        g.node(*out).inputs[1] == softmax.outputs[0])
+      continue;
+    nodes.push_back(*out);
+    Node attention;
+    attention.name = g.fresh_name((scores->name.empty() ? softmax.outputs[0] : scores->name) + "_attention");
+    attention.op_type = "Attention";
+    attention.domain = kFusedDomain;
+    attention.inputs = {scores->inputs[0], scores->inputs[1], g.node(*out).inputs[1], scale};
+    attention.outputs = {g.node(*out).outputs[0]};
+    attention.attributes = {int_attribute("scale_op", scale_op)};
+    if (g.fault("attention-unstable-softmax")) g.arm_fault("attention-unstable-softmax");
+    g.replace(nodes, std::move(attention));
+    ++fused;
+  }
+  return fused;
+}
+
+}  // namespace reduce::opt

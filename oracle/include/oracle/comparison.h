@@ -1,0 +1,58 @@
+// Comparing an engine's output with the reference's: Polygraphy-compatible tolerances and error
+// statistics, with NaN/Inf treated as their own class rather than a tolerance question.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace reduce {
+
+// `--check-error-stat`: which statistic of the error decides pass/fail.
+//   elemwise: every element must satisfy |a-b| <= atol + rtol*|b| (a: engine, b: reference);
+//   max/mean/median/quantile: fails when that statistic of |a-b| exceeds atol AND the same
+//   statistic of |a-b|/|b| exceeds rtol (Polygraphy's rule for these statistics).
+enum class ErrorStat { Elemwise, Max, Mean, Median, Quantile };
+
+Expected<ErrorStat> parse_error_stat(std::string_view name);
+const char* to_string(ErrorStat stat);
+
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-3;
+  ErrorStat stat = ErrorStat::Elemwise;
+  double quantile = 0.99;  // for ErrorStat::Quantile
+};
+
+// Default tolerances for an engine's precision: fp32 engines atol 1e-4 / rtol 1e-3; fp16 engines
+// atol 1e-2 / rtol 1e-2 (half has 11 significant bits: ~5e-4 per rounding, accumulated over layers);
+// bf16 engines atol 5e-2 / rtol 5e-2 (8 significant bits).
+Tolerance default_tolerance(std::string_view engine_spec);
+
+struct OutputComparison {
+  std::string name;
+  bool passed = true;
+  // Shape or dtype differs: nothing else is compared.
+  std::string structural_problem;
+  uint64_t elements = 0;
+  uint64_t mismatched = 0;        // finite pairs outside the element tolerance (elemwise test)
+  uint64_t nonfinite_new = 0;     // NaN/Inf in the engine's output where the reference is finite
+  uint64_t nonfinite_differs = 0; // both non-finite but different (NaN vs Inf, +Inf vs -Inf), or finite where the reference is not
+  uint64_t nan = 0, inf = 0;      // counts in the engine's output
+  double max_abs = 0, max_rel = 0, mean_abs = 0, median_abs = 0, quantile_abs = 0;
+  // How far over the tolerance the output is: max over finite pairs of |a-b| / (atol + rtol*|b|)
+  // (elemwise), or the statistic over its threshold. > 1 means failed on values.
+  double ratio = 0;
+  uint64_t first_bad = 0;  // flat index of the first failing element (when !passed)
+
+  bool is_nonfinite_failure() const { return nonfinite_new > 0; }
+};
+
+// Compares one output; `actual` from the engine under test, `expected` from the reference.
+OutputComparison compare_tensors(std::string_view name, const Tensor& actual, const Tensor& expected,
+                                 const Tolerance& tolerance);
+
+}  // namespace reduce

@@ -1,0 +1,147 @@
+// Oracle: runs a candidate subgraph on the engine under test, compares it with the reference values
+// recorded once for the full model, and says whether it shows the same failure as the original.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/extract.h"
+#include "core/model.h"
+#include "core/tensor_file.h"
+#include "engine/engine.h"
+#include "engine/engine_spec.h"
+#include "oracle/comparison.h"
+#include "oracle/recorded_values.h"
+#include "oracle/signature.h"
+
+namespace reduce {
+
+// A subgraph of the original model to test (the reducer's Candidate, without depending on it).
+struct CandidateSpec {
+  std::vector<size_t> nodes;          // kept nodes (original numbering); empty: all nodes
+  std::vector<std::string> frozen;    // cut values fed as initializers instead of inputs
+  std::vector<std::string> outputs;   // explicit outputs; empty: the extractor's default
+  std::map<std::string, Shape, std::less<>> input_shapes;  // leading slices of inputs; reruns the reference
+};
+
+struct OracleOptions {
+  std::string engine;             // spec of the engine under test
+  // When set, this engine is used instead of building `engine` from its spec (embedding, tests).
+  std::shared_ptr<Engine> engine_instance;
+  std::string reference = "ref";  // spec of the engine that gives expected values
+  EngineEnvironment environment;
+  Tolerance tolerance;
+  // When set, a failure is "the same" when the candidate fails and this matches the engine's
+  // message (errors, crashes, check: script output) — instead of comparing normalized messages.
+  std::string fail_regex;
+  // check: scripts: exit codes that mean "interesting" (empty: any non-zero) and codes that never do.
+  std::vector<int> fail_codes;
+  std::vector<int> ignore_fail_codes;
+  RecordOptions record;
+};
+
+struct Verdict {
+  FailureSignature signature;
+  std::vector<OutputComparison> outputs;  // per candidate output, when the engine ran
+  double seconds = 0;                     // engine time (0 for cache hits)
+  bool cache_hit = false;
+  bool invalid = false;                   // not a runnable candidate (checker, or the reference failed)
+  std::string invalid_reason;
+};
+
+// A candidate made concrete: what a bundle holds and what an engine receives.
+struct CandidateRun {
+  Model model;
+  std::vector<NamedTensor> inputs;    // graph inputs in declaration order
+  std::vector<NamedTensor> expected;  // reference values of the outputs, in output order
+};
+
+struct OracleStatistics {
+  uint64_t evaluations = 0;  // engine runs
+  uint64_t cache_hits = 0;
+  uint64_t slipped = 0;      // failed differently
+  uint64_t invalid = 0;
+};
+
+class Oracle {
+ public:
+  // Records the reference values of the full model on `inputs` (graph inputs in declaration order)
+  // and builds the engine under test. The model must outlive the oracle.
+  static Expected<std::unique_ptr<Oracle>> create(const Model& model, std::vector<NamedTensor> inputs,
+                                                  OracleOptions options);
+
+  // The candidate's model, inputs and expected outputs (weights shared with the original, cut
+  // inputs viewing the recorded values: nothing large is copied).
+  Expected<CandidateRun> materialize(const CandidateSpec& candidate) const;
+
+  // Runs a candidate on the engine under test (answers from the cache when it can). `actual`, when
+  // given, receives the engine's outputs (bypasses the cache).
+  Verdict evaluate(const CandidateSpec& candidate, const std::atomic<bool>* cancel = nullptr,
+                   TensorMap* actual = nullptr);
+
+  // The failure every candidate is compared with (set from the original's verdict by the caller).
+  void set_target(const FailureSignature& target) { target_ = target; has_target_ = true; }
+  const FailureSignature& target() const { return target_; }
+  // Same / different / pass relative to the target; counts slippage.
+  SignatureMatch classify(const Verdict& verdict);
+
+  // Runs the engine on the full model with every value requested and compares each with the
+  // recorded reference (for `reduce compare`); nodes in topological order.
+  struct LayerError {
+    size_t node = 0;
+    std::string value;
+    OutputComparison comparison;
+  };
+  Expected<std::vector<LayerError>> compare_layers();
+
+  // When the original mismatches and has several inputs of one dtype and shape: the permutation of
+  // those inputs (input name -> name of the tensor it should receive) under which the engine agrees
+  // with the reference, if any. At most `max_permutations` are tried.
+  std::optional<std::map<std::string, std::string>> diagnose_input_binding(size_t max_permutations = 720);
+
+  const Model& model() const { return *model_; }
+  const std::vector<NamedTensor>& inputs() const { return inputs_; }
+  const RecordedValues& recorded() const { return *recorded_; }
+  const OracleOptions& options() const { return options_; }
+  const Extractor& extractor() const { return *extractor_; }
+  OracleStatistics statistics() const;
+  double reference_seconds() const { return reference_seconds_; }
+
+ private:
+  Oracle() = default;
+  Verdict run_candidate(const CandidateSpec& candidate, const std::atomic<bool>* cancel, TensorMap* actual);
+  Verdict verdict_from_error(const Error& error) const;
+  Verdict run_check_script(const CandidateRun& run, const std::atomic<bool>* cancel);
+
+  const Model* model_ = nullptr;
+  std::vector<NamedTensor> inputs_;
+  OracleOptions options_;
+  std::unique_ptr<Extractor> extractor_;
+  std::unique_ptr<RecordedValues> recorded_;
+  std::shared_ptr<Engine> engine_;     // null for check: scripts
+  std::unique_ptr<Engine> reference_;
+  std::unordered_set<std::string> names_;  // node and value names, masked in messages
+  std::regex fail_regex_;
+  bool has_fail_regex_ = false;
+  bool external_ = false;  // run the ONNX checker on candidates first
+  FailureSignature target_;
+  bool has_target_ = false;
+  double reference_seconds_ = 0;
+
+  mutable std::mutex mutex_;  // guards the cache and statistics
+  std::map<std::pair<uint64_t, uint64_t>, Verdict> cache_;
+  OracleStatistics stats_;
+};
+
+// Canonical 128-bit hash of a candidate (what the verdict cache is keyed by).
+std::pair<uint64_t, uint64_t> candidate_hash(const CandidateSpec& candidate);
+
+}  // namespace reduce

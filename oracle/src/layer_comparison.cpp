@@ -1,0 +1,84 @@
+// Layerwise comparison (every value of the full model against the recorded reference) and the
+// input-binding diagnosis (does a permutation of same-typed inputs make the engine agree?).
+#include <algorithm>
+
+#include "oracle/oracle.h"
+
+namespace reduce {
+
+Expected<std::vector<Oracle::LayerError>> Oracle::compare_layers() {
+  if (!engine_) return make_error("a check: script gives no values to compare layer by layer");
+  const Model& model = *model_;
+  REDUCE_ASSIGN(auto prepared, engine_->prepare(model));
+  TensorMap feed;
+  for (const auto& in : inputs_) feed[in.name] = in.tensor;
+  RunOptions ro;
+  std::vector<std::pair<size_t, std::string>> values;
+  for (size_t i : extractor_->index().topological_order())
+    for (const auto& v : model.graph.nodes[i].outputs)
+      if (!v.empty() && recorded_->find(v)) {
+        ro.outputs.push_back(v);
+        values.emplace_back(i, v);
+      }
+  REDUCE_ASSIGN(TensorMap got, prepared->run(feed, ro));
+  std::vector<LayerError> out;
+  for (const auto& [node, name] : values) {
+    auto it = got.find(name);
+    if (it == got.end()) continue;
+    out.push_back({node, name, compare_tensors(name, it->second, *recorded_->find(name), options_.tolerance)});
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, std::string>> Oracle::diagnose_input_binding(size_t max_permutations) {
+  if (!engine_ || inputs_.size() < 2) return std::nullopt;
+  // Groups of inputs that an engine could confuse: same dtype and shape.
+  std::map<std::pair<int, Shape>, std::vector<size_t>> groups;
+  for (size_t k = 0; k < inputs_.size(); ++k)
+    groups[{static_cast<int>(inputs_[k].tensor.dtype()), inputs_[k].tensor.shape()}].push_back(k);
+  std::vector<std::vector<size_t>> swappable;
+  for (auto& [key, members] : groups)
+    if (members.size() >= 2) swappable.push_back(members);
+  if (swappable.empty()) return std::nullopt;
+
+  auto prepared = engine_->prepare(*model_);
+  if (!prepared) return std::nullopt;
+  std::vector<NamedTensor> expected;
+  for (const auto& vi : model_->graph.outputs)
+    if (const Tensor* t = recorded_->find(vi.name)) expected.push_back({vi.name, *t});
+
+  // Odometer over the permutations of every group; the identity is skipped.
+  std::vector<std::vector<size_t>> perms = swappable;
+  size_t tried = 0;
+  auto advance = [&] {
+    for (auto& p : perms)
+      if (std::next_permutation(p.begin(), p.end())) return true;
+    return false;
+  };
+  while (advance() && tried++ < max_permutations) {
+    std::map<std::string, std::string> mapping;
+    TensorMap feed;
+    for (const auto& in : inputs_) feed[in.name] = in.tensor;
+    for (size_t g = 0; g < swappable.size(); ++g)
+      for (size_t j = 0; j < swappable[g].size(); ++j) {
+        const auto& to = inputs_[swappable[g][j]];
+        const auto& from = inputs_[perms[g][j]];
+        feed[to.name] = from.tensor;
+        if (to.name != from.name) mapping[to.name] = from.name;
+      }
+    auto got = (*prepared)->run(feed);
+    if (!got) continue;
+    bool agree = !expected.empty();
+    for (const auto& e : expected) {
+      auto it = got->find(e.name);
+      if (it == got->end() || !compare_tensors(e.name, it->second, e.tensor, options_.tolerance).passed) {
+        agree = false;
+        break;
+      }
+    }
+    if (agree) return mapping;
+  }
+  return std::nullopt;
+}
+
+}  // namespace reduce

@@ -1,0 +1,282 @@
+// The oracle: candidate materialization from recorded values, engine runs, verdicts and their cache.
+#include "oracle/oracle.h"
+
+#include <chrono>
+
+#include "core/model_io.h"
+#include "leading_slice.h"
+
+namespace reduce {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// Declares new shapes for (sliced) inputs; inferred shapes of everything downstream are dropped.
+void redeclare_inputs(Model& model, const std::map<std::string, Shape, std::less<>>& shapes) {
+  for (auto& vi : model.graph.inputs) {
+    auto it = shapes.find(vi.name);
+    if (it == shapes.end()) continue;
+    vi.type.dims.clear();
+    for (int64_t d : it->second) vi.type.dims.push_back(Dim::fixed(d));
+    vi.type.has_shape = true;
+  }
+  model.graph.value_info.clear();
+  for (auto& vi : model.graph.outputs) {
+    vi.type.dims.clear();
+    vi.type.has_shape = false;
+  }
+}
+
+}  // namespace
+
+std::pair<uint64_t, uint64_t> candidate_hash(const CandidateSpec& c) {
+  // Two FNV-1a streams with different offsets: 128 bits, so collisions are not a concern.
+  uint64_t h1 = 14695981039346656037ull, h2 = 0x9E3779B97F4A7C15ull;
+  auto byte = [&](uint8_t b) {
+    h1 = (h1 ^ b) * 1099511628211ull;
+    h2 = (h2 ^ b) * 0x100000001b3ull + 0x632BE59BD9B4E019ull;
+  };
+  auto u64 = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) byte(static_cast<uint8_t>(v >> (8 * i)));
+  };
+  auto str = [&](const std::string& s) {
+    u64(s.size());
+    for (char ch : s) byte(static_cast<uint8_t>(ch));
+  };
+  u64(c.nodes.size());
+  for (size_t n : c.nodes) u64(n);
+  u64(c.frozen.size());
+  for (const auto& f : c.frozen) str(f);
+  u64(c.outputs.size());
+  for (const auto& o : c.outputs) str(o);
+  u64(c.input_shapes.size());
+  for (const auto& [name, shape] : c.input_shapes) {
+    str(name);
+    u64(shape.size());
+    for (int64_t d : shape) u64(static_cast<uint64_t>(d));
+  }
+  return {h1, h2};
+}
+
+Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector<NamedTensor> inputs,
+                                                 OracleOptions options) {
+  std::unique_ptr<Oracle> o(new Oracle());
+  o->model_ = &model;
+  o->inputs_ = std::move(inputs);
+  o->options_ = std::move(options);
+  const std::string& spec = o->options_.engine;
+  o->external_ = starts_with(spec, "cmd:") || starts_with(spec, "check:") || spec == "opencv" ||
+                 starts_with(spec, "opencv:");
+  if (o->options_.engine_instance) {
+    o->engine_ = o->options_.engine_instance;
+  } else if (!starts_with(spec, "check:")) {
+    REDUCE_ASSIGN(auto engine, make_engine(spec, o->options_.environment));
+    o->engine_ = std::move(engine);
+  }
+  REDUCE_ASSIGN(o->reference_, make_engine(o->options_.reference, o->options_.environment));
+  if (!o->options_.fail_regex.empty()) {
+    try {
+      o->fail_regex_ = std::regex(o->options_.fail_regex, std::regex::ECMAScript);
+      o->has_fail_regex_ = true;
+    } catch (const std::regex_error& e) {
+      return make_error("invalid --fail-regex '" + o->options_.fail_regex + "': " + e.what());
+    }
+  }
+  REDUCE_ASSIGN(Extractor extractor, Extractor::create(model));
+  o->extractor_ = std::make_unique<Extractor>(std::move(extractor));
+  const auto start = std::chrono::steady_clock::now();
+  auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
+  if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
+  o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
+  o->reference_seconds_ = seconds_since(start);
+  o->names_.insert(model.graph.name);
+  for (const Node& n : model.graph.nodes) {
+    if (!n.name.empty()) o->names_.insert(n.name);
+    for (const auto& v : n.outputs) if (!v.empty()) o->names_.insert(v);
+    for (const auto& v : n.inputs) if (!v.empty()) o->names_.insert(v);
+  }
+  for (const auto& vi : model.graph.inputs) o->names_.insert(vi.name);
+  return o;
+}
+
+Expected<CandidateRun> Oracle::materialize(const CandidateSpec& c) const {
+  std::vector<size_t> all;
+  const std::vector<size_t>* nodes = &c.nodes;
+  if (c.nodes.empty()) {
+    all.resize(model_->graph.nodes.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    nodes = &all;
+  }
+  ExtractOptions eo;
+  eo.outputs = c.outputs;
+  for (const auto& name : c.frozen) {
+    const Tensor* t = recorded_->find(name);
+    if (!t) return make_error("no recorded value for frozen '" + name + "'");
+    eo.frozen[name] = *t;
+  }
+  CandidateRun run;
+  REDUCE_ASSIGN(run.model, extractor_->extract(*nodes, eo));
+  for (const auto& vi : run.model.graph.inputs) {
+    if (run.model.graph.find_initializer(vi.name)) continue;
+    const Tensor* t = recorded_->find(vi.name);
+    if (!t) return make_error("no recorded value for input '" + vi.name + "'");
+    auto shape = c.input_shapes.find(vi.name);
+    if (shape == c.input_shapes.end()) {
+      run.inputs.push_back({vi.name, *t});
+    } else {
+      REDUCE_ASSIGN(Tensor sliced, leading_slice(*t, shape->second));
+      run.inputs.push_back({vi.name, std::move(sliced)});
+    }
+  }
+  if (c.input_shapes.empty()) {
+    for (const auto& vi : run.model.graph.outputs) {
+      const Tensor* t = recorded_->find(vi.name);
+      if (!t) return make_error("no recorded value for output '" + vi.name + "'");
+      run.expected.push_back({vi.name, *t});
+    }
+    return run;
+  }
+  // Reduced shapes: the recorded outputs no longer apply; the reference computes them.
+  redeclare_inputs(run.model, c.input_shapes);
+  REDUCE_ASSIGN(auto prepared, reference_->prepare(run.model));
+  TensorMap feed;
+  for (const auto& in : run.inputs) feed[in.name] = in.tensor;
+  REDUCE_ASSIGN(TensorMap values, prepared->run(feed));
+  for (const auto& vi : run.model.graph.outputs) run.expected.push_back({vi.name, values[vi.name]});
+  return run;
+}
+
+Verdict Oracle::verdict_from_error(const Error& error) const {
+  Verdict v;
+  FailureSignature& s = v.signature;
+  s.message = error.message();
+  switch (error.kind) {
+    case ErrorKind::Crash: s.kind = FailureKind::Crash; s.signal = error.signal; break;
+    case ErrorKind::Timeout: s.kind = FailureKind::Timeout; break;
+    case ErrorKind::Error: s.kind = FailureKind::Error; break;
+  }
+  s.normalized = normalize_message(s.message, names_);
+  return v;
+}
+
+Verdict Oracle::run_candidate(const CandidateSpec& c, const std::atomic<bool>* cancel, TensorMap* actual) {
+  Verdict v;
+  auto run = materialize(c);
+  if (!run) {
+    v.invalid = true;
+    v.invalid_reason = run.error().message();
+    return v;
+  }
+  if (external_) {
+    if (Status st = check_model(run->model); !st.ok()) {
+      v.invalid = true;
+      v.invalid_reason = "ONNX checker: " + st.error().message();
+      return v;
+    }
+  }
+  if (!engine_) return run_check_script(*run, cancel);
+  const auto start = std::chrono::steady_clock::now();
+  auto prepared = engine_->prepare(run->model);
+  if (!prepared) {
+    v = verdict_from_error(prepared.error());
+    v.seconds = seconds_since(start);
+    return v;
+  }
+  TensorMap feed;
+  for (const auto& in : run->inputs) feed[in.name] = in.tensor;
+  auto outputs = (*prepared)->run(feed);
+  v.seconds = seconds_since(start);
+  if (!outputs) {
+    const double secs = v.seconds;
+    v = verdict_from_error(outputs.error());
+    v.seconds = secs;
+    return v;
+  }
+  double worst = 0;
+  bool nonfinite = false, mismatch = false;
+  std::string first_problem;
+  for (const auto& exp : run->expected) {
+    auto it = outputs->find(exp.name);
+    if (it == outputs->end()) {
+      Error e{{}, "engine did not return output '" + exp.name + "'"};
+      return verdict_from_error(e);
+    }
+    OutputComparison cmp = compare_tensors(exp.name, it->second, exp.tensor, options_.tolerance);
+    if (!cmp.passed) {
+      if (cmp.is_nonfinite_failure()) nonfinite = true;
+      else mismatch = true;
+      worst = std::max(worst, cmp.ratio);
+      if (first_problem.empty())
+        first_problem = "output '" + exp.name + "': " +
+                        (cmp.structural_problem.empty()
+                             ? (cmp.nonfinite_new ? std::to_string(cmp.nonfinite_new) + " non-finite values where the reference is finite"
+                                                  : std::to_string(cmp.mismatched) + " of " + std::to_string(cmp.elements) +
+                                                        " elements differ, max abs error " + std::to_string(cmp.max_abs))
+                             : cmp.structural_problem);
+    }
+    v.outputs.push_back(std::move(cmp));
+  }
+  if (nonfinite) v.signature.kind = FailureKind::NonFinite;
+  else if (mismatch) v.signature.kind = FailureKind::Mismatch;
+  v.signature.message = first_problem;
+  v.signature.magnitude = magnitude_class(worst);
+  if (actual) *actual = std::move(*outputs);
+  return v;
+}
+
+Verdict Oracle::evaluate(const CandidateSpec& c, const std::atomic<bool>* cancel, TensorMap* actual) {
+  const auto key = candidate_hash(c);
+  if (!actual) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      ++stats_.cache_hits;
+      Verdict v = it->second;
+      v.cache_hit = true;
+      v.seconds = 0;
+      return v;
+    }
+  }
+  Verdict v = run_candidate(c, cancel, actual);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.evaluations;
+  if (v.invalid) ++stats_.invalid;
+  cache_[key] = v;
+  return v;
+}
+
+SignatureMatch Oracle::classify(const Verdict& v) {
+  if (v.invalid) return SignatureMatch::Different;
+  SignatureMatch m;
+  if (has_fail_regex_) {
+    m = !v.signature.fails() ? SignatureMatch::Pass
+        : std::regex_search(v.signature.message, fail_regex_) ? SignatureMatch::Same
+                                                               : SignatureMatch::Different;
+  } else {
+    m = match_signature(target_, v.signature);
+  }
+  if (m == SignatureMatch::Different && !v.cache_hit) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.slipped;
+  }
+  return m;
+}
+
+OracleStatistics Oracle::statistics() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+Verdict Oracle::run_check_script(const CandidateRun& run, const std::atomic<bool>* cancel) {
+  Verdict v;
+  v.invalid = true;
+  v.invalid_reason = "check: scripts are not available in this build";
+  return v;
+}
+
+}  // namespace reduce

@@ -1,0 +1,192 @@
+// `reduce check`, `reduce compare` and `reduce MODEL.onnx` end to end, on the optimized engine's faults.
+#include <gtest/gtest.h>
+
+#include "process_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::read_bytes;
+using testing::run_reduce;
+using testing::TempDir;
+using testing::write_bytes;
+
+// broadcast-batch1 buried in a chain: the Mul of [1,4,3,3] by [1,1,3,3].
+const char* kBroadcastChain = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,3,3] X, float[1,1,3,3] M) => (float[1,4,3,3] Y)
+{
+  a = Relu(X)
+  b = Sigmoid(M)
+  c = Mul(a, b)
+  d = Tanh(c)
+  e = Abs(d)
+  Y = Neg(e)
+}
+)";
+
+// An attention block whose scaled logits exceed 88 (inputs in [3,4), scale 4).
+const char* kAttention = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,8] Q, float[1,8,4] K, float[1,4,8] V) => (float[1,4,8] Y)
+<float Scale = {4.0}>
+{
+  q = Relu(Q)
+  scores = MatMul(q, K)
+  scaled = Mul(scores, Scale)
+  probs = Softmax <axis = -1> (scaled)
+  att = MatMul(probs, V)
+  Y = Tanh(att)
+}
+)";
+
+std::string write_model(const TempDir& dir, const std::string& name, const char* text) {
+  write_bytes(dir / name, text);
+  return (dir / name).string();
+}
+
+TEST(CheckCli, ExitCodeSaysWhetherTheModelFails) {
+  TempDir dir;
+  const auto model = write_model(dir, "bb.onnxtxt", kBroadcastChain);
+  auto fails = run_reduce({"check", model, "--engine", "opt:fault=broadcast-batch1"});
+  EXPECT_EQ(fails.exit_code, 1) << fails.err;
+  EXPECT_NE(fails.out.find("verdict: FAIL (mismatch)"), std::string::npos) << fails.out;
+  auto passes = run_reduce({"check", model, "--engine", "opt"});
+  EXPECT_EQ(passes.exit_code, 0) << passes.out << passes.err;
+  EXPECT_NE(passes.out.find("verdict: PASS"), std::string::npos);
+}
+
+TEST(CheckCli, NonFiniteIsItsOwnKind) {
+  TempDir dir;
+  const auto model = write_model(dir, "att.onnxtxt", kAttention);
+  auto r = run_reduce({"check", model, "--engine", "opt:fault=attention-unstable-softmax", "--input-range", "Q:3,4",
+                       "--input-range", "K:3,4"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL (nonfinite)"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, ErrorsAreNormalizedInTheSignature) {
+  TempDir dir;
+  const auto model = write_model(dir, "cast.onnxtxt", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] X) => (float[4] Y)
+{
+  a = Relu(X)
+  Y = Cast <to = 1> (a)
+}
+)");
+  auto r = run_reduce({"check", model, "--engine", "opt:fp16,fault=cast-fp16-conflict"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("signature: error: Cast layer <name>: output type conflicts with precision constraint"),
+            std::string::npos) << r.out;
+}
+
+TEST(CheckCli, ConfirmRerunsTheFailure) {
+  TempDir dir;
+  const auto model = write_model(dir, "bb.onnxtxt", kBroadcastChain);
+  auto r = run_reduce({"check", model, "--engine", "opt:fault=broadcast-batch1", "--confirm", "3"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("confirmed: 3 of 3 runs"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, DiagnosesInputsBoundInAnotherOrder) {
+  TempDir dir;
+  const auto model = write_model(dir, "two.onnxtxt", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,3] zeta, float[2,3] alpha) => (float[2,3] Y)
+{
+  Y = Sub(zeta, alpha)
+}
+)");
+  auto r = run_reduce({"check", model, "--engine", "opt:fault=input-binding-order"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("engine binds inputs in a different order than declared"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, BadUsageAndInputExitWithTwo) {
+  TempDir dir;
+  const auto model = write_model(dir, "bb.onnxtxt", kBroadcastChain);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"check", (dir / "missing.onnx").string(), "--engine", "opt"},
+           {"check", model, "--engine", "nonsense"},
+           {"check", model, "--engine", "opt:fault=no-such-fault"},
+           {"check", model, "--atol", "-1"},
+           {"check", model, "--check-error-stat", "p99"},
+           {"check", model, "--fail-regex", "("},
+       }) {
+    auto r = run_reduce(args);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << " " << args.back() << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("error: "), std::string::npos);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(CompareCli, FindsTheFirstDivergingNode) {
+  TempDir dir;
+  const auto model = write_model(dir, "bb.onnxtxt", kBroadcastChain);
+  auto r = run_reduce({"compare", model, "--engine", "opt:fault=broadcast-batch1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("first diverging node: (unnamed) (Mul), value 'c'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("fusion-dependent"), std::string::npos);
+}
+
+TEST(CompareCli, WarnsWhenMarkingOutputsHidesAFusedFailure) {
+  TempDir dir;
+  const auto model = write_model(dir, "att.onnxtxt", kAttention);
+  auto r = run_reduce({"compare", model, "--engine", "opt:fault=attention-unstable-softmax", "--input-range", "Q:3,4",
+                       "--input-range", "K:3,4"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("fusion-dependent"), std::string::npos) << r.out;
+}
+
+TEST(ReduceCli, WritesABundleWithTheMinimalReproducer) {
+  TempDir dir;
+  const auto model = write_model(dir, "bb.onnxtxt", kBroadcastChain);
+  const auto out = dir / "bundle";
+  auto r = run_reduce({model, "--engine", "opt:fault=broadcast-batch1", "-j", "2", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* f : {"model.onnx", "inputs/input_0.pb", "expected/output_0.pb", "actual/output_0.pb", "report.json",
+                        "report.md", "journal"})
+    EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
+  const std::string report = read_bytes(out / "report.json");
+  for (const char* key : {"\"original\"", "\"reduced\"", "\"op_types\"", "\"Mul\": 1", "\"kind\": \"mismatch\"",
+                          "\"checks\"", "\"cache_hits\"", "\"seconds\"", "\"one_minimal\": true", "\"engine\"",
+                          "\"reference\""})
+    EXPECT_NE(report.find(key), std::string::npos) << key << "\n" << report;
+  // The bundle's model still fails, on its own inputs.
+  auto check = run_reduce({"check", (out / "model.onnx").string(), "--engine", "opt:fault=broadcast-batch1", "--inputs",
+                           (out / "inputs").string()});
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+}
+
+TEST(ReduceCli, SameBundleForEveryJobCount) {
+  TempDir dir;
+  const auto model = write_model(dir, "att.onnxtxt", kAttention);
+  std::string first;
+  for (const char* jobs : {"1", "2", "2"}) {
+    const auto out = dir / (std::string("out") + jobs);
+    std::filesystem::remove_all(out);
+    auto r = run_reduce({model, "--engine", "opt:fault=attention-unstable-softmax", "--input-range", "Q:3,4",
+                         "--input-range", "K:3,4", "-j", jobs, "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string bytes = read_bytes(out / "model.onnx");
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "-j " << jobs;
+    const std::string report = read_bytes(out / "report.json");
+    EXPECT_NE(report.find("\"kind\": \"nonfinite\""), std::string::npos) << report;
+    EXPECT_NE(report.find("\"MatMul\": 2"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"Softmax\": 1"), std::string::npos) << report;
+  }
+}
+
+TEST(ReduceCli, ExitsWithThreeWhenTheModelDoesNotFail) {
+  TempDir dir;
+  const auto model = write_model(dir, "bb.onnxtxt", kBroadcastChain);
+  auto r = run_reduce({model, "--engine", "opt", "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("does not fail"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "report.json"));
+}
+
+}  // namespace
+}  // namespace reduce

@@ -1,0 +1,289 @@
+// Oracle: comparison rules, failure signatures, recorded reference values, candidate verdicts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "engine/engine.h"
+#include "oracle/oracle.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::parse_model;
+
+Tensor floats(Shape shape, std::vector<float> v) { return Tensor::from_vector(DType::Float, std::move(shape), v).value(); }
+
+// An engine under test: the reference running a copy of the model in which every output of one op
+// type is corrupted (+1, or +inf) by an extra node, or that fails to build, or swaps its inputs.
+class CorruptingEngine : public Engine {
+ public:
+  enum class Mode { AddOne, Infinity, Fail, SwapInputs };
+  CorruptingEngine(std::string op, Mode mode) : op_(std::move(op)), mode_(mode) {}
+  std::string name() const override { return "corrupting"; }
+  Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
+    auto copy = std::make_unique<Model>(model);
+    bool has_op = false;
+    std::vector<Node> extra;
+    for (Node& n : copy->graph.nodes) {
+      if (n.op_type != op_) continue;
+      has_op = true;
+      if (mode_ != Mode::AddOne && mode_ != Mode::Infinity) continue;
+      const std::string v = n.outputs[0];
+      n.outputs[0] = v + "__raw";
+      Node add;
+      add.op_type = "Add";
+      add.inputs = {v + "__raw", "__corruption"};
+      add.outputs = {v};
+      extra.push_back(add);
+    }
+    for (auto& e : extra) copy->graph.nodes.push_back(e);
+    const float delta = mode_ == Mode::AddOne ? 1.0f : std::numeric_limits<float>::infinity();
+    copy->graph.initializers.push_back({"__corruption", Tensor::from_vector(DType::Float, {}, std::vector<float>{delta}).value(), ""});
+    if (has_op && mode_ == Mode::Fail)
+      return make_error("layer " + model.graph.nodes[0].outputs[0] + " at 0x7ffd1234: unsupported " + op_ + " #17");
+    REDUCE_ASSIGN(auto inner, make_reference_engine(1)->prepare(*copy));
+    return std::unique_ptr<PreparedModel>(new Prepared(std::move(copy), std::move(inner), has_op && mode_ == Mode::SwapInputs));
+  }
+
+ private:
+  class Prepared : public PreparedModel {
+   public:
+    Prepared(std::unique_ptr<Model> m, std::unique_ptr<PreparedModel> inner, bool swap)
+        : model_(std::move(m)), inner_(std::move(inner)), swap_(swap) {}
+    Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
+      TensorMap feed = inputs;
+      if (swap_ && model_->graph.inputs.size() >= 2)
+        std::swap(feed[model_->graph.inputs[0].name], feed[model_->graph.inputs[1].name]);
+      return inner_->run(feed, options);
+    }
+
+   private:
+    std::unique_ptr<Model> model_;
+    std::unique_ptr<PreparedModel> inner_;
+    bool swap_;
+  };
+  std::string op_;
+  Mode mode_;
+};
+
+const char* kChain = R"(
+<ir_version: 8, opset_import: ["" : 15]>
+chain (float[2, 3] X) => (float[2, 3] Y)
+{
+  a = Relu(X)
+  b = Exp(a)
+  c = Neg(b)
+  Y = Abs(c)
+}
+)";
+
+std::unique_ptr<Oracle> make_oracle(const Model& m, std::shared_ptr<Engine> engine, RecordOptions record = {}) {
+  OracleOptions o;
+  o.engine = "test";
+  o.engine_instance = std::move(engine);
+  o.record = record;
+  std::vector<NamedTensor> inputs{{"X", floats({2, 3}, {1, -2, 3, -4, 5, -6})}};
+  auto oracle = Oracle::create(m, inputs, o);
+  EXPECT_TRUE(oracle.ok()) << oracle.error().message();
+  return std::move(oracle).value();
+}
+
+TEST(Comparison, ElementTestIsAtolPlusRtolTimesReference) {
+  Tolerance tol{0.1, 0.1, ErrorStat::Elemwise};
+  // |a-b| <= 0.1 + 0.1*|b|: b=10 allows 1.1, b=0 allows 0.1.
+  EXPECT_TRUE(compare_tensors("y", floats({2}, {11.05f, 0.05f}), floats({2}, {10, 0}), tol).passed);
+  auto c = compare_tensors("y", floats({2}, {10, 0.2f}), floats({2}, {10, 0}), tol);
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.mismatched, 1u);
+  EXPECT_EQ(c.first_bad, 1u);
+  EXPECT_NEAR(c.ratio, 2.0, 1e-6);
+}
+
+TEST(Comparison, NonFiniteWhereReferenceIsFiniteIsItsOwnClass) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  auto c = compare_tensors("y", floats({3}, {inf, nan, 1}), floats({3}, {1, 1, 1}), Tolerance{});
+  EXPECT_FALSE(c.passed);
+  EXPECT_TRUE(c.is_nonfinite_failure());
+  EXPECT_EQ(c.nonfinite_new, 2u);
+  EXPECT_EQ(c.nan, 1u);
+  EXPECT_EQ(c.inf, 1u);
+  // The same non-finite values on both sides agree.
+  EXPECT_TRUE(compare_tensors("y", floats({2}, {nan, -inf}), floats({2}, {nan, -inf}), Tolerance{}).passed);
+  EXPECT_FALSE(compare_tensors("y", floats({1}, {inf}), floats({1}, {-inf}), Tolerance{}).passed);
+}
+
+TEST(Comparison, StatisticsFailOnlyWhenBothAbsoluteAndRelativeExceed) {
+  Tolerance tol{0.01, 0.01, ErrorStat::Mean};
+  // One large outlier among many exact values: the mean stays small.
+  std::vector<float> a(100, 1.0f), b(100, 1.0f);
+  a[0] = 1.5f;
+  EXPECT_TRUE(compare_tensors("y", floats({100}, a), floats({100}, b), tol).passed);
+  tol.stat = ErrorStat::Max;
+  EXPECT_FALSE(compare_tensors("y", floats({100}, a), floats({100}, b), tol).passed);
+  tol.stat = ErrorStat::Median;
+  EXPECT_TRUE(compare_tensors("y", floats({100}, a), floats({100}, b), tol).passed);
+}
+
+TEST(Comparison, ShapeDifferenceIsReportedNotCompared) {
+  auto c = compare_tensors("y", floats({2}, {1, 2}), floats({1, 2}, {1, 2}), Tolerance{});
+  EXPECT_FALSE(c.passed);
+  EXPECT_NE(c.structural_problem.find("[1,2]"), std::string::npos);
+}
+
+TEST(Comparison, Fp16EnginesGetLooserDefaults) {
+  EXPECT_EQ(default_tolerance("ref").atol, 1e-4);
+  EXPECT_EQ(default_tolerance("opt:fp16,fault=x").rtol, 1e-2);
+  EXPECT_EQ(default_tolerance("opt:bf16").atol, 5e-2);
+}
+
+TEST(Signature, NormalizationMasksNumbersAddressesPathsAndGraphNames) {
+  std::unordered_set<std::string> names{"conv_7", "/model/layer.3/Add"};
+  EXPECT_EQ(normalize_message("Cast layer conv_7: output type conflicts", names), "Cast layer <name>: output type conflicts");
+  EXPECT_EQ(normalize_message("at 0x7ffd12 in /tmp/x/model.onnx line 42", names), "at <addr> in <path> line <n>");
+  EXPECT_EQ(normalize_message("node '/model/layer.3/Add'  failed:\n shape [1,3]", names),
+            "node <name> failed: shape [<n>,<n>]");
+}
+
+TEST(Signature, SameFailureNeedsSameKindAndDetails) {
+  FailureSignature err{FailureKind::Error, "m", "Cast layer <name>: conflict", 0, 0};
+  FailureSignature other = err;
+  other.normalized = "Reshape: shape mismatch";
+  EXPECT_EQ(match_signature(err, err), SignatureMatch::Same);
+  EXPECT_EQ(match_signature(err, other), SignatureMatch::Different);
+  EXPECT_EQ(match_signature(err, FailureSignature{}), SignatureMatch::Pass);
+  FailureSignature big{FailureKind::Mismatch, "", "", 0, magnitude_class(5000)};
+  FailureSignature noise{FailureKind::Mismatch, "", "", 0, magnitude_class(1.5)};
+  EXPECT_EQ(big.magnitude, 3);
+  EXPECT_EQ(match_signature(big, noise), SignatureMatch::Different);
+  FailureSignature close{FailureKind::Mismatch, "", "", 0, magnitude_class(500)};
+  EXPECT_EQ(match_signature(big, close), SignatureMatch::Same);
+  FailureSignature segv{FailureKind::Crash, "", "", 11, 0}, abrt{FailureKind::Crash, "", "", 6, 0};
+  EXPECT_EQ(match_signature(segv, abrt), SignatureMatch::Different);
+}
+
+TEST(RecordedValues, SpillsAboveTheBudgetWithTheSameValues) {
+  Model m = parse_model(kChain);
+  auto engine = make_reference_engine(1);
+  std::vector<NamedTensor> inputs{{"X", floats({2, 3}, {1, -2, 3, -4, 5, -6})}};
+  auto all = RecordedValues::record(m, *engine, inputs);
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  RecordOptions tight;
+  tight.memory_budget = 40;  // the input (24 bytes) and not much more
+  auto spilled = RecordedValues::record(m, *engine, inputs, tight);
+  ASSERT_TRUE(spilled.ok()) << spilled.error().message();
+  EXPECT_GT(spilled->bytes_spilled(), 0u);
+  EXPECT_LE(spilled->bytes_in_memory(), 40u);
+  for (const char* v : {"a", "b", "c", "Y"}) {
+    ASSERT_NE(spilled->find(v), nullptr) << v;
+    EXPECT_TRUE(spilled->find(v)->equals(*all->find(v))) << v;
+  }
+}
+
+TEST(Oracle, OriginalMismatchIsFoundAndCandidatesAreFedRecordedValues) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  Verdict original = oracle->evaluate({});
+  EXPECT_EQ(original.signature.kind, FailureKind::Mismatch);
+  oracle->set_target(original.signature);
+  // Just the Exp node: its input is the recorded Relu output (not a fresh random value).
+  CandidateSpec only_exp{{1}, {}, {}, {}};
+  auto run = oracle->materialize(only_exp);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  ASSERT_EQ(run->inputs.size(), 1u);
+  EXPECT_EQ(run->inputs[0].name, "a");
+  EXPECT_TRUE(run->inputs[0].tensor.shares_storage_with(*oracle->recorded().find("a")));  // not copied
+  EXPECT_TRUE(run->expected[0].tensor.shares_storage_with(*oracle->recorded().find("b")));
+  EXPECT_EQ(oracle->classify(oracle->evaluate(only_exp)), SignatureMatch::Same);
+  // Without the Exp node the engine agrees.
+  EXPECT_EQ(oracle->classify(oracle->evaluate(CandidateSpec{{2, 3}, {}, {}, {}})), SignatureMatch::Pass);
+}
+
+TEST(Oracle, RepeatedCandidatesAreAnsweredFromTheCache) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  CandidateSpec c{{1, 2}, {}, {}, {}};
+  Verdict first = oracle->evaluate(c);
+  Verdict second = oracle->evaluate(c);
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_TRUE(second.cache_hit);
+  EXPECT_EQ(second.signature.kind, first.signature.kind);
+  EXPECT_EQ(oracle->statistics().evaluations, 1u);
+  EXPECT_EQ(oracle->statistics().cache_hits, 1u);
+  EXPECT_NE(candidate_hash(c), candidate_hash(CandidateSpec{{1, 2}, {"a"}, {}, {}}));
+}
+
+TEST(Oracle, InfinityWhereTheReferenceIsFiniteIsNonFinite) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Neg", CorruptingEngine::Mode::Infinity));
+  EXPECT_EQ(oracle->evaluate({}).signature.kind, FailureKind::NonFinite);
+}
+
+TEST(Oracle, EngineErrorsAreNormalizedSoCandidatesMatch) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Neg", CorruptingEngine::Mode::Fail));
+  Verdict original = oracle->evaluate({});
+  ASSERT_EQ(original.signature.kind, FailureKind::Error);
+  oracle->set_target(original.signature);
+  Verdict smaller = oracle->evaluate(CandidateSpec{{2}, {}, {}, {}});
+  EXPECT_NE(smaller.signature.message, original.signature.message);  // other node name, same failure
+  EXPECT_EQ(oracle->classify(smaller), SignatureMatch::Same);
+}
+
+TEST(Oracle, FrozenCutValuesBecomeInitializers) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  auto run = oracle->materialize(CandidateSpec{{1}, {"a"}, {}, {}});
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  EXPECT_TRUE(run->inputs.empty());
+  ASSERT_NE(run->model.graph.find_initializer("a"), nullptr);
+}
+
+TEST(Oracle, ReducedInputShapesRerunTheReference) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  CandidateSpec c{{1, 2}, {}, {}, {{"a", Shape{1, 2}}}};
+  auto run = oracle->materialize(c);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  ASSERT_EQ(run->inputs[0].tensor.shape(), (Shape{1, 2}));
+  ASSERT_EQ(run->expected[0].tensor.shape(), (Shape{1, 2}));
+  // relu(X) row 0 = {1, 0}; c = -exp(a)
+  EXPECT_FLOAT_EQ(run->expected[0].tensor.data<float>()[0], -std::exp(1.0f));
+  EXPECT_EQ(oracle->evaluate(c).signature.kind, FailureKind::Mismatch);
+}
+
+TEST(Oracle, LayerwiseComparisonFindsTheFirstDivergingValue) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  auto layers = oracle->compare_layers();
+  ASSERT_TRUE(layers.ok()) << layers.error().message();
+  ASSERT_EQ(layers->size(), 4u);
+  EXPECT_TRUE((*layers)[0].comparison.passed);
+  EXPECT_FALSE((*layers)[1].comparison.passed);
+  EXPECT_EQ((*layers)[1].value, "b");
+}
+
+TEST(Oracle, InputBindingDiagnosisFindsTheSwappedInputs) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[3] A, float[3] B) => (float[3] Y)
+{
+  Y = Sub(A, B)
+}
+)");
+  OracleOptions o;
+  o.engine = "test";
+  o.engine_instance = std::make_shared<CorruptingEngine>("Sub", CorruptingEngine::Mode::SwapInputs);
+  std::vector<NamedTensor> inputs{{"A", floats({3}, {1, 2, 3})}, {"B", floats({3}, {0, 5, 1})}};
+  auto oracle = Oracle::create(m, inputs, o);
+  ASSERT_TRUE(oracle.ok());
+  EXPECT_EQ((*oracle)->evaluate({}).signature.kind, FailureKind::Mismatch);
+  auto mapping = (*oracle)->diagnose_input_binding();
+  ASSERT_TRUE(mapping.has_value());
+  EXPECT_EQ(mapping->at("A"), "B");
+  EXPECT_EQ(mapping->at("B"), "A");
+}
+
+}  // namespace
+}  // namespace reduce
