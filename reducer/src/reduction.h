@@ -57,6 +57,9 @@ class Reduction {
 
   // Set by first-divergence when marking intermediate outputs makes the failure disappear.
   bool marking_outputs_hides_failure = false;
+  // Set by first-divergence to the candidate it narrowed to one failing node and its ancestors;
+  // output-cut has nothing to find while this is still the best.
+  std::optional<Candidate> single_sink;
 
   // Testing (see CheckRunner).
   std::optional<size_t> first_interesting(size_t count, const CandidateMaker& make) {
@@ -117,30 +120,35 @@ template <typename State>
 State Reduction::decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                         const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
                         const std::function<void(size_t, bool)>& visited) {
-  int levels = 1;  // 2^levels - 1 probes fit in the job slots
-  while ((size_t{1} << (levels + 1)) - 1 <= static_cast<size_t>(runner_.jobs())) ++levels;
+  const size_t slots = static_cast<size_t>(runner_.jobs());
   while (!stopped()) {
     if (!probe(s)) break;
+    // Expand the decision tree level by level while the whole next level fits in the slots.
     std::vector<size_t> probes;
     std::vector<State> level{s};
-    for (int d = 0; d < levels && !level.empty(); ++d) {
+    while (!level.empty()) {
+      std::vector<size_t> fresh;
+      for (const State& st : level)
+        if (const auto p = probe(st))
+          if (std::find(probes.begin(), probes.end(), *p) == probes.end() &&
+              std::find(fresh.begin(), fresh.end(), *p) == fresh.end())
+            fresh.push_back(*p);
+      if (fresh.empty() || (!probes.empty() && probes.size() + fresh.size() > slots)) break;
+      probes.insert(probes.end(), fresh.begin(), fresh.end());
       std::vector<State> next;
-      for (const State& st : level) {
-        const auto p = probe(st);
-        if (!p) continue;
-        if (std::find(probes.begin(), probes.end(), *p) == probes.end()) probes.push_back(*p);
-        next.push_back(advance(st, true));
-        next.push_back(advance(st, false));
-      }
+      for (const State& st : level)
+        if (probe(st)) {
+          next.push_back(advance(st, true));
+          next.push_back(advance(st, false));
+        }
       level = std::move(next);
     }
     const auto answers = all_interesting(probes.size(), [&](size_t k) { return make(probes[k]); });
     if (stopped()) break;
-    for (int d = 0; d < levels; ++d) {
-      const auto p = probe(s);
-      if (!p) break;
+    // Follow the decisions -j 1 would take while their probes were tested.
+    while (const auto p = probe(s)) {
       const size_t k = std::find(probes.begin(), probes.end(), *p) - probes.begin();
-      if (k == probes.size()) break;  // not expanded (cannot happen: both answers are expanded)
+      if (k == probes.size()) break;
       if (visited) visited(*p, answers[k]);
       s = advance(s, answers[k]);
     }
