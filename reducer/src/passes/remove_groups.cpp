@@ -1,5 +1,6 @@
 // The removal loop shared by node-removal and certify: first success in order wins, scan goes on.
 #include <algorithm>
+#include <queue>
 #include <unordered_set>
 
 #include "passes.h"
@@ -27,17 +28,24 @@ class RemovalPredictor {
  public:
   void record(std::vector<size_t> group, bool interesting) {
     std::sort(group.begin(), group.end());
-    if (interesting) return;
+    if (interesting) {
+      removable_.push_back(std::move(group));
+      return;
+    }
     for (const auto& f : failed_)
       if (std::includes(group.begin(), group.end(), f.begin(), f.end())) return;  // not minimal
     std::erase_if(failed_, [&](const auto& f) { return std::includes(f.begin(), f.end(), group.begin(), group.end()); });
     failed_.push_back(std::move(group));
   }
 
-  bool predict_interesting(const Reduction& r, const Candidate& current, std::vector<size_t> group) const {
+  double probability_interesting(const Reduction& r, const Candidate& current, std::vector<size_t> group) const {
     std::sort(group.begin(), group.end());
     std::vector<bool> kept(r.graph().nodes.size(), false);
     for (size_t n : current.nodes) kept[n] = true;
+    // Removable against a larger base: most likely removable here too.
+    for (const auto& g : removable_)
+      if (std::all_of(group.begin(), group.end(), [&](size_t u) { return !kept[u] || std::binary_search(g.begin(), g.end(), u); }))
+        return 0.95;
     double survives = 1.0;  // probability that no needed unit is in the group
     for (const auto& f : failed_) {
       size_t live = 0, hit = 0;
@@ -47,51 +55,99 @@ class RemovalPredictor {
           if (std::binary_search(group.begin(), group.end(), u)) ++hit;
         }
       if (live == 0) continue;
-      if (hit == live) return false;
+      if (hit == live) return 0.02;  // not 0: non-monotone failures exist
       survives *= 1.0 - static_cast<double>(hit) / static_cast<double>(live);
     }
-    return survives >= 0.5;
+    return 0.05 + 0.9 * survives;
   }
 
  private:
-  std::vector<std::vector<size_t>> failed_;  // sorted; none contains another
+  std::vector<std::vector<size_t>> failed_;     // sorted; none contains another
+  std::vector<std::vector<size_t>> removable_;  // sorted
 };
 
 }  // namespace
 
+// A speculative path through the plan: the plan's position, the candidate it leads to, and how
+// likely the answers it assumed are.
+struct Speculation {
+  double probability = 1.0;
+  size_t order = 0;  // tie-break: earlier expansions first
+  std::unique_ptr<RemovalPlan> plan;
+  Candidate predicted;
+};
+
+struct LessLikely {
+  bool operator()(const Speculation& a, const Speculation& b) const {
+    return a.probability != b.probability ? a.probability < b.probability : a.order > b.order;
+  }
+};
+
 // Sequentially: each group is tried against the best candidate at that point and committed when
 // interesting. In parallel, llvm-reduce's scheme (all in flight against the same base, the first
-// success wins, later ones are redone) serializes on every success. Here a copy of the plan is
-// run ahead for `jobs` removals under predicted answers (candidate j assumes the predicted
-// commits before it, and the plan may enter its next round). The walk then follows the
-// sequential order and takes only answers for exactly the candidates the sequence asks for, so
-// the result never depends on -j; with -j 1 the window is the sequential candidate itself.
+// success wins, later ones are redone) serializes on every success. Here copies of the plan are
+// run ahead under predicted answers, best first: the `jobs` candidates most likely to be asked
+// for next, branching on both answers where the prediction is unsure (and into the plan's next
+// round). The walk then follows the sequential order and takes only answers for exactly the
+// candidates the sequence asks for, so the result never depends on -j; with -j 1 the window is
+// the sequential candidate itself.
 bool run_removals(Reduction& r, RemovalPlan& plan) {
   bool changed = false;
   RemovalPredictor predictor;
+  const size_t slots = static_cast<size_t>(r.jobs());
   while (!r.stopped()) {
     if (!plan.peek(r, r.best())) break;
-    // The window: the next `jobs` candidates along the predicted path.
     std::vector<Candidate> window;
     std::vector<std::vector<size_t>> groups;
-    {
-      auto ahead = plan.clone();
-      Candidate predicted = r.best();
-      for (size_t guard = 0; window.size() < static_cast<size_t>(r.jobs()) && guard < 64 * static_cast<size_t>(r.jobs());
-           ++guard) {
-        const auto* g = ahead->peek(r, predicted);
-        if (!g) break;
-        auto c = without(r, predicted, *g);
-        const auto group = *g;
-        ahead->pop();
+    std::unordered_set<Candidate, CandidateHash> in_window;
+    std::priority_queue<Speculation, std::vector<Speculation>, LessLikely> frontier;
+    size_t order = 0;
+    // Half the slots follow the single most likely path (so that every group of the round gets
+    // an answer, even against a slightly wrong base: the predictor learns from it); the other
+    // half goes to the most likely alternatives.
+    std::optional<Speculation> greedy = Speculation{1.0, order++, plan.clone(), r.best()};
+    for (size_t steps = 0; window.size() < slots && steps < 64 * slots; ++steps) {
+      const bool on_greedy = greedy && window.size() < (slots + 1) / 2;
+      if (!on_greedy && greedy) {
+        frontier.push(std::move(*greedy));
+        greedy.reset();
+      }
+      if (!on_greedy && frontier.empty()) break;
+      Speculation s;
+      if (on_greedy) {
+        s = std::move(*greedy);
+        greedy.reset();
+      } else {
+        s = std::move(const_cast<Speculation&>(frontier.top()));
+        frontier.pop();
+      }
+      // Follow known answers to the next candidate nobody has tested.
+      std::optional<Candidate> c;
+      std::vector<size_t> group;
+      while (const auto* g = s.plan->peek(r, s.predicted)) {
+        group = *g;
+        s.plan->pop();
+        c = without(r, s.predicted, group);
         if (!c) continue;
         const auto known = r.known_interesting(*c);
-        const bool guess = known ? *known : predictor.predict_interesting(r, predicted, group);
-        if (!known) {
-          window.push_back(*c);
-          groups.push_back(group);
-        }
-        if (guess) predicted = std::move(*c);
+        if (!known) break;
+        if (*known) s.predicted = std::move(*c);
+        c.reset();
+      }
+      if (!c) continue;  // the plan ends on this path (the greedy one too)
+      if (in_window.insert(*c).second) {
+        window.push_back(*c);
+        groups.push_back(group);
+      }
+      const double p = predictor.probability_interesting(r, s.predicted, group);
+      Speculation yes{s.probability * p, order++, s.plan->clone(), *c};
+      Speculation no{s.probability * (1 - p), order++, std::move(s.plan), std::move(s.predicted)};
+      if (on_greedy) {
+        greedy = std::move(p >= 0.5 ? yes : no);
+        frontier.push(std::move(p >= 0.5 ? no : yes));
+      } else {
+        frontier.push(std::move(yes));
+        frontier.push(std::move(no));
       }
     }
     const auto answers = r.all_interesting(window.size(), [&](size_t j) { return std::optional<Candidate>(window[j]); });
