@@ -86,6 +86,12 @@ class Reduction {
   // levels of the search tree are tested speculatively; the decisions stay those of -j 1.
   size_t bisect_first(size_t count, const CandidateMaker& make);
 
+  // With several jobs: runs `steps` dry (untested candidates are answered "not interesting" and
+  // collected instead), undoes everything they changed, then tests the collected candidates at
+  // once. When the prediction holds (a confirming round changes nothing), running `steps` for
+  // real then finds every answer known. Does nothing with one job.
+  void prefetch(const std::function<void()>& steps);
+
   // Makes `c` the best candidate (the caller has seen it interesting and smaller). Returns false
   // (and changes nothing) when `c` equals the best.
   bool commit(Candidate c);
@@ -111,6 +117,7 @@ class Reduction {
   CheckRunner runner_;
   std::string pass_;
   size_t commits_ = 0;
+  bool dry_ = false;
   std::chrono::steady_clock::time_point start_time_;
   bool types_inferred_ = false;
   std::unordered_map<std::string, ValueType> types_;
