@@ -76,11 +76,14 @@ class Reduction {
   // Runs a sequential decision process whose steps each test one candidate: probe(s) names the
   // candidate to test in state s (nullopt: done), advance(s, interesting) the next state. With
   // several jobs the next levels of the decision tree are tested at once; the states visited
-  // stay those of -j 1. `visited` sees each decision taken (probe, answer). Returns the final state.
+  // stay those of -j 1. `visited` sees each decision taken (probe, answer). `after(s)`, when given,
+  // is the candidate the caller will test once the process ends in state s: ends reached inside
+  // a batch's tree join the batch while slots are free. Returns the final state.
   template <typename State>
   State decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
-               const std::function<void(size_t, bool)>& visited = {});
+               const std::function<void(size_t, bool)>& visited = {},
+               const std::function<std::optional<Candidate>(const State&)>& after = {});
   // Smallest p in [0, count) with make(p) interesting, by binary search (assumes the answers are
   // monotone: false...false true...true); `count` when none is. With several jobs, the next
   // levels of the search tree are tested speculatively; the decisions stay those of -j 1.
@@ -126,7 +129,8 @@ class Reduction {
 template <typename State>
 State Reduction::decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                         const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
-                        const std::function<void(size_t, bool)>& visited) {
+                        const std::function<void(size_t, bool)>& visited,
+                        const std::function<std::optional<Candidate>(const State&)>& after) {
   const size_t slots = static_cast<size_t>(runner_.jobs());
   while (!stopped()) {
     if (!probe(s)) break;
@@ -150,7 +154,23 @@ State Reduction::decide(State s, const std::function<std::optional<size_t>(const
         }
       level = std::move(next);
     }
-    const auto answers = all_interesting(probes.size(), [&](size_t k) { return make(probes[k]); });
+    // Ends of the process the tree reaches: their follow-up candidates fill the free slots.
+    std::vector<Candidate> extra;
+    if (after) {
+      std::vector<State> all{s};
+      for (size_t k = 0; k < all.size() && all.size() < 4 * slots; ++k)
+        if (const auto p = probe(all[k])) {
+          if (std::find(probes.begin(), probes.end(), *p) == probes.end()) continue;
+          all.push_back(advance(all[k], true));
+          all.push_back(advance(all[k], false));
+        } else if (probes.size() + extra.size() < slots) {
+          if (auto c = after(all[k]); c && std::find(extra.begin(), extra.end(), *c) == extra.end())
+            extra.push_back(std::move(*c));
+        }
+    }
+    const auto answers = all_interesting(probes.size() + extra.size(), [&](size_t k) {
+      return k < probes.size() ? make(probes[k]) : std::optional<Candidate>(extra[k - probes.size()]);
+    });
     if (stopped()) break;
     // Follow the decisions -j 1 would take while their probes were tested.
     while (const auto p = probe(s)) {

@@ -31,6 +31,12 @@ void run_first_divergence(Reduction& r) {
   const Candidate base = r.best();
   // Marking outputs can break fusions the failure needs; then layerwise answers mean nothing.
   // Probe n - 1 is the fully marked model; the bisection looks for the first failing p < n - 1.
+  auto narrowed = [&](size_t k) -> std::optional<Candidate> {
+    auto c = r.with_units(base, r.ancestors_within(base, units[k]));
+    if (!c || c->nodes.size() >= base.nodes.size()) return std::nullopt;
+    c->outputs = r.node_outputs(units[k]);
+    return c;
+  };
   const Search end = r.decide<Search>(
       Search{Search::Unverified, 0, n - 1},
       [n](const Search& s) -> std::optional<size_t> {
@@ -49,7 +55,8 @@ void run_first_divergence(Reduction& r) {
         else t.first = mid + 1;
         return t;
       },
-      [&](size_t p) { return marked_prefix(r, base, units, p); });
+      [&](size_t p) { return marked_prefix(r, base, units, p); }, {},
+      [&](const Search& s) { return s.stage == Search::Bisecting ? narrowed(s.first) : std::nullopt; });
   if (r.stopped()) return;
   if (end.stage == Search::Hidden) {
     r.marking_outputs_hides_failure = true;
@@ -58,9 +65,8 @@ void run_first_divergence(Reduction& r) {
   }
   const size_t k = end.first;
   // The diverging node with its ancestors and only its own outputs; else the marked prefix.
-  auto narrow = r.with_units(base, r.ancestors_within(base, units[k]));
-  narrow->outputs = r.node_outputs(units[k]);
-  if (narrow->nodes.size() < base.nodes.size() && r.test_one(*narrow)) {
+  auto narrow = narrowed(k);
+  if (narrow && r.test_one(*narrow)) {
     r.commit(std::move(*narrow));
     // Output-cut would look for an earlier node whose ancestors fail: the bisection just
     // showed that no earlier prefix does.
