@@ -1,5 +1,6 @@
 // Reducer bench: checks per strategy on synthetic failures, and wall time of a slow oracle for -j N.
-// Usage: reduce_parallel_bench [DELAY_MS (default 50)] [JOBS... (default 1 4 16)]
+// Usage: reduce_parallel_bench [DELAY_MS (default 50)] [JOBS... (default 1 4 16)]; ONLY=0|3|5 runs
+// one wall-time workload and skips the checks table.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   std::printf("## Checks per strategy (instant test)\n\n");
   std::printf("| workload | nodes | strategy | checks | engine runs | final nodes | minimum | 1-minimal |\n|---|---|---|---|---|---|---|---|\n");
   for (const auto& w : ws) {
+    if (std::getenv("ONLY")) break;  // ONLY=K: just the wall-time rows of workload K
     auto model = parse_model_text(w.text);
     if (!model) { std::fprintf(stderr, "%s\n", model.error().message().c_str()); return 1; }
     for (const auto& strategy : reduce_strategies()) {
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
   std::printf("\n## Wall time, default strategy, test sleeping %d ms per check\n\n", delay);
   std::printf("| workload | -j | seconds | checks | engine runs | final nodes | same result as -j %d |\n|---|---|---|---|---|---|---|\n", jobs[0]);
   for (size_t k : {size_t{0}, size_t{3}, size_t{5}}) {
+    if (std::getenv("ONLY") && std::atoi(std::getenv("ONLY")) != static_cast<int>(k)) continue;
     const auto& w = ws[k];
     auto model = parse_model_text(w.text);
     std::optional<Candidate> first;
@@ -98,6 +101,9 @@ int main(int argc, char** argv) {
       std::printf("| %s | %d | %.2f | %zu | %zu | %zu | %s |\n", w.name.c_str(), j, s, r->checks, r->checks - r->cache_hits,
                   candidate_size(*model, r->best), r->best == *first ? "yes" : "NO");
       std::fflush(stdout);
+      for (const auto& ps : r->passes)  // where the wall time goes (stderr, not part of the table)
+        std::fprintf(stderr, "  -j %d %-18s %6.2f s %4zu checks %3zu commits\n", j, ps.name.c_str(), ps.seconds, ps.checks,
+                     ps.successes);
     }
   }
   return 0;

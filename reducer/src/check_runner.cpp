@@ -79,7 +79,10 @@ std::optional<size_t> CheckRunner::first_interesting(size_t count, const Candida
 
 std::optional<bool> CheckRunner::known_interesting(const Candidate& c) const {
   auto it = memo_.find(c);
-  if (it == memo_.end()) return std::nullopt;
+  if (it == memo_.end()) {
+    if (dry_ && dry_seen_.count(c)) return false;
+    return std::nullopt;
+  }
   return it->second == TestOutcome::Interesting;
 }
 
@@ -131,8 +134,13 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
         if (!c) { res[i] = 0; continue; }
         if (!well_formed(*c)) { ++malformed_; res[i] = 0; continue; }
         if (auto m = memo_.find(*c); m != memo_.end()) {
-          record(*c, m->second, true);
+          if (!dry_) record(*c, m->second, true);
           settle(i, m->second);
+          continue;
+        }
+        if (dry_) {
+          if (dry_seen_.insert(*c).second) dry_->push_back(std::move(*c));
+          res[i] = 0;
           continue;
         }
         auto job = std::make_shared<Job>();

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <tbb/global_control.h>
@@ -50,8 +51,16 @@ class CheckRunner {
   std::vector<bool> all_interesting(size_t count, const CandidateMaker& make);
 
   // Whether a candidate was already tested (not counted as a check): the walk after a
-  // speculative batch reads its answers from here.
+  // speculative batch reads its answers from here. While dry, collected candidates count as
+  // known not interesting.
   std::optional<bool> known_interesting(const Candidate& c) const;
+
+  // Dry mode (sink set): candidates without a known verdict are not tested but appended to the
+  // sink and answered "not interesting"; nothing is counted. For prefetching a predicted run.
+  void set_dry(std::vector<Candidate>* sink) {
+    dry_ = sink;
+    dry_seen_.clear();
+  }
 
   // The stop flag was seen: every later call answers "not interesting" without testing.
   bool stopped() const { return stopped_; }
@@ -77,6 +86,8 @@ class CheckRunner {
   CheckCounts counts_;
   size_t malformed_ = 0;
   bool stopped_ = false;
+  std::vector<Candidate>* dry_ = nullptr;
+  std::unordered_set<Candidate, CandidateHash> dry_seen_;  // answered "not interesting" while dry
 
   std::mutex mutex_;
   std::condition_variable finished_;

@@ -122,6 +122,11 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
                                        [](const PassEntry* e) { return std::string(e->name) == "certify"; });
     for (size_t round = 1; !r.stopped(); ++round) {
       const size_t commits = r.commits();
+      // Later rounds usually only confirm: test what the whole round would ask at once.
+      if (round > 1)
+        r.prefetch([&] {
+          for (const PassEntry* e : selected) e->run(r);
+        });
       for (const PassEntry* e : selected) {
         if (r.stopped()) break;
         timed(r, result.passes, e->name, [&] { e->run(r); });

@@ -193,8 +193,39 @@ const ValueType* Reduction::type_of(const std::string& value) {
   return it == types_.end() ? nullptr : &it->second;
 }
 
+void Reduction::prefetch(const std::function<void()>& steps) {
+  if (jobs() == 1 || dry_ || stopped()) return;
+  const Candidate best = best_;
+  const size_t commits = commits_;
+  const bool hides = marking_outputs_hides_failure;
+  const auto single = single_sink;
+  const std::string pass = pass_;
+  std::vector<Candidate> predicted;
+  dry_ = true;
+  runner_.set_dry(&predicted);
+  steps();
+  runner_.set_dry(nullptr);
+  dry_ = false;
+  best_ = best;
+  commits_ = commits;
+  marking_outputs_hides_failure = hides;
+  single_sink = single;
+  pass_ = pass;
+  std::unordered_set<Candidate, CandidateHash> seen;
+  std::vector<Candidate> batch;
+  for (auto& c : predicted)
+    if (seen.insert(c).second) batch.push_back(std::move(c));
+  verbose("prefetch: " + std::to_string(batch.size()) + " candidates");
+  all_interesting(batch.size(), [&](size_t i) { return std::optional<Candidate>(batch[i]); });
+}
+
 bool Reduction::commit(Candidate c) {
   if (c == best_) return false;
+  if (dry_) {
+    best_ = std::move(c);
+    ++commits_;
+    return true;
+  }
   const size_t before = size();
   best_ = std::move(c);
   ++commits_;
@@ -210,6 +241,7 @@ bool Reduction::commit(Candidate c) {
 
 void Reduction::set_pass(std::string name) {
   pass_ = std::move(name);
+  if (dry_) return;
   report_progress();
 }
 
@@ -218,7 +250,7 @@ double Reduction::elapsed() const {
 }
 
 void Reduction::log(const std::string& line) const {
-  if (options_->log) options_->log(line);
+  if (!dry_ && options_->log) options_->log(line);
 }
 
 void Reduction::verbose(const std::string& line) const {

@@ -57,6 +57,9 @@ class Reduction {
 
   // Set by first-divergence when marking intermediate outputs makes the failure disappear.
   bool marking_outputs_hides_failure = false;
+  // Set by first-divergence to the candidate it narrowed to one failing node and its ancestors;
+  // output-cut has nothing to find while this is still the best.
+  std::optional<Candidate> single_sink;
 
   // Testing (see CheckRunner).
   std::optional<size_t> first_interesting(size_t count, const CandidateMaker& make) {
@@ -73,15 +76,24 @@ class Reduction {
   // Runs a sequential decision process whose steps each test one candidate: probe(s) names the
   // candidate to test in state s (nullopt: done), advance(s, interesting) the next state. With
   // several jobs the next levels of the decision tree are tested at once; the states visited
-  // stay those of -j 1. `visited` sees each decision taken (probe, answer). Returns the final state.
+  // stay those of -j 1. `visited` sees each decision taken (probe, answer). `after(s)`, when given,
+  // is the candidate the caller will test once the process ends in state s: ends reached inside
+  // a batch's tree join the batch while slots are free. Returns the final state.
   template <typename State>
   State decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
-               const std::function<void(size_t, bool)>& visited = {});
+               const std::function<void(size_t, bool)>& visited = {},
+               const std::function<std::optional<Candidate>(const State&)>& after = {});
   // Smallest p in [0, count) with make(p) interesting, by binary search (assumes the answers are
   // monotone: false...false true...true); `count` when none is. With several jobs, the next
   // levels of the search tree are tested speculatively; the decisions stay those of -j 1.
   size_t bisect_first(size_t count, const CandidateMaker& make);
+
+  // With several jobs: runs `steps` dry (untested candidates are answered "not interesting" and
+  // collected instead), undoes everything they changed, then tests the collected candidates at
+  // once. When the prediction holds (a confirming round changes nothing), running `steps` for
+  // real then finds every answer known. Does nothing with one job.
+  void prefetch(const std::function<void()>& steps);
 
   // Makes `c` the best candidate (the caller has seen it interesting and smaller). Returns false
   // (and changes nothing) when `c` equals the best.
@@ -108,6 +120,7 @@ class Reduction {
   CheckRunner runner_;
   std::string pass_;
   size_t commits_ = 0;
+  bool dry_ = false;
   std::chrono::steady_clock::time_point start_time_;
   bool types_inferred_ = false;
   std::unordered_map<std::string, ValueType> types_;
@@ -116,30 +129,53 @@ class Reduction {
 template <typename State>
 State Reduction::decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                         const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
-                        const std::function<void(size_t, bool)>& visited) {
-  int levels = 1;  // 2^levels - 1 probes fit in the job slots
-  while ((size_t{1} << (levels + 1)) - 1 <= static_cast<size_t>(runner_.jobs())) ++levels;
+                        const std::function<void(size_t, bool)>& visited,
+                        const std::function<std::optional<Candidate>(const State&)>& after) {
+  const size_t slots = static_cast<size_t>(runner_.jobs());
   while (!stopped()) {
     if (!probe(s)) break;
+    // Expand the decision tree level by level while the whole next level fits in the slots.
     std::vector<size_t> probes;
     std::vector<State> level{s};
-    for (int d = 0; d < levels && !level.empty(); ++d) {
+    while (!level.empty()) {
+      std::vector<size_t> fresh;
+      for (const State& st : level)
+        if (const auto p = probe(st))
+          if (std::find(probes.begin(), probes.end(), *p) == probes.end() &&
+              std::find(fresh.begin(), fresh.end(), *p) == fresh.end())
+            fresh.push_back(*p);
+      if (fresh.empty() || (!probes.empty() && probes.size() + fresh.size() > slots)) break;
+      probes.insert(probes.end(), fresh.begin(), fresh.end());
       std::vector<State> next;
-      for (const State& st : level) {
-        const auto p = probe(st);
-        if (!p) continue;
-        if (std::find(probes.begin(), probes.end(), *p) == probes.end()) probes.push_back(*p);
-        next.push_back(advance(st, true));
-        next.push_back(advance(st, false));
-      }
+      for (const State& st : level)
+        if (probe(st)) {
+          next.push_back(advance(st, true));
+          next.push_back(advance(st, false));
+        }
       level = std::move(next);
     }
-    const auto answers = all_interesting(probes.size(), [&](size_t k) { return make(probes[k]); });
+    // Ends of the process the tree reaches: their follow-up candidates fill the free slots.
+    std::vector<Candidate> extra;
+    if (after) {
+      std::vector<State> all{s};
+      for (size_t k = 0; k < all.size() && all.size() < 4 * slots; ++k)
+        if (const auto p = probe(all[k])) {
+          if (std::find(probes.begin(), probes.end(), *p) == probes.end()) continue;
+          all.push_back(advance(all[k], true));
+          all.push_back(advance(all[k], false));
+        } else if (probes.size() + extra.size() < slots) {
+          if (auto c = after(all[k]); c && std::find(extra.begin(), extra.end(), *c) == extra.end())
+            extra.push_back(std::move(*c));
+        }
+    }
+    const auto answers = all_interesting(probes.size() + extra.size(), [&](size_t k) {
+      return k < probes.size() ? make(probes[k]) : std::optional<Candidate>(extra[k - probes.size()]);
+    });
     if (stopped()) break;
-    for (int d = 0; d < levels; ++d) {
-      const auto p = probe(s);
-      if (!p) break;
+    // Follow the decisions -j 1 would take while their probes were tested.
+    while (const auto p = probe(s)) {
       const size_t k = std::find(probes.begin(), probes.end(), *p) - probes.begin();
+      if (k == probes.size()) break;
       if (visited) visited(*p, answers[k]);
       s = advance(s, answers[k]);
     }

@@ -16,6 +16,13 @@ std::optional<Candidate> marked_prefix(Reduction& r, const Candidate& base, cons
 }
 }  // namespace
 
+// The search as one decision process, so that with several jobs the check of the fully marked
+// model and the first bisection levels are tested together.
+struct Search {
+  enum Stage { Unverified, Bisecting, Hidden } stage = Unverified;
+  size_t first = 0, last = 0;  // bisecting: the first failing prefix end is in [first, last]
+};
+
 void run_first_divergence(Reduction& r) {
   if (r.marking_outputs_hides_failure) return;
   const auto units = r.units();
@@ -23,20 +30,47 @@ void run_first_divergence(Reduction& r) {
   if (n <= 1) return;
   const Candidate base = r.best();
   // Marking outputs can break fusions the failure needs; then layerwise answers mean nothing.
-  if (!r.test_one(*marked_prefix(r, base, units, n - 1))) {
-    if (!r.stopped()) {
-      r.marking_outputs_hides_failure = true;
-      r.log("first-divergence: marking intermediate outputs hides the failure (fusion-dependent?); pass disabled");
-    }
+  // Probe n - 1 is the fully marked model; the bisection looks for the first failing p < n - 1.
+  auto narrowed = [&](size_t k) -> std::optional<Candidate> {
+    auto c = r.with_units(base, r.ancestors_within(base, units[k]));
+    if (!c || c->nodes.size() >= base.nodes.size()) return std::nullopt;
+    c->outputs = r.node_outputs(units[k]);
+    return c;
+  };
+  const Search end = r.decide<Search>(
+      Search{Search::Unverified, 0, n - 1},
+      [n](const Search& s) -> std::optional<size_t> {
+        if (s.stage == Search::Unverified) return n - 1;
+        if (s.stage == Search::Hidden || s.first >= s.last) return std::nullopt;
+        return s.first + (s.last - s.first) / 2;
+      },
+      [](const Search& s, bool interesting) -> Search {
+        Search t = s;
+        if (s.stage == Search::Unverified) {
+          t.stage = interesting ? Search::Bisecting : Search::Hidden;
+          return t;
+        }
+        const size_t mid = s.first + (s.last - s.first) / 2;
+        if (interesting) t.last = mid;
+        else t.first = mid + 1;
+        return t;
+      },
+      [&](size_t p) { return marked_prefix(r, base, units, p); }, {},
+      [&](const Search& s) { return s.stage == Search::Bisecting ? narrowed(s.first) : std::nullopt; });
+  if (r.stopped()) return;
+  if (end.stage == Search::Hidden) {
+    r.marking_outputs_hides_failure = true;
+    r.log("first-divergence: marking intermediate outputs hides the failure (fusion-dependent?); pass disabled");
     return;
   }
-  const size_t k = r.bisect_first(n - 1, [&](size_t p) { return marked_prefix(r, base, units, p); });
-  if (r.stopped()) return;
+  const size_t k = end.first;
   // The diverging node with its ancestors and only its own outputs; else the marked prefix.
-  auto narrow = r.with_units(base, r.ancestors_within(base, units[k]));
-  narrow->outputs = r.node_outputs(units[k]);
-  if (narrow->nodes.size() < base.nodes.size() && r.test_one(*narrow)) {
+  auto narrow = narrowed(k);
+  if (narrow && r.test_one(*narrow)) {
     r.commit(std::move(*narrow));
+    // Output-cut would look for an earlier node whose ancestors fail: the bisection just
+    // showed that no earlier prefix does.
+    r.single_sink = r.best();
   } else if (k + 1 < n) {
     r.commit(std::move(*marked_prefix(r, base, units, k)));
   }

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "passes.h"
+#include "removal_plan.h"
 
 namespace reduce::detail {
 
@@ -14,33 +15,75 @@ namespace {
 // probabilities reduce to a per-round subset size that shrinks by (1 - 1/e) each round; every
 // subset is tried once per round, no complements, no revisits. We start at half the list (our
 // failures usually need a handful of nodes out of thousands) and stop above `last_size`.
-void counter_based_dd(Reduction& r, std::vector<std::vector<size_t>> elements, size_t last_size) {
-  size_t size = (elements.size() + 1) / 2;
-  while (!r.stopped() && elements.size() > 1 && size >= last_size) {
-    std::vector<std::vector<size_t>> chunks;
-    for (size_t i = 0; i < elements.size(); i += size) {
-      std::vector<size_t> chunk;
-      for (size_t j = i; j < std::min(elements.size(), i + size); ++j)
-        chunk.insert(chunk.end(), elements[j].begin(), elements[j].end());
-      chunks.push_back(std::move(chunk));
+// As a plan, one phase per element list (post-dominated branches, then single units): a round's
+// chunks depend on what the previous rounds removed, so speculation can run into the next round.
+class CddPlan : public RemovalPlan {
+ public:
+  struct Phase {
+    std::vector<std::vector<size_t>> elements;  // empty: the single units of the candidate at its start
+    size_t last_size = 1;
+  };
+  explicit CddPlan(std::vector<Phase> phases) : phases_(std::move(phases)) {}
+
+  const std::vector<size_t>* peek(const Reduction& r, const Candidate& current) override {
+    while (phase_ < phases_.size()) {
+      if (next_ < chunks_.size()) return &chunks_[next_];
+      if (!start_round(r, current)) {
+        ++phase_;
+        started_ = false;
+      }
     }
-    remove_groups(r, chunks);
-    // Keep what is left of each element, in order.
-    const auto left = r.units();
-    const std::unordered_set<size_t> kept(left.begin(), left.end());
-    std::vector<std::vector<size_t>> remaining;
-    for (auto& e : elements) {
-      std::vector<size_t> part;
-      for (size_t u : e)
-        if (kept.count(u)) part.push_back(u);
-      if (!part.empty()) remaining.push_back(std::move(part));
-    }
-    elements = std::move(remaining);
-    if (size == 1) break;
-    size = std::min(size - 1, static_cast<size_t>(std::floor(static_cast<double>(size) * (1.0 - std::exp(-1.0)))));
-    size = std::max<size_t>(size, 1);
+    return nullptr;
   }
-}
+  void pop() override { ++next_; }
+  std::unique_ptr<RemovalPlan> clone() const override { return std::make_unique<CddPlan>(*this); }
+
+ private:
+  // Builds the next round's chunks from what `current` keeps; false when the phase is over.
+  bool start_round(const Reduction& r, const Candidate& current) {
+    Phase& p = phases_[phase_];
+    const auto left = r.units_of(current);
+    if (!started_) {
+      started_ = true;
+      if (p.elements.empty())
+        for (size_t u : left) p.elements.push_back({u});
+      elements_ = p.elements;
+      size_ = (elements_.size() + 1) / 2;
+    } else {
+      // Keep what is left of each element, in order; then shrink the chunk size.
+      const std::unordered_set<size_t> kept(left.begin(), left.end());
+      std::vector<std::vector<size_t>> remaining;
+      for (auto& e : elements_) {
+        std::vector<size_t> part;
+        for (size_t u : e)
+          if (kept.count(u)) part.push_back(u);
+        if (!part.empty()) remaining.push_back(std::move(part));
+      }
+      elements_ = std::move(remaining);
+      if (size_ == 1) return false;
+      size_ = std::min(size_ - 1, static_cast<size_t>(std::floor(static_cast<double>(size_) * (1.0 - std::exp(-1.0)))));
+      size_ = std::max<size_t>(size_, 1);
+    }
+    chunks_.clear();
+    next_ = 0;
+    if (elements_.size() <= 1 || size_ < p.last_size) return false;
+    for (size_t i = 0; i < elements_.size(); i += size_) {
+      std::vector<size_t> chunk;
+      for (size_t j = i; j < std::min(elements_.size(), i + size_); ++j)
+        chunk.insert(chunk.end(), elements_[j].begin(), elements_[j].end());
+      chunks_.push_back(std::move(chunk));
+    }
+    return true;
+  }
+
+  std::vector<Phase> phases_;
+  size_t phase_ = 0;
+  bool started_ = false;
+  std::vector<std::vector<size_t>> elements_;
+  size_t size_ = 0;
+  std::vector<std::vector<size_t>> chunks_;
+  size_t next_ = 0;
+};
 
 // Partitions units into branches: a branch is headed by a node that post-dominates it within the
 // candidate and feeds a join (a node with several post-dominated inputs) or an output. Removing
@@ -93,19 +136,19 @@ std::vector<std::vector<size_t>> branches(const Reduction& r, const std::vector<
 void run_node_removal(Reduction& r) {
   auto units = r.units();
   if (units.size() <= 1) return;
+  std::vector<CddPlan::Phase> phases;
   auto groups = branches(r, units);
-  const bool has_branches =
-      groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [](const auto& g) { return g.size() > 1; });
-  if (has_branches) counter_based_dd(r, std::move(groups), 1);
+  if (groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [](const auto& g) { return g.size() > 1; }))
+    phases.push_back({std::move(groups), 1});
   // Topological bands shrinking towards single nodes; the single-node round is certify's sweep
   // when that pass runs.
   const auto& passes = r.options().passes;
   const auto& skipped = r.options().skip_passes;
   const bool certify_runs = (passes.empty() || std::find(passes.begin(), passes.end(), "certify") != passes.end()) &&
                             std::find(skipped.begin(), skipped.end(), "certify") == skipped.end();
-  std::vector<std::vector<size_t>> singles;
-  for (size_t u : r.units()) singles.push_back({u});
-  counter_based_dd(r, std::move(singles), certify_runs ? 2 : 1);
+  phases.push_back({{}, certify_runs ? size_t{2} : size_t{1}});
+  CddPlan plan(std::move(phases));
+  run_removals(r, plan);
 }
 
 }  // namespace reduce::detail

@@ -7,7 +7,7 @@ namespace reduce::detail {
 // still fail. Branchy graphs are not monotone in that order; node-removal handles what is left.
 void run_output_cut(Reduction& r) {
   const auto units = r.units();
-  if (units.size() <= 1) return;
+  if (units.size() <= 1 || r.single_sink == r.best()) return;
   const Candidate base = r.best();
   auto make = [&](size_t p) -> std::optional<Candidate> {
     auto kept = r.ancestors_within(base, units[p]);
