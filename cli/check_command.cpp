@@ -58,10 +58,7 @@ int check_command(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   Oracle& o = **oracle;
-  std::cout << "model: " << model_path << " (" << count_nodes(model.graph) << " nodes)\n"
-            << "engine: " << o.options().engine << "  reference: " << o.options().reference << "\n"
-            << "tolerance: atol " << format_number(o.options().tolerance.atol) << ", rtol "
-            << format_number(o.options().tolerance.rtol) << ", " << to_string(o.options().tolerance.stat) << "\n";
+  print_oracle_header(model_path, model, o, std::cout);
   Verdict verdict = o.evaluate({});
   o.set_target(verdict.signature);
   print_verdict(verdict, std::cout);

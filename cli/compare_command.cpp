@@ -38,9 +38,8 @@ int compare_command(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   Oracle& o = **oracle;
-  std::cout << "model: " << model_path << " (" << count_nodes(model.graph) << " nodes)\n"
-            << "engine: " << o.options().engine << "  reference: " << o.options().reference << "\n\n"
-            << "## outputs\n\n";
+  print_oracle_header(model_path, model, o, std::cout);
+  std::cout << "\n## outputs\n\n";
   Verdict verdict = o.evaluate({});
   print_verdict(verdict, std::cout);
   if (verdict.invalid) return kExitUsage;

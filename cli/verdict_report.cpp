@@ -26,6 +26,14 @@ void print_output_table(const std::vector<OutputComparison>& outputs, std::ostre
   }
 }
 
+void print_oracle_header(const std::string& model_path, const Model& model, const Oracle& o, std::ostream& out) {
+  const Tolerance& t = o.options().tolerance;
+  out << "model: " << model_path << " (" << count_nodes(model.graph) << " nodes)\n"
+      << "engine: " << o.options().engine << "  reference: " << o.options().reference << "\n"
+      << "tolerance: atol " << format_number(t.atol) << ", rtol " << format_number(t.rtol) << ", " << to_string(t.stat)
+      << "\n";
+}
+
 void print_verdict(const Verdict& v, std::ostream& out) {
   if (v.invalid) {
     out << "verdict: INVALID (" << v.invalid_reason << ")\n";

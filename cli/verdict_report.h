@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "oracle/oracle.h"
@@ -14,6 +15,9 @@ void print_output_table(const std::vector<OutputComparison>& outputs, std::ostre
 
 // "verdict: FAIL (nonfinite)\nsignature: ...\n" then the table when the engine ran.
 void print_verdict(const Verdict& verdict, std::ostream& out);
+
+// "model: PATH (N nodes)", "engine: ...  reference: ...", "tolerance: ..." lines.
+void print_oracle_header(const std::string& model_path, const Model& model, const Oracle& oracle, std::ostream& out);
 
 // Formats a double compactly ("1.2e-05", "0.5", "inf").
 std::string format_number(double v);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fault_models.h"
 #include "process_support.h"
 
 namespace reduce {
@@ -17,21 +18,8 @@ using testing::run_reduce;
 using testing::TempDir;
 using testing::write_bytes;
 
-const char* kChain = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,4,3,3] X, float[1,1,3,3] M) => (float[1,4,3,3] Y)
-{
-  a = Relu(X)
-  b = Sigmoid(M)
-  c = Mul(a, b)
-  d = Tanh(c)
-  e = Abs(d)
-  Y = Neg(e)
-}
-)";
-
 std::string model_in(const TempDir& dir) {
-  write_bytes(dir / "m.onnxtxt", kChain);
+  write_bytes(dir / "m.onnxtxt", testing::kBroadcastChain);
   return (dir / "m.onnxtxt").string();
 }
 
@@ -99,7 +87,7 @@ TEST(CommandEngineCli, PathsWithSpacesAndShellSyntaxArriveIntact) {
   const auto odd = dir.path() / "a b;$(touch pwned)`id`'q";
   std::filesystem::create_directories(odd);
   const std::string model = (odd / "m x;y.onnxtxt").string();
-  write_bytes(model, kChain);
+  write_bytes(model, testing::kBroadcastChain);
   // The script fails (exit 1) only when its argument is not an existing file.
   const auto s = script(dir, "exists.sh", "test -f \"$1\" || { echo \"not a file: $1\"; exit 1; }\nexit 0\n");
   // Temporary folders (where candidates are written) live under an odd TMPDIR too.

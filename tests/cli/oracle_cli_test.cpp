@@ -1,6 +1,7 @@
 // `reduce check`, `reduce compare` and `reduce MODEL.onnx` end to end, on the optimized engine's faults.
 #include <gtest/gtest.h>
 
+#include "fault_models.h"
 #include "process_support.h"
 
 namespace reduce {
@@ -9,21 +10,8 @@ namespace {
 using testing::read_bytes;
 using testing::run_reduce;
 using testing::TempDir;
+using testing::kBroadcastChain;
 using testing::write_bytes;
-
-// broadcast-batch1 buried in a chain: the Mul of [1,4,3,3] by [1,1,3,3].
-const char* kBroadcastChain = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,4,3,3] X, float[1,1,3,3] M) => (float[1,4,3,3] Y)
-{
-  a = Relu(X)
-  b = Sigmoid(M)
-  c = Mul(a, b)
-  d = Tanh(c)
-  e = Abs(d)
-  Y = Neg(e)
-}
-)";
 
 // An attention block whose scaled logits exceed 88 (inputs in [3,4), scale 4).
 const char* kAttention = R"(
