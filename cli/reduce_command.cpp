@@ -40,7 +40,7 @@ class OracleTest : public CandidateTest {
     Verdict v = oracle_.evaluate(to_spec(candidate), &cancel);
     TestResult r;
     r.cache_hit = v.cache_hit;
-    if (cancel.load()) r.outcome = TestOutcome::Cancelled;
+    if (v.cancelled || cancel.load()) r.outcome = TestOutcome::Cancelled;
     else if (v.invalid) r.outcome = TestOutcome::Invalid;
     else switch (oracle_.classify(v)) {
       case SignatureMatch::Same: r.outcome = TestOutcome::Interesting; break;

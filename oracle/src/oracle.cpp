@@ -214,7 +214,7 @@ Verdict Oracle::run_candidate(const CandidateSpec& c, const std::atomic<bool>* c
     int slot;
     ~SlotGuard() { o->release_slot(slot); }
   } guard{this, slot};
-  if (check_script_) return run_check_script(*run, slot_environments_[slot]);
+  if (check_script_) return run_check_script(*run, slot_environments_[slot], cancel);
   Engine& engine = *slot_engines_[slot];
   const auto start = std::chrono::steady_clock::now();
   auto prepared = engine.prepare(run->model);
@@ -225,7 +225,9 @@ Verdict Oracle::run_candidate(const CandidateSpec& c, const std::atomic<bool>* c
   }
   TensorMap feed;
   for (const auto& in : run->inputs) feed[in.name] = in.tensor;
-  auto outputs = (*prepared)->run(feed);
+  RunOptions run_options;
+  run_options.cancel = cancel;
+  auto outputs = (*prepared)->run(feed, run_options);
   v.seconds = seconds_since(start);
   if (!outputs) {
     const double secs = v.seconds;
@@ -281,6 +283,11 @@ Verdict Oracle::evaluate(const CandidateSpec& c, const std::atomic<bool>* cancel
   Verdict v = run_candidate(c, cancel, actual);
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.evaluations;
+  // A cancelled run may have been cut short: its verdict is not an answer, so it is not cached.
+  if (cancel && cancel->load()) {
+    v.cancelled = true;
+    return v;
+  }
   if (v.invalid) ++stats_.invalid;
   cache_[key] = v;
   return v;
@@ -328,11 +335,12 @@ void Oracle::release_slot(int slot) {
   slot_free_.notify_one();
 }
 
-Verdict Oracle::run_check_script(const CandidateRun& run, const EngineEnvironment& environment) {
+Verdict Oracle::run_check_script(const CandidateRun& run, const EngineEnvironment& environment,
+                                 const std::atomic<bool>* cancel) {
   Verdict v;
   TensorMap inputs;
   for (const auto& in : run.inputs) inputs[in.name] = in.tensor;
-  auto result = check_script_->run(run.model, inputs, environment);
+  auto result = check_script_->run(run.model, inputs, environment, cancel);
   if (!result) {
     v.invalid = true;
     v.invalid_reason = result.error().message();

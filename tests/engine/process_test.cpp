@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -77,6 +78,21 @@ TEST(Process, TimeoutKillsTheScriptAndItsChildren) {
   const pid_t child = std::stoi(testing::read_bytes(pid_file));
   for (int i = 0; i < 100 && !process_gone(child); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(process_gone(child)) << "background child " << child << " survived the timeout";
+}
+
+TEST(Process, CancellingKillsTheRunAtOnce) {
+  std::atomic<bool> cancel{false};
+  ProcessOptions o;
+  o.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel = true;
+  });
+  const ProcessResult r = sh("sleep 60 & sleep 60", o);
+  canceller.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LT(r.seconds, 5);
 }
 
 TEST(Process, AScriptIgnoringSigtermIsKilledAfterTheGracePeriod) {

@@ -24,10 +24,11 @@ class CheckScript {
   // Runs the script on files that already exist (no copies), under the environment's timeout and
   // extra variables.
   Expected<ProcessResult> run(const std::filesystem::path& model, const std::filesystem::path& inputs,
-                              const EngineEnvironment& environment) const;
+                              const EngineEnvironment& environment, const std::atomic<bool>* cancel = nullptr) const;
 
   // Saves `model` and `inputs` into a fresh temporary folder (removed afterwards) and runs there.
-  Expected<ProcessResult> run(const Model& model, const TensorMap& inputs, const EngineEnvironment& environment) const;
+  Expected<ProcessResult> run(const Model& model, const TensorMap& inputs, const EngineEnvironment& environment,
+                              const std::atomic<bool>* cancel = nullptr) const;
 
   const std::vector<std::string>& tokens() const { return tokens_; }
 

@@ -1,6 +1,7 @@
 // The Engine interface every engine implements: prepare a model once, then run it on named tensors.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +18,9 @@ struct RunOptions {
   // Values to return; empty means the graph outputs. Any value of the graph may be requested
   // without changing the model (the reducer and `compare` need intermediate values).
   std::vector<std::string> outputs;
+  // When set and it becomes true, an engine may abandon the run (external processes are killed);
+  // the result is then an error that callers must not take as a verdict.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class PreparedModel {

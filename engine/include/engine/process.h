@@ -1,6 +1,7 @@
 // Running external programs without a shell: argv as given, time limit, captured output, clean kill.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -20,12 +21,15 @@ struct ProcessOptions {
   std::filesystem::path working_directory;
   // stdout and stderr (interleaved, as a terminal shows them) are kept up to this many bytes.
   size_t max_output_bytes = size_t{1} << 20;
+  // When set and it becomes true, the process group is killed at once (stale speculative work).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ProcessResult {
   int exit_code = -1;      // when the program exited; -1 when a signal ended it
   int signal = 0;          // the signal that ended it (also set after a timeout kill)
   bool timed_out = false;  // the time limit was reached and the group was killed
+  bool cancelled = false;  // ProcessOptions::cancel was set and the group was killed
   std::string output;      // stdout + stderr, truncated to max_output_bytes
   bool output_truncated = false;
   double seconds = 0;

@@ -15,22 +15,23 @@ Expected<CheckScript> CheckScript::parse(std::string_view command_template) {
 }
 
 Expected<ProcessResult> CheckScript::run(const std::filesystem::path& model, const std::filesystem::path& inputs,
-                                         const EngineEnvironment& environment) const {
+                                         const EngineEnvironment& environment, const std::atomic<bool>* cancel) const {
   ProcessOptions process;
   process.timeout_seconds = environment.timeout_seconds;
   process.env = environment.env;
+  process.cancel = cancel;
   return run_process(fill_placeholders(tokens_, {{"model", model.string()}, {"inputs", inputs.string()}}), process);
 }
 
 Expected<ProcessResult> CheckScript::run(const Model& model, const TensorMap& inputs,
-                                         const EngineEnvironment& environment) const {
+                                         const EngineEnvironment& environment, const std::atomic<bool>* cancel) const {
   REDUCE_ASSIGN(TempFolder folder, TempFolder::create("reduce-check-"));
   std::error_code ec;
   std::filesystem::create_directory(folder / "inputs", ec);
   if (ec) return Error{folder.path().string(), "cannot create folder: " + ec.message()};
   REDUCE_TRY(save_model(model, folder / "model.onnx"));
   REDUCE_TRY(write_input_folder(folder / "inputs", model.graph, inputs));
-  return run(folder / "model.onnx", folder / "inputs", environment);
+  return run(folder / "model.onnx", folder / "inputs", environment, cancel);
 }
 
 }  // namespace reduce

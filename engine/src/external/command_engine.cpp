@@ -34,7 +34,9 @@ class CommandPrepared : public PreparedModel {
     ProcessOptions process;
     process.timeout_seconds = environment_.timeout_seconds;
     process.env = environment_.env;
+    process.cancel = options.cancel;
     REDUCE_ASSIGN(ProcessResult result, run_process(fill_placeholders(tokens_, values), process));
+    if (result.cancelled) return Error{"", "cancelled"};
     if (result.timed_out)
       return Error{"", "command " + result.describe(process), ErrorKind::Timeout, result.signal};
     if (const int signal = result.crash_signal()) {

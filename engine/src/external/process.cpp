@@ -171,6 +171,11 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   int idle_ms = 1;
   while (!has_ended(pid)) {
     const auto now = Clock::now();
+    if (options.cancel && !result.cancelled && options.cancel->load()) {
+      ::kill(-pid, SIGKILL);
+      result.cancelled = true;
+      killed = true;
+    }
     if (limited && !terminated && now >= deadline) {
       ::kill(-pid, SIGTERM);
       terminated = true;

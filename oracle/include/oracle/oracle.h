@@ -59,6 +59,7 @@ struct Verdict {
   double seconds = 0;                     // engine time (0 for cache hits)
   bool cache_hit = false;
   bool invalid = false;                   // not a runnable candidate (checker, or the reference failed)
+  bool cancelled = false;                 // the caller cancelled the run: not an answer
   std::string invalid_reason;
 };
 
@@ -124,7 +125,8 @@ class Oracle {
   Oracle() = default;
   Verdict run_candidate(const CandidateSpec& candidate, const std::atomic<bool>* cancel, TensorMap* actual);
   Verdict verdict_from_error(const Error& error) const;
-  Verdict run_check_script(const CandidateRun& run, const EngineEnvironment& environment);
+  Verdict run_check_script(const CandidateRun& run, const EngineEnvironment& environment,
+                           const std::atomic<bool>* cancel);
 
   const Model* model_ = nullptr;
   std::vector<NamedTensor> inputs_;
