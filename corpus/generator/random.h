@@ -1,5 +1,4 @@
-// The generator's own seeded random numbers (splitmix64): the same weights on every platform and
-// standard library, which std:: distributions do not promise.
+// The generator's seeded random numbers: core's SplitMix64 plus the draws the generator needs.
 #pragma once
 
 #include <cstddef>
@@ -7,20 +6,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/splitmix64.h"
+
 namespace reduce::corpus {
 
-class Random {
+class Random : public SplitMix64 {
  public:
-  explicit Random(uint64_t seed) : state_(seed) {}
+  explicit Random(uint64_t seed) : SplitMix64(seed) {}
 
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, 1) with 53 random bits; the float conversion is exact IEEE arithmetic.
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   float uniform(double lo, double hi) { return static_cast<float>(lo + (hi - lo) * unit()); }
   std::vector<float> uniform_values(size_t count, double lo, double hi) {
     std::vector<float> v(count);
@@ -29,9 +22,6 @@ class Random {
   }
   // Uniform integer in [0, n).
   size_t below(size_t n) { return n ? static_cast<size_t>(next() % n) : 0; }
-
- private:
-  uint64_t state_;
 };
 
 // The seed of one model: depends only on the run's seed, the model family and its size, so a
