@@ -4,4 +4,4 @@
 # usage (as an engine spec): cmd:bench/slow_engine.sh SECONDS REDUCE_BIN ENGINE {model} {inputs} {outputs}
 set -euo pipefail
 sleep "$1"
-exec "$2" run "$4" --engine "$3" --inputs "$5" --save-outputs "$6" --threads 1 >/dev/null
+exec "$2" run "$4" --engine "$3" --inputs "$5" --save-outputs "$6" --save-format pb --threads 1 >/dev/null

@@ -25,14 +25,19 @@ namespace fs = std::filesystem;
 namespace {
 
 // Writes tensors as <prefix>_K.pb (named) and <prefix>_K.npy; bfloat16 has no .npy form.
-Status save_tensors(const fs::path& dir, const std::string& prefix, const std::vector<NamedTensor>& tensors) {
+Status save_tensors(const fs::path& dir, const std::string& prefix, const std::vector<NamedTensor>& tensors,
+                    const std::string& format) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{dir.string(), "cannot create folder: " + ec.message()};
   for (size_t k = 0; k < tensors.size(); ++k) {
     const std::string stem = prefix + "_" + std::to_string(k);
-    REDUCE_TRY(write_tensor_pb(dir / (stem + ".pb"), tensors[k].name, tensors[k].tensor));
-    if (tensors[k].tensor.dtype() != DType::BFloat16) REDUCE_TRY(write_npy(dir / (stem + ".npy"), tensors[k].tensor));
+    if (format != "npy") REDUCE_TRY(write_tensor_pb(dir / (stem + ".pb"), tensors[k].name, tensors[k].tensor));
+    // numpy has no bfloat16: such tensors are always saved as .pb.
+    if (format != "pb" && tensors[k].tensor.dtype() != DType::BFloat16)
+      REDUCE_TRY(write_npy(dir / (stem + ".npy"), tensors[k].tensor));
+    else if (format == "npy")
+      REDUCE_TRY(write_tensor_pb(dir / (stem + ".pb"), tensors[k].name, tensors[k].tensor));
   }
   return {};
 }
@@ -65,6 +70,8 @@ int run_command(const std::vector<std::string>& args) {
       ("outputs", po::value<std::vector<std::string>>()->multitoken(),
        "values to return instead of the graph outputs (any value of the graph)")
       ("save-outputs", po::value<std::string>(), "folder for output_K.pb and output_K.npy")
+      ("save-format", po::value<std::string>()->default_value("both"),
+       "files --save-outputs/--save-inputs write: pb, npy or both (an engine wrapper needs only one)")
       ("save-inputs", po::value<std::string>(), "folder for the inputs used, as input_K.pb and input_K.npy")
       ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores)")
       ("repeat", po::value<int>()->default_value(1), "run this many times; prints the median time");
@@ -86,6 +93,11 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "error: run: --repeat must be at least 1\n";
     return kExitUsage;
   }
+  const std::string format = vm["save-format"].as<std::string>();
+  if (format != "pb" && format != "npy" && format != "both") {
+    std::cerr << "error: run: --save-format must be pb, npy or both, not '" << format << "'\n";
+    return kExitUsage;
+  }
   auto model = load_model(model_path);
   if (!model) {
     std::cerr << "error: " << model.error().message() << "\n";
@@ -97,7 +109,7 @@ int run_command(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   if (vm.count("save-inputs"))
-    if (Status s = save_tensors(vm["save-inputs"].as<std::string>(), "input", *inputs); !s.ok()) {
+    if (Status s = save_tensors(vm["save-inputs"].as<std::string>(), "input", *inputs, format); !s.ok()) {
       std::cerr << "error: " << s.error().message() << "\n";
       return kExitUsage;
     }
@@ -133,7 +145,7 @@ int run_command(const std::vector<std::string>& args) {
   std::cout << "engine " << spec << ": " << (repeat > 1 ? "median " : "") << seconds[seconds.size() / 2] * 1e3
             << " ms per run (" << repeat << " run" << (repeat > 1 ? "s" : "") << ")\n";
   if (vm.count("save-outputs"))
-    if (Status s = save_tensors(vm["save-outputs"].as<std::string>(), "output", outputs); !s.ok()) {
+    if (Status s = save_tensors(vm["save-outputs"].as<std::string>(), "output", outputs, format); !s.ok()) {
       std::cerr << "error: " << s.error().message() << "\n";
       return kExitUsage;
     }

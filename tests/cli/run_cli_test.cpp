@@ -62,6 +62,45 @@ TEST(RunCli, AnyValueCanBeRequestedAsOutput) {
   EXPECT_FALSE(fs::exists(dir / "out" / "output_1.pb"));
 }
 
+TEST(RunCli, SaveFormatPicksTheFilesWritten) {
+  TempDir dir;
+  const fs::path model = save_text_model(dir, "m.onnx", kAddRelu);
+  auto r = run_reduce({"run", model.string(), "--save-format", "pb", "--save-outputs", (dir / "pb").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "pb" / "output_1.pb"));
+  EXPECT_FALSE(fs::exists(dir / "pb" / "output_0.npy"));
+  r = run_reduce({"run", model.string(), "--save-format", "npy", "--save-outputs", (dir / "npy").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "npy" / "output_1.npy"));
+  EXPECT_FALSE(fs::exists(dir / "npy" / "output_0.pb"));
+  r = run_reduce({"run", model.string(), "--save-format", "text", "--save-outputs", (dir / "x").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--save-format must be pb, npy or both"), std::string::npos) << r.err;
+}
+
+// A reduced candidate whose inputs are all frozen has no runtime inputs; engine wrappers still pass
+// an (empty) inputs folder.
+TEST(RunCli, AModelWithoutRuntimeInputsRunsFromAnEmptyInputsFolder) {
+  TempDir dir;
+  const fs::path model = save_text_model(dir, "m.onnx", R"(
+<ir_version: 8, opset_import: ["" : 15]>
+constant_only () => (float[2] y)
+<float[2] w = {1.0, -2.0}>
+{
+  y = Relu(w)
+}
+)");
+  fs::create_directories(dir / "empty");
+  auto r = run_reduce({"run", model.string(), "--inputs", (dir / "empty").string(), "--save-outputs", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "out" / "output_0.pb"));
+  // A model that needs inputs still says which one is missing.
+  const fs::path needs = save_text_model(dir, "needs.onnx", kAddRelu);
+  r = run_reduce({"run", needs.string(), "--inputs", (dir / "empty").string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("'a'"), std::string::npos) << r.err;
+}
+
 TEST(RunCli, RandomInputsDependOnlyOnTheSeed) {
   TempDir dir;
   const fs::path model = save_text_model(dir, "m.onnx", kAddRelu);

@@ -51,6 +51,8 @@ Expected<TensorMap> read_output_folder(const fs::path& dir, const std::vector<st
   const std::set<std::string, std::less<>> wanted(outputs.begin(), outputs.end());
   auto tensors = read_tensor_set(dir, "output");
   if (!tensors) return make_error(who + " wrote no outputs (" + tensors.error().what + ")");
+  if (tensors->empty() && !outputs.empty())
+    return make_error(who + " wrote no outputs (no output_K.pb or .npy files in " + dir.string() + ")");
   TensorMap values;
   for (size_t i = 0; i < tensors->size(); ++i) {
     NamedTensor& t = (*tensors)[i];
