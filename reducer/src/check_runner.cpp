@@ -28,9 +28,10 @@ size_t CandidateHash::operator()(const Candidate& c) const {
 }
 
 struct CheckRunner::Job {
-  size_t index = 0;
   Candidate candidate;
   std::atomic<bool> cancel{false};
+  bool background = false;  // started by speculate() and not (or no longer) asked for
+  size_t order = 0;         // start order
   TestResult result;
 };
 
@@ -45,7 +46,7 @@ CheckRunner::CheckRunner(CandidateTest& test, size_t node_count, int jobs, const
   arena_ = std::make_unique<tbb::task_arena>(jobs_, 0);
 }
 
-CheckRunner::~CheckRunner() = default;
+CheckRunner::~CheckRunner() { drain(); }
 
 bool CheckRunner::well_formed(const Candidate& c) const {
   if (c.nodes.empty()) return false;
@@ -80,7 +81,7 @@ std::optional<size_t> CheckRunner::first_interesting(size_t count, const Candida
 std::optional<bool> CheckRunner::known_interesting(const Candidate& c) const {
   auto it = memo_.find(c);
   if (it == memo_.end()) {
-    if (dry_ && dry_seen_.count(c)) return false;
+    if (dry_ && (dry_seen_.count(c) || dry_->size() >= dry_limit_)) return false;
     return std::nullopt;
   }
   return it->second == TestOutcome::Interesting;
@@ -93,12 +94,100 @@ std::vector<bool> CheckRunner::all_interesting(size_t count, const CandidateMake
   return out;
 }
 
+std::shared_ptr<CheckRunner::Job> CheckRunner::launch(Candidate c, bool background) {
+  auto job = std::make_shared<Job>();
+  job->candidate = std::move(c);
+  job->background = background;
+  job->order = launched_++;
+  inflight_.emplace(job->candidate, job);
+  arena_->enqueue([this, job] {
+    try {
+      job->result = test_.test(job->candidate, job->cancel);
+    } catch (const std::exception&) {
+      job->result = TestResult{TestOutcome::Invalid, false};
+    }
+    std::lock_guard<std::mutex> g(mutex_);
+    done_.push_back(job);
+    finished_.notify_all();
+  });
+  return job;
+}
+
+std::vector<std::shared_ptr<CheckRunner::Job>> CheckRunner::collect(std::unique_lock<std::mutex>& lock) {
+  auto finished = std::move(done_);
+  done_.clear();
+  lock.unlock();
+  for (auto& job : finished) {
+    if (auto it = inflight_.find(job->candidate); it != inflight_.end() && it->second == job) inflight_.erase(it);
+    else --cancelling_;
+    record(job->candidate, job->result.outcome, job->result.cache_hit);
+    if (job->result.outcome != TestOutcome::Cancelled) memo_.emplace(job->candidate, job->result.outcome);
+  }
+  lock.lock();
+  return finished;
+}
+
+bool CheckRunner::cancel_latest_background() {
+  auto latest = inflight_.end();
+  for (auto it = inflight_.begin(); it != inflight_.end(); ++it)
+    if (it->second->background && (latest == inflight_.end() || it->second->order > latest->second->order)) latest = it;
+  if (latest == inflight_.end()) return false;
+  latest->second->cancel = true;
+  inflight_.erase(latest);
+  ++cancelling_;
+  return true;
+}
+
+void CheckRunner::speculate(const std::vector<Candidate>& candidates) {
+  if (dry_) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  collect(lock);
+  lock.unlock();
+  if (stop_ && stop_->load()) stopped_ = true;
+  if (stopped_) return;
+  const std::unordered_set<Candidate, CandidateHash> wanted(candidates.begin(), candidates.end());
+  for (auto it = inflight_.begin(); it != inflight_.end();)
+    if (it->second->background && !wanted.count(it->first)) {
+      it->second->cancel = true;
+      ++cancelling_;
+      it = inflight_.erase(it);
+    } else {
+      ++it;
+    }
+  for (const auto& c : candidates) {
+    if (busy() >= static_cast<size_t>(jobs_)) break;
+    if (memo_.count(c) || inflight_.count(c) || !well_formed(c)) continue;
+    launch(c, true);
+  }
+}
+
+void CheckRunner::drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (auto& [c, job] : inflight_) {
+    job->cancel = true;
+    ++cancelling_;
+  }
+  inflight_.clear();
+  while (cancelling_ > 0) {
+    finished_.wait(lock, [&] { return !done_.empty(); });
+    // Verdicts of work nobody waits for are dropped: the reduction may be over.
+    cancelling_ -= done_.size();
+    done_.clear();
+  }
+}
+
 // res[i]: -1 unknown, 0 not interesting, 1 interesting. With stop_at_first, the scan ends once
 // every candidate before the first interesting one is known; later jobs are cancelled.
 std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& make, bool stop_at_first) {
   std::vector<signed char> res(count, -1);
   if (stopped_) return std::vector<signed char>(count, 0);
-  std::map<size_t, std::shared_ptr<Job>> running;
+  struct Wait {
+    size_t index;
+    std::shared_ptr<Job> job;
+    bool adopted;  // a background test this call found running
+  };
+  std::vector<Wait> waiting;
+  std::optional<std::pair<size_t, Candidate>> pending;  // built, waiting for a free slot
   size_t next = 0;                 // next candidate to build
   size_t frontier = 0;             // every candidate before it is known not interesting
   size_t first_success = count;    // lowest index known interesting
@@ -107,28 +196,37 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
     res[i] = outcome == TestOutcome::Interesting ? 1 : 0;
     if (res[i] == 1) first_success = std::min(first_success, i);
   };
-  auto collect = [&](std::unique_lock<std::mutex>& lock) {
-    auto finished = std::move(done_);
-    done_.clear();
-    lock.unlock();
-    for (auto& job : finished) {
-      running.erase(job->index);
-      record(job->candidate, job->result.outcome, job->result.cache_hit);
-      if (job->result.outcome == TestOutcome::Cancelled) {
-        res[job->index] = 0;  // only cancelled when its answer no longer matters
+  // Stops waiting for entries matching `drop`; tests this call started are cancelled.
+  auto release = [&](const std::function<bool(const Wait&)>& drop) {
+    std::vector<Wait> keep, dropped;
+    for (auto& w : waiting) (drop(w) ? dropped : keep).push_back(std::move(w));
+    waiting = std::move(keep);
+    for (auto& w : dropped) {
+      res[w.index] = 0;  // its answer no longer matters
+      const bool still = std::any_of(waiting.begin(), waiting.end(), [&](const Wait& k) { return k.job == w.job; });
+      if (still) continue;
+      if (w.adopted && !stopped_) {
+        w.job->background = true;
         continue;
       }
-      memo_.emplace(job->candidate, job->result.outcome);
-      settle(job->index, job->result.outcome);
+      if (auto it = inflight_.find(w.job->candidate); it != inflight_.end() && it->second == w.job) {
+        w.job->cancel = true;
+        inflight_.erase(it);
+        ++cancelling_;
+      }
     }
-    lock.lock();
   };
 
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     if (stop_ && stop_->load()) stopped_ = true;
-    if (!stopped_) {
-      while (running.size() < static_cast<size_t>(jobs_) && next < count && (!stop_at_first || next < first_success)) {
+    while (!stopped_) {
+      if (!pending) {
+        if (next >= count || (stop_at_first && next >= first_success)) break;
+        if (dry_ && dry_->size() >= dry_limit_) {
+          for (; next < count; ++next) res[next] = 0;
+          break;
+        }
         const size_t i = next++;
         std::optional<Candidate> c = make(i);
         if (!c) { res[i] = 0; continue; }
@@ -143,34 +241,50 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
           res[i] = 0;
           continue;
         }
-        auto job = std::make_shared<Job>();
-        job->index = i;
-        job->candidate = std::move(*c);
-        running.emplace(i, job);
-        arena_->enqueue([this, job] {
-          try {
-            job->result = test_.test(job->candidate, job->cancel);
-          } catch (const std::exception&) {
-            job->result = TestResult{TestOutcome::Invalid, false};
-          }
-          std::lock_guard<std::mutex> g(mutex_);
-          done_.push_back(job);
-          finished_.notify_all();
-        });
+        if (auto it = inflight_.find(*c); it != inflight_.end()) {
+          const bool adopted = it->second->background;
+          it->second->background = false;
+          waiting.push_back({i, it->second, adopted});
+          continue;
+        }
+        pending.emplace(i, std::move(*c));
       }
+      // Tests asked for go first: background work gives up its slot.
+      if (inflight_.size() >= static_cast<size_t>(jobs_)) cancel_latest_background();
+      if (busy() >= static_cast<size_t>(jobs_)) break;
+      waiting.push_back({pending->first, launch(std::move(pending->second), false), false});
+      pending.reset();
     }
     while (frontier < count && res[frontier] == 0) ++frontier;
     const bool decided = stop_at_first && frontier < count && res[frontier] == 1;
-    if (decided || stopped_)
-      for (auto& [i, job] : running)
-        if (stopped_ || i > frontier) job->cancel = true;
-    if (running.empty()) {
+    if (stopped_) {
+      release([](const Wait&) { return true; });
+      pending.reset();
+      for (auto& [c, job] : inflight_) {
+        job->cancel = true;
+        ++cancelling_;
+      }
+      inflight_.clear();
+    } else if (decided) {
+      pending.reset();
+      release([&](const Wait& w) { return w.index > frontier; });
+    }
+    if (waiting.empty()) {
       // Everything launched is settled: done, unless more candidates remain to be launched.
-      if (decided || stopped_ || next == count) break;
-      continue;
+      if (decided || stopped_ || (next >= count && !pending)) break;
+      if (!pending) continue;
     }
     finished_.wait_for(lock, std::chrono::milliseconds(20), [&] { return !done_.empty(); });
-    collect(lock);
+    for (const auto& job : collect(lock)) {
+      for (auto it = waiting.begin(); it != waiting.end();)
+        if (it->job == job) {
+          if (job->result.outcome == TestOutcome::Cancelled) res[it->index] = 0;
+          else settle(it->index, job->result.outcome);
+          it = waiting.erase(it);
+        } else {
+          ++it;
+        }
+    }
   }
   lock.unlock();
   if (stopped_)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -57,13 +58,25 @@ class CheckRunner {
 
   // Dry mode (sink set): candidates without a known verdict are not tested but appended to the
   // sink and answered "not interesting"; nothing is counted. For prefetching a predicted run.
-  void set_dry(std::vector<Candidate>* sink) {
+  // Once the sink holds `limit` candidates, the rest are answered without being built.
+  void set_dry(std::vector<Candidate>* sink, size_t limit = SIZE_MAX) {
     dry_ = sink;
+    dry_limit_ = limit;
     dry_seen_.clear();
   }
 
-  // The stop flag was seen: every later call answers "not interesting" without testing.
-  bool stopped() const { return stopped_; }
+  // Starts tests of `candidates` (in order, while slots are free) in the background and returns
+  // at once; their verdicts join the memo when they end, and a later call that asks for one of
+  // them waits for it instead of starting it again. Background tests no longer listed are
+  // cancelled (they were speculation about a state the reduction has left). Tests the reduction
+  // asks for take priority: they cancel the latest background tests when no slot is free.
+  void speculate(const std::vector<Candidate>& candidates);
+  // Cancels every background test and waits until all tests have ended.
+  void drain();
+
+  // The stop flag was seen: every later call answers "not interesting" without testing. While
+  // dry, also once the sink is full: the predicted run has nothing more to collect.
+  bool stopped() const { return stopped_ || (dry_ && dry_->size() >= dry_limit_); }
   int jobs() const { return jobs_; }
   const CheckCounts& counts() const { return counts_; }
   // Candidates refused before testing because they were malformed (a reducer bug if non-zero).
@@ -74,6 +87,12 @@ class CheckRunner {
   std::vector<signed char> run(size_t count, const CandidateMaker& make, bool stop_at_first);
   bool well_formed(const Candidate& c) const;
   void record(const Candidate& c, TestOutcome outcome, bool cache_hit);
+  std::shared_ptr<Job> launch(Candidate c, bool background);
+  // Moves finished jobs into the memo (and counts them); returns them. Called with mutex_ held.
+  std::vector<std::shared_ptr<Job>> collect(std::unique_lock<std::mutex>& lock);
+  size_t busy() const { return inflight_.size() + cancelling_; }
+  // Cancels the most recently started background test; false when there is none.
+  bool cancel_latest_background();
 
   CandidateTest& test_;
   size_t node_count_;
@@ -87,7 +106,14 @@ class CheckRunner {
   size_t malformed_ = 0;
   bool stopped_ = false;
   std::vector<Candidate>* dry_ = nullptr;
+  size_t dry_limit_ = SIZE_MAX;
   std::unordered_set<Candidate, CandidateHash> dry_seen_;  // answered "not interesting" while dry
+
+  // Tests running, by candidate (reducer thread only); cancelled background tests leave the map
+  // at once but hold their slot (cancelling_) until they end.
+  std::unordered_map<Candidate, std::shared_ptr<Job>, CandidateHash> inflight_;
+  size_t cancelling_ = 0;
+  size_t launched_ = 0;  // start order, to cancel the latest background test first
 
   std::mutex mutex_;
   std::condition_variable finished_;

@@ -122,14 +122,14 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
                                        [](const PassEntry* e) { return std::string(e->name) == "certify"; });
     for (size_t round = 1; !r.stopped(); ++round) {
       const size_t commits = r.commits();
-      // Later rounds usually only confirm: test what the whole round would ask at once.
-      if (round > 1)
+      for (size_t k = 0; k < selected.size() && !r.stopped(); ++k) {
+        // With several jobs, free slots test what the rest of the round (and the next one)
+        // would ask if nothing more changes: passes that only confirm then cost no wait.
         r.prefetch([&] {
-          for (const PassEntry* e : selected) e->run(r);
+          for (size_t j = k; j < selected.size() && !r.stopped(); ++j) selected[j]->run(r);
+          for (size_t j = 0; j < selected.size() && !r.stopped(); ++j) selected[j]->run(r);
         });
-      for (const PassEntry* e : selected) {
-        if (r.stopped()) break;
-        timed(r, result.passes, e->name, [&] { e->run(r); });
+        timed(r, result.passes, selected[k]->name, [&] { selected[k]->run(r); });
       }
       if (r.stopped()) break;
       if (r.commits() == commits) {

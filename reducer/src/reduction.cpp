@@ -162,6 +162,28 @@ size_t Reduction::bisect_first(size_t count, const CandidateMaker& make) {
   return stopped() ? count : end.first;
 }
 
+size_t Reduction::gallop_first(size_t count, const CandidateMaker& make) {
+  struct Range {
+    size_t first, last;  // the answer is in [first, last]
+    bool galloping;
+  };
+  auto probe = [count](const Range& r) -> std::optional<size_t> {
+    if (r.galloping) return std::min(count - 1, r.first == 0 ? 0 : 2 * r.first - 1);
+    if (r.first >= r.last) return std::nullopt;
+    return r.first + (r.last - r.first) / 2;
+  };
+  if (count == 0) return 0;
+  const Range end = decide<Range>(
+      {0, count, true}, probe,
+      [probe](const Range& r, bool interesting) -> Range {
+        const size_t p = *probe(r);
+        if (r.galloping) return interesting ? Range{r.first, p, false} : Range{p + 1, r.last, p + 1 < r.last};
+        return interesting ? Range{r.first, p, false} : Range{p + 1, r.last, false};
+      },
+      make);
+  return stopped() ? count : end.first;
+}
+
 std::vector<size_t> Reduction::ancestors_within(const Candidate& c, size_t unit) const {
   std::vector<bool> kept(unit_.size(), false), seen(unit_.size(), false);
   for (size_t n : c.nodes) kept[n] = true;
@@ -202,7 +224,7 @@ void Reduction::prefetch(const std::function<void()>& steps) {
   const std::string pass = pass_;
   std::vector<Candidate> predicted;
   dry_ = true;
-  runner_.set_dry(&predicted);
+  runner_.set_dry(&predicted, static_cast<size_t>(jobs()));
   steps();
   runner_.set_dry(nullptr);
   dry_ = false;
@@ -211,12 +233,8 @@ void Reduction::prefetch(const std::function<void()>& steps) {
   marking_outputs_hides_failure = hides;
   single_sink = single;
   pass_ = pass;
-  std::unordered_set<Candidate, CandidateHash> seen;
-  std::vector<Candidate> batch;
-  for (auto& c : predicted)
-    if (seen.insert(c).second) batch.push_back(std::move(c));
-  verbose("prefetch: " + std::to_string(batch.size()) + " candidates");
-  all_interesting(batch.size(), [&](size_t i) { return std::optional<Candidate>(batch[i]); });
+  if (!predicted.empty()) verbose("prefetch: " + std::to_string(predicted.size()) + " candidates");
+  runner_.speculate(predicted);
 }
 
 bool Reduction::commit(Candidate c) {

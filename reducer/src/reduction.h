@@ -83,16 +83,20 @@ class Reduction {
   State decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
                const std::function<void(size_t, bool)>& visited = {},
-               const std::function<std::optional<Candidate>(const State&)>& after = {});
+               const std::function<std::vector<Candidate>(const State&)>& after = {});
   // Smallest p in [0, count) with make(p) interesting, by binary search (assumes the answers are
   // monotone: false...false true...true); `count` when none is. With several jobs, the next
   // levels of the search tree are tested speculatively; the decisions stay those of -j 1.
   size_t bisect_first(size_t count, const CandidateMaker& make);
+  // The same answer by exponential search from 0 (probes 0, 1, 3, 7, ..., then bisection inside
+  // the last step): about 2 log2(p) probes, fewer than bisection when the answer p is small.
+  size_t gallop_first(size_t count, const CandidateMaker& make);
 
   // With several jobs: runs `steps` dry (untested candidates are answered "not interesting" and
-  // collected instead), undoes everything they changed, then tests the collected candidates at
-  // once. When the prediction holds (a confirming round changes nothing), running `steps` for
-  // real then finds every answer known. Does nothing with one job.
+  // collected instead, up to one per job), undoes everything they changed, then starts tests of
+  // the collected candidates in the background (CheckRunner::speculate) and returns. When the
+  // prediction holds (the steps commit nothing new), running them for real then finds the
+  // answers known or on their way. Does nothing with one job.
   void prefetch(const std::function<void()>& steps);
 
   // Makes `c` the best candidate (the caller has seen it interesting and smaller). Returns false
@@ -130,7 +134,7 @@ template <typename State>
 State Reduction::decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                         const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
                         const std::function<void(size_t, bool)>& visited,
-                        const std::function<std::optional<Candidate>(const State&)>& after) {
+                        const std::function<std::vector<Candidate>(const State&)>& after) {
   const size_t slots = static_cast<size_t>(runner_.jobs());
   while (!stopped()) {
     if (!probe(s)) break;
@@ -163,9 +167,10 @@ State Reduction::decide(State s, const std::function<std::optional<size_t>(const
           if (std::find(probes.begin(), probes.end(), *p) == probes.end()) continue;
           all.push_back(advance(all[k], true));
           all.push_back(advance(all[k], false));
-        } else if (probes.size() + extra.size() < slots) {
-          if (auto c = after(all[k]); c && std::find(extra.begin(), extra.end(), *c) == extra.end())
-            extra.push_back(std::move(*c));
+        } else {
+          for (auto& c : after(all[k]))
+            if (probes.size() + extra.size() < slots && std::find(extra.begin(), extra.end(), c) == extra.end())
+              extra.push_back(std::move(c));
         }
     }
     const auto answers = all_interesting(probes.size() + extra.size(), [&](size_t k) {

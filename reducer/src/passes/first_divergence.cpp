@@ -56,7 +56,16 @@ void run_first_divergence(Reduction& r) {
         return t;
       },
       [&](size_t p) { return marked_prefix(r, base, units, p); }, {},
-      [&](const Search& s) { return s.stage == Search::Bisecting ? narrowed(s.first) : std::nullopt; });
+      [&](const Search& s) {
+        // What comes next: the narrowed candidate, then input-cut's first probe (the node alone).
+        std::vector<Candidate> next;
+        if (s.stage != Search::Bisecting) return next;
+        if (auto c = narrowed(s.first)) {
+          if (auto alone = r.with_units(*c, {units[s.first]}); alone && *alone != *c) next.push_back(*alone);
+          next.insert(next.begin(), std::move(*c));
+        }
+        return next;
+      });
   if (r.stopped()) return;
   if (end.stage == Search::Hidden) {
     r.marking_outputs_hides_failure = true;

@@ -3,7 +3,8 @@
 
 namespace reduce::detail {
 
-// Finds the longest removable prefix by bisection (removing less is assumed to keep failing).
+// Finds the longest removable prefix (removing less is assumed to keep failing). The search starts
+// from the largest removals: after first-divergence the diverging node alone usually still fails.
 void run_input_cut(Reduction& r) {
   const auto units = r.units();
   const size_t n = units.size();
@@ -13,7 +14,7 @@ void run_input_cut(Reduction& r) {
   auto make = [&](size_t i) -> std::optional<Candidate> {
     return r.with_units(base, std::vector<size_t>(units.begin() + (n - 1 - i), units.end()));
   };
-  const size_t i = r.bisect_first(n - 1, make);
+  const size_t i = r.gallop_first(n - 1, make);
   if (i < n - 1) r.commit(std::move(*make(i)));
 }
 
