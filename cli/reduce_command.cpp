@@ -4,7 +4,9 @@
 #include <boost/program_options.hpp>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -31,15 +33,39 @@ extern "C" void on_interrupt(int) { g_stop.store(true); }
 CandidateSpec to_spec(const Candidate& c) { return {c.nodes, c.frozen, c.outputs, c.input_shapes}; }
 Candidate to_candidate(const CandidateSpec& s) { return {s.nodes, s.frozen, s.outputs, s.input_shapes}; }
 
+// The original model's check runs while the reduction already runs its first candidates (with a
+// slow engine that saves one engine run of wall time); candidates are judged once it is known.
+class TargetGate {
+ public:
+  void open(bool proceed) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    state_ = proceed ? State::Open : State::Closed;
+    changed_.notify_all();
+  }
+  // True once the target is set; false when the reduction will not go on or `cancel` is set.
+  bool wait(const std::atomic<bool>& cancel) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (state_ == State::Pending && !cancel.load()) changed_.wait_for(lock, std::chrono::milliseconds(20));
+    return state_ == State::Open;
+  }
+
+ private:
+  enum class State { Pending, Open, Closed } state_ = State::Pending;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+};
+
 // The reducer's view of the oracle: same failure = interesting.
 class OracleTest : public CandidateTest {
  public:
-  OracleTest(Oracle& oracle, bool verbose, const Model& model) : oracle_(oracle), verbose_(verbose), model_(model) {}
+  OracleTest(Oracle& oracle, TargetGate& gate, bool verbose, const Model& model)
+      : oracle_(oracle), gate_(gate), verbose_(verbose), model_(model) {}
   TestResult test(const Candidate& candidate, const std::atomic<bool>& cancel) override {
     if (cancel.load()) return {TestOutcome::Cancelled, false};
     Verdict v = oracle_.evaluate(to_spec(candidate), &cancel);
     TestResult r;
     r.cache_hit = v.cache_hit;
+    if (!gate_.wait(cancel)) return {TestOutcome::Cancelled, false};
     if (v.cancelled || cancel.load()) r.outcome = TestOutcome::Cancelled;
     else if (v.invalid) r.outcome = TestOutcome::Invalid;
     else switch (oracle_.classify(v)) {
@@ -59,6 +85,7 @@ class OracleTest : public CandidateTest {
 
  private:
   Oracle& oracle_;
+  TargetGate& gate_;
   bool verbose_;
   const Model& model_;
 };
@@ -139,19 +166,6 @@ int reduce_command(const std::vector<std::string>& args) {
   std::cerr << "reduce: " << model_path.string() << " (" << original_nodes << " nodes) on " << oracle.options().engine
             << ", reference " << oracle.options().reference << " (recorded in " << format_number(oracle.reference_seconds())
             << " s)\n";
-  Verdict original = oracle.evaluate({});
-  if (original.invalid) {
-    std::cerr << "error: " << model_path.string() << ": " << original.invalid_reason << "\n";
-    return kExitUsage;
-  }
-  if (!original.signature.fails()) {
-    std::cout << "the model does not fail on " << oracle.options().engine << ": nothing to reduce\n";
-    print_verdict(original, std::cout);
-    return 3;
-  }
-  oracle.set_target(original.signature);
-  std::cerr << "reduce: failure to keep: " << original.signature.to_string() << "\n";
-
   std::string command = "reduce";
   command += " " + shell_quote(model_path.string());
   for (const auto& a : std::vector<std::string>(args.begin() + 1, args.end())) command += " " + shell_quote(a);
@@ -189,9 +203,10 @@ int reduce_command(const std::vector<std::string>& args) {
                    p.cache_hits, p.rate, p.elapsed, p.pass.c_str());
     }
   };
+  std::atomic<bool> quiet{false};  // the reduction is called off: its closing lines mean nothing
   ro.log = [&](std::string line) {
-    if (tty) std::cerr << "\r\033[K";
-    std::cerr << line << "\n";
+    if (quiet.load()) return;
+    std::cerr << (tty ? "\r\033[K" : "") + line + "\n";  // one write: two threads log
   };
   ro.stop = &g_stop;
   struct sigaction sa {};
@@ -201,11 +216,42 @@ int reduce_command(const std::vector<std::string>& args) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
-  OracleTest test(oracle, ro.verbose, model);
+  // The original's verdict decides whether there is anything to reduce; meanwhile the reducer
+  // starts its first checks, which wait for the verdict before they count.
+  TargetGate gate;
+  Verdict original;
+  bool original_fails = false;
+  std::thread original_check([&] {
+    original = oracle.evaluate({}, &g_stop);
+    original_fails = !original.invalid && !original.cancelled && original.signature.fails();
+    if (original_fails) {
+      oracle.set_target(original.signature);
+      ro.log("reduce: failure to keep: " + original.signature.to_string());
+    } else {
+      quiet.store(true);
+      g_stop.store(true);
+    }
+    gate.open(original_fails);
+  });
+  OracleTest test(oracle, gate, ro.verbose, model);
   auto result = reduce_model(model, test, ro);
+  original_check.join();
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   if (tty) std::cerr << "\r\033[K";
+  if (original.cancelled) {
+    std::cerr << "reduce: interrupted before the original model's check ended; nothing written\n";
+    return 130;
+  }
+  if (original.invalid) {
+    std::cerr << "error: " << model_path.string() << ": " << original.invalid_reason << "\n";
+    return kExitUsage;
+  }
+  if (!original_fails) {
+    std::cout << "the model does not fail on " << oracle.options().engine << ": nothing to reduce\n";
+    print_verdict(original, std::cout);
+    return 3;
+  }
   if (!result) {
     std::cerr << "error: " << result.error().at(model_path.string()).message() << "\n";
     return kExitUsage;

@@ -138,7 +138,7 @@ bool CheckRunner::cancel_latest_background() {
   return true;
 }
 
-void CheckRunner::speculate(const std::vector<Candidate>& candidates) {
+void CheckRunner::speculate(const std::vector<Candidate>& candidates, bool replace) {
   if (dry_) return;
   std::unique_lock<std::mutex> lock(mutex_);
   collect(lock);
@@ -147,7 +147,7 @@ void CheckRunner::speculate(const std::vector<Candidate>& candidates) {
   if (stopped_) return;
   const std::unordered_set<Candidate, CandidateHash> wanted(candidates.begin(), candidates.end());
   for (auto it = inflight_.begin(); it != inflight_.end();)
-    if (it->second->background && !wanted.count(it->first)) {
+    if (replace && it->second->background && !wanted.count(it->first)) {
       it->second->cancel = true;
       ++cancelling_;
       it = inflight_.erase(it);

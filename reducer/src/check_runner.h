@@ -67,10 +67,10 @@ class CheckRunner {
 
   // Starts tests of `candidates` (in order, while slots are free) in the background and returns
   // at once; their verdicts join the memo when they end, and a later call that asks for one of
-  // them waits for it instead of starting it again. Background tests no longer listed are
-  // cancelled (they were speculation about a state the reduction has left). Tests the reduction
-  // asks for take priority: they cancel the latest background tests when no slot is free.
-  void speculate(const std::vector<Candidate>& candidates);
+  // them waits for it instead of starting it again. With `replace`, background tests no longer
+  // listed are cancelled first (speculation about a state the reduction has left). Tests the
+  // reduction asks for take priority: they cancel the latest background tests when no slot is free.
+  void speculate(const std::vector<Candidate>& candidates, bool replace);
   // Cancels every background test and waits until all tests have ended.
   void drain();
 

@@ -234,7 +234,7 @@ void Reduction::prefetch(const std::function<void()>& steps) {
   single_sink = single;
   pass_ = pass;
   if (!predicted.empty()) verbose("prefetch: " + std::to_string(predicted.size()) + " candidates");
-  runner_.speculate(predicted);
+  runner_.speculate(predicted, true);
 }
 
 bool Reduction::commit(Candidate c) {

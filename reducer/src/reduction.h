@@ -69,6 +69,9 @@ class Reduction {
     return runner_.all_interesting(count, make);
   }
   std::optional<bool> known_interesting(const Candidate& c) const { return runner_.known_interesting(c); }
+  // Tests candidates in the background while slots are free (see CheckRunner::speculate); nothing
+  // waits for them. Not while dry.
+  void speculate(const std::vector<Candidate>& candidates) { runner_.speculate(candidates, false); }
   int jobs() const { return runner_.jobs(); }
   bool test_one(const Candidate& c) {
     return first_interesting(1, [&](size_t) { return std::optional<Candidate>(c); }).has_value();

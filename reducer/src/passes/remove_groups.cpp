@@ -95,10 +95,18 @@ bool run_removals(Reduction& r, RemovalPlan& plan) {
   bool changed = false;
   RemovalPredictor predictor;
   const size_t slots = static_cast<size_t>(r.jobs());
+  // Alternatives tested in the background: the predictor learns their answers once known.
+  std::vector<std::pair<std::vector<size_t>, Candidate>> pending;
   while (!r.stopped()) {
+    std::erase_if(pending, [&](const auto& p) {
+      const auto known = r.known_interesting(p.second);
+      if (known) predictor.record(p.first, *known);
+      return known.has_value();
+    });
     if (!plan.peek(r, r.best())) break;
     std::vector<Candidate> window;
     std::vector<std::vector<size_t>> groups;
+    size_t greedy_count = 0;  // the window's first entries: the most likely path
     std::unordered_set<Candidate, CandidateHash> in_window;
     std::priority_queue<Speculation, std::vector<Speculation>, LessLikely> frontier;
     size_t order = 0;
@@ -138,6 +146,7 @@ bool run_removals(Reduction& r, RemovalPlan& plan) {
       if (in_window.insert(*c).second) {
         window.push_back(*c);
         groups.push_back(group);
+        if (on_greedy) greedy_count = window.size();
       }
       const double p = predictor.probability_interesting(r, s.predicted, group);
       Speculation yes{s.probability * p, order++, s.plan->clone(), *c};
@@ -150,8 +159,12 @@ bool run_removals(Reduction& r, RemovalPlan& plan) {
         frontier.push(std::move(no));
       }
     }
-    const auto answers = r.all_interesting(window.size(), [&](size_t j) { return std::optional<Candidate>(window[j]); });
-    for (size_t j = 0; j < window.size(); ++j) predictor.record(groups[j], answers[j]);
+    // The likely path is waited for; the alternatives only take free slots (a prefetched
+    // confirmation of the next passes may hold the others) and nobody waits for them.
+    r.speculate(std::vector<Candidate>(window.begin() + greedy_count, window.end()));
+    for (size_t j = greedy_count; j < window.size(); ++j) pending.emplace_back(groups[j], window[j]);
+    const auto answers = r.all_interesting(greedy_count, [&](size_t j) { return std::optional<Candidate>(window[j]); });
+    for (size_t j = 0; j < greedy_count; ++j) predictor.record(groups[j], answers[j]);
     // Walk in sequential order while the answer to the exact sequential candidate is known.
     while (!r.stopped()) {
       const auto* g = plan.peek(r, r.best());
