@@ -206,7 +206,10 @@ int reduce_command(const std::vector<std::string>& args) {
   std::atomic<bool> quiet{false};  // the reduction is called off: its closing lines mean nothing
   ro.log = [&](std::string line) {
     if (quiet.load()) return;
-    std::cerr << (tty ? "\r\033[K" : "") + line + "\n";  // one write: two threads log
+    std::string out = tty ? "\r\033[K" : "";
+    out += line;
+    out += '\n';
+    std::cerr << out;  // one write: two threads log
   };
   ro.stop = &g_stop;
   struct sigaction sa {};
