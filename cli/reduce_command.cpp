@@ -167,8 +167,12 @@ int reduce_command(const std::vector<std::string>& args) {
             << ", reference " << oracle.options().reference << " (recorded in " << format_number(oracle.reference_seconds())
             << " s)\n";
   std::string command = "reduce";
-  command += " " + shell_quote(model_path.string());
-  for (const auto& a : std::vector<std::string>(args.begin() + 1, args.end())) command += " " + shell_quote(a);
+  std::vector<std::string> words{model_path.string()};
+  words.insert(words.end(), args.begin() + 1, args.end());
+  for (const auto& a : words) {
+    command += ' ';
+    command += shell_quote(a);
+  }
 
   if (vm.count("resume")) {
     auto start = read_journal(out_dir);
