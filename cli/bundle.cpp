@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "core/mapped_file.h"
@@ -119,7 +120,7 @@ std::string graph_dot(const Graph& g) {
   out << "digraph reduced {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n";
   std::map<std::string, std::string> producer;
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& v : g.nodes[i].outputs) producer[v] = "n" + std::to_string(i);
+    for (const auto& v : g.nodes[i].outputs) producer[v] = std::string("n").append(std::to_string(i));
   auto quote = [](const std::string& s) {
     std::string q = "\"";
     for (char c : s) q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
@@ -206,6 +207,11 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const CandidateSpec& ca
   const FailureSignature& target = oracle.target();
   const OracleOptions& oo = oracle.options();
 
+  // "node.attribute" for each attribute the reduction removed.
+  std::vector<std::string> dropped;
+  for (const auto& [node, attr] : candidate.dropped_attributes)
+    dropped.push_back(oracle.model().graph.nodes[node].name + "." + attr);
+
   JsonWriter j;
   j.begin_object();
   j.key("original").begin_object().field("model", facts.model_path).field("nodes", static_cast<uint64_t>(facts.original_nodes))
@@ -215,6 +221,12 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const CandidateSpec& ca
   for (const auto& [op, n] : ops) j.field(op, static_cast<uint64_t>(n));
   j.end_object();
   j.field("inputs", static_cast<uint64_t>(run.inputs.size())).field("outputs", static_cast<uint64_t>(reduced.outputs.size()));
+  j.key("filled_weights").begin_object();
+  for (const auto& [name, value] : candidate.filled) j.field(name, value);
+  j.end_object();
+  j.key("dropped_attributes").begin_array();
+  for (const auto& d : dropped) j.value(d);
+  j.end_array();
   j.end_object();
   j.key("failure").begin_object().field("kind", to_string(target.kind)).field("message", target.message)
       .field("signature", target.to_string()).field("reduced_kind", to_string(verdict.signature.kind))
@@ -243,7 +255,18 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const CandidateSpec& ca
   bool first = true;
   for (const auto& [op, n] : ops) md << (first ? "" : ", ") << op << " x" << n, first = false;
   md << ")" << (facts.one_minimal ? ", 1-minimal (removing any single node makes the failure disappear)" : "")
-     << (facts.stopped ? ", interrupted: best reproducer so far" : "") << ".\n\n"
+     << (facts.stopped ? ", interrupted: best reproducer so far" : "") << ".\n\n";
+  if (!candidate.filled.empty()) {
+    md << "**Weights that do not matter** (filled with one value, the failure stays):";
+    for (const auto& [name, value] : candidate.filled) md << " `" << name << "` = " << format_number(value) << ";";
+    md << "\n\n";
+  }
+  if (!dropped.empty()) {
+    md << "**Attributes that do not matter** (removed, the failure stays):";
+    for (const auto& d : dropped) md << " `" << d << "`";
+    md << "\n\n";
+  }
+  md
      << "**Reproduce:** `model.onnx` with `inputs/input_K.pb`; expected values (reference `" << oo.reference
      << "`) in `expected/`, the engine's in `actual/`.\n\n```sh\n" << facts.command_line << "\n"
      << "reduce check model.onnx --engine '" << oo.engine << "' --inputs inputs\n```\n\n"
@@ -278,19 +301,43 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const CandidateSpec& ca
 }
 
 Status append_journal(const fs::path& dir, const CandidateSpec& c) {
-  std::string line = "candidate nodes=";
-  for (size_t k = 0; k < c.nodes.size(); ++k) line += (k ? "," : "") + std::to_string(c.nodes[k]);
-  line += " frozen=";
-  for (size_t k = 0; k < c.frozen.size(); ++k) line += (k ? "," : "") + percent_encode(c.frozen[k]);
-  line += " outputs=";
-  for (size_t k = 0; k < c.outputs.size(); ++k) line += (k ? "," : "") + percent_encode(c.outputs[k]);
-  line += " shapes=";
-  bool first = true;
-  for (const auto& [name, shape] : c.input_shapes) {
-    line += (first ? "" : ",") + percent_encode(name) + ":";
-    for (size_t d = 0; d < shape.size(); ++d) line += (d ? "x" : "") + std::to_string(shape[d]);
-    first = false;
-  }
+  std::string line = "candidate";
+  // One field per part of the candidate: key=item,item,...
+  auto field = [&](const char* key, size_t count, const std::function<std::string(size_t)>& item) {
+    line += ' ';
+    line += key;
+    line += '=';
+    for (size_t k = 0; k < count; ++k) {
+      if (k) line += ',';
+      line += item(k);
+    }
+  };
+  field("nodes", c.nodes.size(), [&](size_t k) { return std::to_string(c.nodes[k]); });
+  field("frozen", c.frozen.size(), [&](size_t k) { return percent_encode(c.frozen[k]); });
+  field("outputs", c.outputs.size(), [&](size_t k) { return percent_encode(c.outputs[k]); });
+  const std::vector<std::pair<std::string, Shape>> shapes(c.input_shapes.begin(), c.input_shapes.end());
+  field("shapes", shapes.size(), [&](size_t k) {
+    std::string s = percent_encode(shapes[k].first);
+    s += ':';
+    for (size_t d = 0; d < shapes[k].second.size(); ++d) {
+      if (d) s += 'x';
+      s += std::to_string(shapes[k].second[d]);
+    }
+    return s;
+  });
+  const std::vector<std::pair<std::string, double>> filled(c.filled.begin(), c.filled.end());
+  field("filled", filled.size(), [&](size_t k) {
+    std::string s = percent_encode(filled[k].first);
+    s += ':';
+    s += format_number(filled[k].second);
+    return s;
+  });
+  field("dropped", c.dropped_attributes.size(), [&](size_t k) {
+    std::string s = std::to_string(c.dropped_attributes[k].first);
+    s += ':';
+    s += percent_encode(c.dropped_attributes[k].second);
+    return s;
+  });
   std::ofstream out(dir / "journal", std::ios::app);
   out << line << "\n";
   out.flush();
@@ -321,6 +368,12 @@ Expected<CandidateSpec> read_journal(const fs::path& dir) {
           Shape shape;
           for (const auto& d : split(std::string_view(item).substr(colon + 1), 'x')) shape.push_back(std::stoll(d));
           c.input_shapes[percent_decode(item.substr(0, colon))] = shape;
+        } else if (key == "filled") {
+          const size_t colon = item.rfind(':');
+          c.filled[percent_decode(item.substr(0, colon))] = std::stod(item.substr(colon + 1));
+        } else if (key == "dropped") {
+          const size_t colon = item.find(':');
+          c.dropped_attributes.emplace_back(std::stoull(item.substr(0, colon)), percent_decode(item.substr(colon + 1)));
         }
       }
     }

@@ -30,8 +30,12 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_interrupt(int) { g_stop.store(true); }
 
-CandidateSpec to_spec(const Candidate& c) { return {c.nodes, c.frozen, c.outputs, c.input_shapes}; }
-Candidate to_candidate(const CandidateSpec& s) { return {s.nodes, s.frozen, s.outputs, s.input_shapes}; }
+CandidateSpec to_spec(const Candidate& c) {
+  return {c.nodes, c.frozen, c.outputs, c.input_shapes, c.filled, c.dropped_attributes};
+}
+Candidate to_candidate(const CandidateSpec& s) {
+  return {s.nodes, s.frozen, s.outputs, s.input_shapes, s.filled, s.dropped_attributes};
+}
 
 // The original model's check runs while the reduction already runs its first candidates (with a
 // slow engine that saves one engine run of wall time); candidates are judged once it is known.

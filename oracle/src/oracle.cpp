@@ -2,9 +2,11 @@
 #include "oracle/oracle.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <unordered_set>
 
+#include "core/half.h"
 #include "core/model_io.h"
 #include "engine/command_template.h"
 #include "leading_slice.h"
@@ -62,6 +64,16 @@ std::pair<uint64_t, uint64_t> candidate_hash(const CandidateSpec& c) {
     str(name);
     u64(shape.size());
     for (int64_t d : shape) u64(static_cast<uint64_t>(d));
+  }
+  u64(c.filled.size());
+  for (const auto& [name, value] : c.filled) {
+    str(name);
+    u64(std::bit_cast<uint64_t>(value));
+  }
+  u64(c.dropped_attributes.size());
+  for (const auto& [node, attr] : c.dropped_attributes) {
+    u64(node);
+    str(attr);
   }
   return {h1, h2};
 }
@@ -122,6 +134,39 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   return o;
 }
 
+// A tensor of `like`'s float type and shape with every element `value`.
+static Expected<Tensor> filled_tensor(const Tensor& like, double value) {
+  REDUCE_ASSIGN(Tensor t, Tensor::allocate(like.dtype(), like.shape()));
+  switch (like.dtype()) {
+    case DType::Float: for (auto& x : t.mutable_data<float>()) x = static_cast<float>(value); break;
+    case DType::Double: for (auto& x : t.mutable_data<double>()) x = value; break;
+    case DType::Float16: for (auto& x : t.mutable_data<uint16_t>()) x = float_to_half(static_cast<float>(value)); break;
+    case DType::BFloat16: for (auto& x : t.mutable_data<uint16_t>()) x = float_to_bfloat16(static_cast<float>(value)); break;
+    default: return make_error("cannot fill a tensor of type " + std::string(dtype_name(like.dtype())));
+  }
+  return t;
+}
+
+Status Oracle::simplify(Model& extracted, const CandidateSpec& c) const {
+  for (const auto& [name, value] : c.filled) {
+    auto it = std::find_if(extracted.graph.initializers.begin(), extracted.graph.initializers.end(),
+                           [&](const Initializer& init) { return init.name == name; });
+    if (it == extracted.graph.initializers.end()) return make_error("no initializer '" + name + "' to fill");
+    REDUCE_ASSIGN(it->tensor, filled_tensor(it->tensor, value));
+  }
+  for (const auto& [index, attr] : c.dropped_attributes) {
+    if (index >= model_->graph.nodes.size()) return make_error("no node " + std::to_string(index));
+    const Node& original = model_->graph.nodes[index];
+    // Node outputs are unique names: they find the node in the extracted graph.
+    auto it = std::find_if(extracted.graph.nodes.begin(), extracted.graph.nodes.end(), [&](const Node& n) {
+      return n.op_type == original.op_type && n.outputs == original.outputs;
+    });
+    if (it == extracted.graph.nodes.end()) return make_error("node " + std::to_string(index) + " is not kept");
+    std::erase_if(it->attributes, [&](const Attribute& a) { return a.name == attr; });
+  }
+  return {};
+}
+
 Expected<CandidateRun> Oracle::materialize(const CandidateSpec& c) const {
   std::vector<size_t> all;
   const std::vector<size_t>* nodes = &c.nodes;
@@ -162,7 +207,8 @@ Expected<CandidateRun> Oracle::materialize(const CandidateSpec& c) const {
       run.inputs.push_back({vi.name, std::move(sliced)});
     }
   }
-  if (c.input_shapes.empty()) {
+  REDUCE_TRY(simplify(run.model, c));
+  if (c.input_shapes.empty() && c.filled.empty() && c.dropped_attributes.empty()) {
     for (const auto& vi : run.model.graph.outputs) {
       const Tensor* t = recorded_->find(vi.name);
       if (!t) return make_error("no recorded value for output '" + vi.name + "'");
@@ -170,7 +216,8 @@ Expected<CandidateRun> Oracle::materialize(const CandidateSpec& c) const {
     }
     return run;
   }
-  // Reduced shapes: the recorded outputs no longer apply; the reference computes them.
+  // Reduced shapes or simplified weights and attributes: the recorded outputs no longer apply;
+  // the reference computes them.
   redeclare_inputs(run.model, c.input_shapes);
   REDUCE_ASSIGN(auto prepared, reference_->prepare(run.model));
   TensorMap feed;

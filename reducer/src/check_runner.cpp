@@ -24,6 +24,8 @@ size_t CandidateHash::operator()(const Candidate& c) const {
     h = mix(h, hash_string(name));
     for (int64_t d : shape) h = mix(h, static_cast<size_t>(d));
   }
+  for (const auto& [name, value] : c.filled) h = mix(mix(h, hash_string(name)), std::hash<double>{}(value));
+  for (const auto& [node, attr] : c.dropped_attributes) h = mix(mix(h, node), hash_string(attr));
   return h;
 }
 

@@ -70,6 +70,15 @@ std::optional<Candidate> Reduction::with_units(const Candidate& base, std::vecto
     const auto p = index_.producer(o);
     if (p && kept[*p]) c.outputs.push_back(o);
   }
+  if (!base.filled.empty()) {
+    std::unordered_set<std::string_view> read;
+    for (size_t n : c.nodes)
+      for (const auto& v : graph().nodes[n].inputs) read.insert(v);
+    for (const auto& [name, value] : base.filled)
+      if (read.count(name)) c.filled.emplace(name, value);
+  }
+  for (const auto& d : base.dropped_attributes)
+    if (kept[d.first]) c.dropped_attributes.push_back(d);
   if (!base.input_shapes.empty()) {
     const auto inputs = graph_inputs(c);
     const std::unordered_set<std::string_view> input_set(inputs.begin(), inputs.end());
@@ -167,17 +176,22 @@ size_t Reduction::gallop_first(size_t count, const CandidateMaker& make) {
     size_t first, last;  // the answer is in [first, last]
     bool galloping;
   };
-  auto probe = [count](const Range& r) -> std::optional<size_t> {
-    if (r.galloping) return std::min(count - 1, r.first == 0 ? 0 : 2 * r.first - 1);
+  // Gallop while the steps stay below sqrt(count), then bisect what is left: small answers cost
+  // about 2 log2(p) probes, large ones at most half again the bisection's log2(count).
+  size_t reach = 1;
+  while (reach * reach < count) ++reach;
+  auto probe = [count, reach](const Range& r) -> std::optional<size_t> {
+    if (r.galloping && (r.first == 0 || 2 * r.first - 1 <= reach)) return std::min(count - 1, r.first == 0 ? 0 : 2 * r.first - 1);
     if (r.first >= r.last) return std::nullopt;
     return r.first + (r.last - r.first) / 2;
   };
   if (count == 0) return 0;
   const Range end = decide<Range>(
       {0, count, true}, probe,
-      [probe](const Range& r, bool interesting) -> Range {
+      [probe, reach](const Range& r, bool interesting) -> Range {
         const size_t p = *probe(r);
-        if (r.galloping) return interesting ? Range{r.first, p, false} : Range{p + 1, r.last, p + 1 < r.last};
+        const bool galloped = r.galloping && (r.first == 0 || 2 * r.first - 1 <= reach);
+        if (galloped) return interesting ? Range{r.first, p, false} : Range{p + 1, r.last, p + 1 < r.last};
         return interesting ? Range{r.first, p, false} : Range{p + 1, r.last, false};
       },
       make);
@@ -317,6 +331,8 @@ std::string describe(const Reduction& r, const Candidate& c) {
   if (!c.outputs.empty()) s += ", " + std::to_string(c.outputs.size()) + " marked outputs";
   if (!c.frozen.empty()) s += ", " + std::to_string(c.frozen.size()) + " frozen";
   if (!c.input_shapes.empty()) s += ", " + std::to_string(c.input_shapes.size()) + " reshaped inputs";
+  if (!c.filled.empty()) s += ", " + std::to_string(c.filled.size()) + " filled weights";
+  if (!c.dropped_attributes.empty()) s += ", " + std::to_string(c.dropped_attributes.size()) + " dropped attributes";
   return s;
 }
 

@@ -91,8 +91,8 @@ class Reduction {
   // monotone: false...false true...true); `count` when none is. With several jobs, the next
   // levels of the search tree are tested speculatively; the decisions stay those of -j 1.
   size_t bisect_first(size_t count, const CandidateMaker& make);
-  // The same answer by exponential search from 0 (probes 0, 1, 3, 7, ..., then bisection inside
-  // the last step): about 2 log2(p) probes, fewer than bisection when the answer p is small.
+  // The same answer by exponential search from 0 (probes 0, 1, 3, 7, ... up to sqrt(count), then
+  // bisection): about 2 log2(p) probes, fewer than bisection when the answer p is small.
   size_t gallop_first(size_t count, const CandidateMaker& make);
 
   // With several jobs: runs `steps` dry (untested candidates are answered "not interesting" and

@@ -188,7 +188,7 @@ TEST(Oracle, OriginalMismatchIsFoundAndCandidatesAreFedRecordedValues) {
   EXPECT_EQ(original.signature.kind, FailureKind::Mismatch);
   oracle->set_target(original.signature);
   // Just the Exp node: its input is the recorded Relu output (not a fresh random value).
-  CandidateSpec only_exp{{1}, {}, {}, {}};
+  CandidateSpec only_exp{{1}, {}, {}, {}, {}, {}};
   auto run = oracle->materialize(only_exp);
   ASSERT_TRUE(run.ok()) << run.error().message();
   ASSERT_EQ(run->inputs.size(), 1u);
@@ -197,13 +197,13 @@ TEST(Oracle, OriginalMismatchIsFoundAndCandidatesAreFedRecordedValues) {
   EXPECT_TRUE(run->expected[0].tensor.shares_storage_with(*oracle->recorded().find("b")));
   EXPECT_EQ(oracle->classify(oracle->evaluate(only_exp)), SignatureMatch::Same);
   // Without the Exp node the engine agrees.
-  EXPECT_EQ(oracle->classify(oracle->evaluate(CandidateSpec{{2, 3}, {}, {}, {}})), SignatureMatch::Pass);
+  EXPECT_EQ(oracle->classify(oracle->evaluate(CandidateSpec{{2, 3}, {}, {}, {}, {}, {}})), SignatureMatch::Pass);
 }
 
 TEST(Oracle, RepeatedCandidatesAreAnsweredFromTheCache) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  CandidateSpec c{{1, 2}, {}, {}, {}};
+  CandidateSpec c{{1, 2}, {}, {}, {}, {}, {}};
   Verdict first = oracle->evaluate(c);
   Verdict second = oracle->evaluate(c);
   EXPECT_FALSE(first.cache_hit);
@@ -211,7 +211,7 @@ TEST(Oracle, RepeatedCandidatesAreAnsweredFromTheCache) {
   EXPECT_EQ(second.signature.kind, first.signature.kind);
   EXPECT_EQ(oracle->statistics().evaluations, 1u);
   EXPECT_EQ(oracle->statistics().cache_hits, 1u);
-  EXPECT_NE(candidate_hash(c), candidate_hash(CandidateSpec{{1, 2}, {"a"}, {}, {}}));
+  EXPECT_NE(candidate_hash(c), candidate_hash(CandidateSpec{{1, 2}, {"a"}, {}, {}, {}, {}}));
 }
 
 TEST(Oracle, InfinityWhereTheReferenceIsFiniteIsNonFinite) {
@@ -226,7 +226,7 @@ TEST(Oracle, EngineErrorsAreNormalizedSoCandidatesMatch) {
   Verdict original = oracle->evaluate({});
   ASSERT_EQ(original.signature.kind, FailureKind::Error);
   oracle->set_target(original.signature);
-  Verdict smaller = oracle->evaluate(CandidateSpec{{2}, {}, {}, {}});
+  Verdict smaller = oracle->evaluate(CandidateSpec{{2}, {}, {}, {}, {}, {}});
   EXPECT_NE(smaller.signature.message, original.signature.message);  // other node name, same failure
   EXPECT_EQ(oracle->classify(smaller), SignatureMatch::Same);
 }
@@ -234,7 +234,7 @@ TEST(Oracle, EngineErrorsAreNormalizedSoCandidatesMatch) {
 TEST(Oracle, FrozenCutValuesBecomeInitializers) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  auto run = oracle->materialize(CandidateSpec{{1}, {"a"}, {}, {}});
+  auto run = oracle->materialize(CandidateSpec{{1}, {"a"}, {}, {}, {}, {}});
   ASSERT_TRUE(run.ok()) << run.error().message();
   EXPECT_TRUE(run->inputs.empty());
   ASSERT_NE(run->model.graph.find_initializer("a"), nullptr);
@@ -243,7 +243,7 @@ TEST(Oracle, FrozenCutValuesBecomeInitializers) {
 TEST(Oracle, ReducedInputShapesRerunTheReference) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  CandidateSpec c{{1, 2}, {}, {}, {{"a", Shape{1, 2}}}};
+  CandidateSpec c{{1, 2}, {}, {}, {{"a", Shape{1, 2}}}, {}, {}};
   auto run = oracle->materialize(c);
   ASSERT_TRUE(run.ok()) << run.error().message();
   ASSERT_EQ(run->inputs[0].tensor.shape(), (Shape{1, 2}));
@@ -251,6 +251,32 @@ TEST(Oracle, ReducedInputShapesRerunTheReference) {
   // relu(X) row 0 = {1, 0}; c = -exp(a)
   EXPECT_FLOAT_EQ(run->expected[0].tensor.data<float>()[0], -std::exp(1.0f));
   EXPECT_EQ(oracle->evaluate(c).signature.kind, FailureKind::Mismatch);
+}
+
+TEST(Oracle, FilledWeightsAndDroppedAttributesRerunTheReference) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3] X) => (float[2, 3] y)
+<float[3] w = {3.0, 4.0, 5.0}>
+{
+  a = Mul(X, w)
+  y = LeakyRelu<alpha = 0.5>(a)
+}
+)");
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Mul", CorruptingEngine::Mode::AddOne));
+  CandidateSpec c{{0, 1}, {}, {}, {}, {{"w", 1.0}}, {{1, "alpha"}}};
+  auto run = oracle->materialize(c);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  const Initializer* w = run->model.graph.find_initializer("w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(w->tensor.equals(floats({3}, {1, 1, 1})));
+  EXPECT_EQ(run->model.graph.nodes[1].attribute("alpha"), nullptr);
+  // Expected values come from the simplified model: X[0][1] = -2, times 1, LeakyRelu's default
+  // slope 0.01 (the recorded value was -2 * 4 * 0.5).
+  EXPECT_FLOAT_EQ(run->expected[0].tensor.data<float>()[1], -0.02f);
+  EXPECT_NE(candidate_hash(c), candidate_hash(CandidateSpec{{0, 1}, {}, {}, {}, {{"w", 0.0}}, {{1, "alpha"}}}));
+  // Filling what is not a kept initializer is refused, not ignored.
+  EXPECT_FALSE(oracle->materialize(CandidateSpec{{1}, {}, {}, {}, {{"w", 1.0}}, {}}).ok());
 }
 
 TEST(Oracle, LayerwiseComparisonFindsTheFirstDivergingValue) {

@@ -251,6 +251,50 @@ TEST(Reducer, CutValuesAreFrozenWhenTheFailureNeedsConstants) {
   EXPECT_EQ(r.best.frozen, (std::vector<std::string>{"n19"}));
 }
 
+const char* kWeighted = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+weighted (float[2, 2] x) => (float[2, 2] y)
+<float[2, 2] w = {1.0, 2.0, 3.0, 4.0}, float[2, 2] b = {0.5, 0.5, 0.5, 0.5}>
+{
+  m = MatMul(x, w)
+  t = Transpose<perm = [1, 0]>(m)
+  a = Add(t, b)
+  y = LeakyRelu<alpha = 0.2>(a)
+}
+)";
+
+TEST(Reducer, WeightsTheFailureDoesNotNeedAreFilledWithZeros) {
+  Model m = parse_model(kWeighted);
+  SyntheticTest t(m, needs({"m", "t", "a", "y"}));
+  auto r = run(m, t);
+  EXPECT_EQ(r.best.filled, (std::map<std::string, double, std::less<>>{{"b", 0.0}, {"w", 0.0}}));
+}
+
+TEST(Reducer, WeightsAreFilledWithOnesWhenZerosSilenceTheFailureAndKeptWhenTheirValuesMatter) {
+  Model m = parse_model(kWeighted);
+  // w must not be zero; b's values matter.
+  SyntheticTest t(m, [](const CandidateView& v) {
+    const auto& f = v.candidate.filled;
+    return v.has("m") && v.has("t") && v.has("a") && !f.count("b") && !(f.count("w") && f.at("w") == 0.0);
+  });
+  auto r = run(m, t);
+  EXPECT_EQ(r.best.filled, (std::map<std::string, double, std::less<>>{{"w", 1.0}}));
+}
+
+TEST(Reducer, AttributesTheFailureDoesNotNeedAreDropped) {
+  Model m = parse_model(kWeighted);
+  const size_t transpose = 1, leaky = 3;
+  // The failure needs the transposition (dropping perm would reverse dims anyway, but say it
+  // changes the failure) and not LeakyRelu's slope.
+  SyntheticTest t(m, [&](const CandidateView& v) {
+    const auto& d = v.candidate.dropped_attributes;
+    return v.has("t") && v.has("y") && std::find(d.begin(), d.end(), std::make_pair(transpose, std::string("perm"))) == d.end();
+  });
+  auto r = run(m, t);
+  EXPECT_EQ(r.best.dropped_attributes, (std::vector<std::pair<size_t, std::string>>{{leaky, "alpha"}}));
+  EXPECT_TRUE(r.one_minimal);
+}
+
 TEST(Reducer, PassListComesFromTheDefFile) {
   std::vector<std::string> names;
   for (const auto& p : reduce_passes()) names.push_back(p.name);

@@ -32,6 +32,8 @@ struct CandidateSpec {
   std::vector<std::string> frozen;    // cut values fed as initializers instead of inputs
   std::vector<std::string> outputs;   // explicit outputs; empty: the extractor's default
   std::map<std::string, Shape, std::less<>> input_shapes;  // leading slices of inputs; reruns the reference
+  std::map<std::string, double, std::less<>> filled;  // float initializers filled with one value; reruns the reference
+  std::vector<std::pair<size_t, std::string>> dropped_attributes;  // (node, attribute) removed; reruns the reference
 };
 
 struct OracleOptions {
@@ -125,6 +127,7 @@ class Oracle {
   Oracle() = default;
   Verdict run_candidate(const CandidateSpec& candidate, const std::atomic<bool>* cancel, TensorMap* actual);
   Verdict verdict_from_error(const Error& error) const;
+  Status simplify(Model& extracted, const CandidateSpec& c) const;
   Verdict run_check_script(const CandidateRun& run, const EngineEnvironment& environment,
                            const std::atomic<bool>* cancel);
 

@@ -27,6 +27,11 @@ struct Candidate {
   // Reduced shapes of graph inputs (original inputs or cut values): the leading slice [0, d) of
   // each dim is fed, and expected outputs are recomputed by the reference for this candidate.
   std::map<std::string, Shape, std::less<>> input_shapes;
+  // Float initializers replaced by a tensor of the same type and shape holding one value
+  // (name -> value), and attributes removed, back to their defaults ((node, attribute), sorted):
+  // the failure does not need the weights or the attributes. Expected outputs are recomputed.
+  std::map<std::string, double, std::less<>> filled;
+  std::vector<std::pair<size_t, std::string>> dropped_attributes;
 
   bool operator==(const Candidate&) const = default;
 };

@@ -19,24 +19,17 @@ Candidate freezing(const Candidate& base, const std::vector<std::string>& values
 }
 }  // namespace
 
-// All open cut values at once, then each alone (first success in order, repeated).
+// All open cut values at once, else each alone, then the ones that kept the failure together.
 void run_cut_as_constant(Reduction& r) {
-  while (!r.stopped()) {
-    const Candidate base = r.best();
-    std::vector<std::string> open;
-    for (auto& v : r.cut_values(base))
-      if (!std::binary_search(base.frozen.begin(), base.frozen.end(), v)) open.push_back(std::move(v));
-    if (open.empty()) return;
-    auto make = [&](size_t i) -> std::optional<Candidate> {
-      if (i == 0) return freezing(base, open);
-      if (open.size() == 1) return std::nullopt;
-      return freezing(base, {open[i - 1]});
-    };
-    const auto k = r.first_interesting(open.size() + 1, make);
-    if (!k) return;
-    r.commit(*make(*k));
-    if (*k == 0) return;
-  }
+  const Candidate& base = r.best();
+  std::vector<std::string> open;
+  for (auto& v : r.cut_values(base))
+    if (!std::binary_search(base.frozen.begin(), base.frozen.end(), v)) open.push_back(std::move(v));
+  commit_independent_edits(r, open.size(), [&](const Candidate& c, const std::vector<size_t>& chosen) {
+    std::vector<std::string> values;
+    for (size_t k : chosen) values.push_back(open[k]);
+    return std::optional<Candidate>(freezing(c, values));
+  });
 }
 
 }  // namespace reduce::detail

@@ -1,6 +1,8 @@
 // The default strategy's passes (declared from passes.def) and the removal loop they share.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "../reduction.h"
@@ -15,5 +17,12 @@ namespace reduce::detail {
 // (llvm-reduce's chunk loop: the first interesting removal in order is committed, the scan goes
 // on after it). Groups already gone are skipped. Returns whether anything was committed.
 bool remove_groups(Reduction& r, const std::vector<std::vector<size_t>>& groups);
+
+// `apply(base, chosen)`: `base` with the edits numbered `chosen` applied (nullopt: not applicable).
+using EditApplier = std::function<std::optional<Candidate>(const Candidate&, const std::vector<size_t>&)>;
+// Tries `count` independent edits of the best candidate: all at once; else each alone (tested
+// together), then all that kept the failure at once, else the first of them. Commits the
+// combination found; returns whether anything was committed.
+bool commit_independent_edits(Reduction& r, size_t count, const EditApplier& apply);
 
 }  // namespace reduce::detail
