@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -129,14 +130,18 @@ std::vector<std::shared_ptr<CheckRunner::Job>> CheckRunner::collect(std::unique_
   return finished;
 }
 
+CheckRunner::Inflight::iterator CheckRunner::cancel(Inflight::iterator it) {
+  it->second->cancel = true;
+  ++cancelling_;
+  return inflight_.erase(it);
+}
+
 bool CheckRunner::cancel_latest_background() {
   auto latest = inflight_.end();
   for (auto it = inflight_.begin(); it != inflight_.end(); ++it)
     if (it->second->background && (latest == inflight_.end() || it->second->order > latest->second->order)) latest = it;
   if (latest == inflight_.end()) return false;
-  latest->second->cancel = true;
-  inflight_.erase(latest);
-  ++cancelling_;
+  cancel(latest);
   return true;
 }
 
@@ -149,13 +154,7 @@ void CheckRunner::speculate(const std::vector<Candidate>& candidates, bool repla
   if (stopped_) return;
   const std::unordered_set<Candidate, CandidateHash> wanted(candidates.begin(), candidates.end());
   for (auto it = inflight_.begin(); it != inflight_.end();)
-    if (replace && it->second->background && !wanted.count(it->first)) {
-      it->second->cancel = true;
-      ++cancelling_;
-      it = inflight_.erase(it);
-    } else {
-      ++it;
-    }
+    it = replace && it->second->background && !wanted.count(it->first) ? cancel(it) : std::next(it);
   for (const auto& c : candidates) {
     if (busy() >= static_cast<size_t>(jobs_)) break;
     if (memo_.count(c) || inflight_.count(c) || !well_formed(c)) continue;
@@ -165,11 +164,7 @@ void CheckRunner::speculate(const std::vector<Candidate>& candidates, bool repla
 
 void CheckRunner::drain() {
   std::unique_lock<std::mutex> lock(mutex_);
-  for (auto& [c, job] : inflight_) {
-    job->cancel = true;
-    ++cancelling_;
-  }
-  inflight_.clear();
+  while (!inflight_.empty()) cancel(inflight_.begin());
   while (cancelling_ > 0) {
     finished_.wait(lock, [&] { return !done_.empty(); });
     // Verdicts of work nobody waits for are dropped: the reduction may be over.
@@ -211,11 +206,7 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
         w.job->background = true;
         continue;
       }
-      if (auto it = inflight_.find(w.job->candidate); it != inflight_.end() && it->second == w.job) {
-        w.job->cancel = true;
-        inflight_.erase(it);
-        ++cancelling_;
-      }
+      if (auto it = inflight_.find(w.job->candidate); it != inflight_.end() && it->second == w.job) cancel(it);
     }
   };
 
@@ -262,11 +253,7 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
     if (stopped_) {
       release([](const Wait&) { return true; });
       pending.reset();
-      for (auto& [c, job] : inflight_) {
-        job->cancel = true;
-        ++cancelling_;
-      }
-      inflight_.clear();
+      while (!inflight_.empty()) cancel(inflight_.begin());
     } else if (decided) {
       pending.reset();
       release([&](const Wait& w) { return w.index > frontier; });

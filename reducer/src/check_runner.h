@@ -91,6 +91,9 @@ class CheckRunner {
   // Moves finished jobs into the memo (and counts them); returns them. Called with mutex_ held.
   std::vector<std::shared_ptr<Job>> collect(std::unique_lock<std::mutex>& lock);
   size_t busy() const { return inflight_.size() + cancelling_; }
+  using Inflight = std::unordered_map<Candidate, std::shared_ptr<Job>, CandidateHash>;
+  // Cancels a running test: it leaves inflight_ at once and holds its slot until it ends.
+  Inflight::iterator cancel(Inflight::iterator it);
   // Cancels the most recently started background test; false when there is none.
   bool cancel_latest_background();
 
@@ -111,7 +114,7 @@ class CheckRunner {
 
   // Tests running, by candidate (reducer thread only); cancelled background tests leave the map
   // at once but hold their slot (cancelling_) until they end.
-  std::unordered_map<Candidate, std::shared_ptr<Job>, CandidateHash> inflight_;
+  Inflight inflight_;
   size_t cancelling_ = 0;
   size_t launched_ = 0;  // start order, to cancel the latest background test first
 
