@@ -314,20 +314,44 @@ Verdict Oracle::run_candidate(const CandidateSpec& c, const std::atomic<bool>* c
   return v;
 }
 
+namespace {
+// What the outputs of failing runs may hold on to: enough for the reproducers at the end of a
+// reduction, not for every marked-output candidate of a large model.
+constexpr size_t kKeptRuns = 32;
+constexpr size_t kKeptBytes = size_t{64} << 20;
+}  // namespace
+
+void Oracle::keep_outputs(const std::pair<uint64_t, uint64_t>& key, const TensorMap& outputs) {
+  size_t bytes = 0;
+  for (const auto& [name, tensor] : outputs) bytes += tensor.byte_size() + name.size();
+  if (bytes > kKeptBytes / 4) return;
+  for (auto it = kept_outputs_.begin(); it != kept_outputs_.end(); ++it)
+    if (it->first == key) return;
+  kept_outputs_.emplace_back(key, outputs);
+  kept_bytes_ += bytes;
+  while (kept_outputs_.size() > kKeptRuns || kept_bytes_ > kKeptBytes) {
+    for (const auto& [name, tensor] : kept_outputs_.front().second) kept_bytes_ -= tensor.byte_size() + name.size();
+    kept_outputs_.pop_front();
+  }
+}
+
 Verdict Oracle::evaluate(const CandidateSpec& c, const std::atomic<bool>* cancel, TensorMap* actual) {
   const auto key = candidate_hash(c);
-  if (!actual) {
+  {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(key);
-    if (it != cache_.end()) {
+    auto kept = std::find_if(kept_outputs_.begin(), kept_outputs_.end(), [&](const auto& k) { return k.first == key; });
+    if (it != cache_.end() && (!actual || kept != kept_outputs_.end())) {
       ++stats_.cache_hits;
+      if (actual) *actual = kept->second;
       Verdict v = it->second;
       v.cache_hit = true;
       v.seconds = 0;
       return v;
     }
   }
-  Verdict v = run_candidate(c, cancel, actual);
+  TensorMap outputs;
+  Verdict v = run_candidate(c, cancel, &outputs);
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.evaluations;
   // A cancelled run may have been cut short: its verdict is not an answer, so it is not cached.
@@ -337,6 +361,8 @@ Verdict Oracle::evaluate(const CandidateSpec& c, const std::atomic<bool>* cancel
   }
   if (v.invalid) ++stats_.invalid;
   cache_[key] = v;
+  if (!v.invalid && v.signature.fails()) keep_outputs(key, outputs);
+  if (actual) *actual = std::move(outputs);
   return v;
 }
 

@@ -136,10 +136,12 @@ CheckRunner::Inflight::iterator CheckRunner::cancel(Inflight::iterator it) {
   return inflight_.erase(it);
 }
 
-bool CheckRunner::cancel_latest_background() {
+bool CheckRunner::cancel_latest_background(const std::unordered_set<Candidate, CandidateHash>& keep) {
   auto latest = inflight_.end();
   for (auto it = inflight_.begin(); it != inflight_.end(); ++it)
-    if (it->second->background && (latest == inflight_.end() || it->second->order > latest->second->order)) latest = it;
+    if (it->second->background && !keep.count(it->first) &&
+        (latest == inflight_.end() || it->second->order > latest->second->order))
+      latest = it;
   if (latest == inflight_.end()) return false;
   cancel(latest);
   return true;
@@ -159,6 +161,33 @@ void CheckRunner::speculate(const std::vector<Candidate>& candidates, bool repla
     if (busy() >= static_cast<size_t>(jobs_)) break;
     if (memo_.count(c) || inflight_.count(c) || !well_formed(c)) continue;
     launch(c, true);
+  }
+}
+
+void CheckRunner::start(const std::vector<Candidate>& candidates) {
+  if (dry_ || candidates.empty()) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  collect(lock);
+  if (stop_ && stop_->load()) stopped_ = true;
+  if (stopped_) return;
+  const std::unordered_set<Candidate, CandidateHash> listed(candidates.begin(), candidates.end());
+  std::vector<const Candidate*> todo;
+  std::unordered_set<Candidate, CandidateHash> seen;
+  for (const auto& c : candidates)
+    if (!memo_.count(c) && !inflight_.count(c) && well_formed(c) && seen.insert(c).second) todo.push_back(&c);
+  // Cancel at once as many unlisted background tests as the new ones need slots (latest first).
+  const size_t free = busy() < static_cast<size_t>(jobs_) ? jobs_ - busy() : 0;
+  for (size_t need = todo.size(); need > free && cancel_latest_background(listed);) --need;
+  for (size_t k = 0; k < todo.size();) {
+    if (busy() < static_cast<size_t>(jobs_)) {
+      launch(*todo[k++], true);
+      continue;
+    }
+    if (cancelling_ == 0) break;  // the slots hold tests the reduction needs
+    finished_.wait(lock, [&] { return !done_.empty(); });
+    collect(lock);
+    if (stop_ && stop_->load()) stopped_ = true;
+    if (stopped_) break;
   }
 }
 

@@ -71,6 +71,10 @@ class CheckRunner {
   // listed are cancelled first (speculation about a state the reduction has left). Tests the
   // reduction asks for take priority: they cancel the latest background tests when no slot is free.
   void speculate(const std::vector<Candidate>& candidates, bool replace);
+  // Starts tests of `candidates` now, in order, as background tests: a test the reduction is about
+  // to ask for among several it may ask for next (a decision tree's probes). Unlike speculate(),
+  // makes room by cancelling the latest background tests not listed, waiting for them to end.
+  void start(const std::vector<Candidate>& candidates);
   // Cancels every background test and waits until all tests have ended.
   void drain();
 
@@ -95,7 +99,7 @@ class CheckRunner {
   // Cancels a running test: it leaves inflight_ at once and holds its slot until it ends.
   Inflight::iterator cancel(Inflight::iterator it);
   // Cancels the most recently started background test; false when there is none.
-  bool cancel_latest_background();
+  bool cancel_latest_background(const std::unordered_set<Candidate, CandidateHash>& keep = {});
 
   CandidateTest& test_;
   size_t node_count_;

@@ -176,16 +176,38 @@ State Reduction::decide(State s, const std::function<std::optional<size_t>(const
               extra.push_back(std::move(c));
         }
     }
-    const auto answers = all_interesting(probes.size() + extra.size(), [&](size_t k) {
-      return k < probes.size() ? make(probes[k]) : std::optional<Candidate>(extra[k - probes.size()]);
-    });
-    if (stopped()) break;
-    // Follow the decisions -j 1 would take while their probes were tested.
+    if (dry_) {
+      // A predicted run collects the whole tree, in order, for prefetch to start.
+      const auto answers = all_interesting(probes.size() + extra.size(), [&](size_t k) {
+        return k < probes.size() ? make(probes[k]) : std::optional<Candidate>(extra[k - probes.size()]);
+      });
+      while (const auto p = probe(s)) {
+        const size_t k = std::find(probes.begin(), probes.end(), *p) - probes.begin();
+        if (k == probes.size()) break;
+        if (visited) visited(*p, answers[k]);
+        s = advance(s, answers[k]);
+      }
+      continue;
+    }
+    // Start the whole tree, then follow the decisions -j 1 would take, waiting only for the
+    // answers on that path: a probe answered early (or known) moves on without the rest of the
+    // level; probes off the path keep running in the background until they are needed or
+    // their slots are.
+    std::vector<std::optional<Candidate>> built;
+    std::vector<Candidate> started;
+    for (size_t p : probes) {
+      built.push_back(make(p));
+      if (built.back()) started.push_back(*built.back());
+    }
+    started.insert(started.end(), extra.begin(), extra.end());
+    runner_.start(started);
     while (const auto p = probe(s)) {
       const size_t k = std::find(probes.begin(), probes.end(), *p) - probes.begin();
-      if (k == probes.size()) break;
-      if (visited) visited(*p, answers[k]);
-      s = advance(s, answers[k]);
+      if (k == probes.size() || stopped()) break;
+      const bool interesting = built[k] && test_one(*built[k]);
+      if (stopped()) break;
+      if (visited) visited(*p, interesting);
+      s = advance(s, interesting);
     }
   }
   return s;

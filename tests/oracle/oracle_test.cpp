@@ -214,6 +214,27 @@ TEST(Oracle, RepeatedCandidatesAreAnsweredFromTheCache) {
   EXPECT_NE(candidate_hash(c), candidate_hash(CandidateSpec{{1, 2}, {"a"}, {}, {}, {}, {}}));
 }
 
+TEST(Oracle, OutputsOfAFailingCandidateAreKeptForItsBundle) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  CandidateSpec failing{{1, 2}, {}, {}, {}, {}, {}}, passing{{2, 3}, {}, {}, {}, {}, {}};
+  ASSERT_EQ(oracle->evaluate(failing).signature.kind, FailureKind::Mismatch);
+  ASSERT_FALSE(oracle->evaluate(passing).signature.fails());
+  TensorMap fresh;
+  ASSERT_EQ(oracle->evaluate(failing, nullptr, &fresh).signature.kind, FailureKind::Mismatch);
+  EXPECT_EQ(oracle->statistics().evaluations, 2u);  // the failing run's outputs were kept
+  TensorMap again;
+  oracle->evaluate(passing, nullptr, &again);       // passing runs keep nothing: the engine runs
+  EXPECT_EQ(oracle->statistics().evaluations, 3u);
+  EXPECT_FALSE(again.empty());
+  // The kept outputs are those the engine returned.
+  auto rerun = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  TensorMap direct;
+  rerun->evaluate(failing, nullptr, &direct);
+  ASSERT_EQ(fresh.size(), direct.size());
+  for (const auto& [name, t] : direct) EXPECT_TRUE(fresh.at(name).equals(t)) << name;
+}
+
 TEST(Oracle, InfinityWhereTheReferenceIsFiniteIsNonFinite) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Neg", CorruptingEngine::Mode::Infinity));

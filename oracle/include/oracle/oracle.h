@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -91,7 +92,8 @@ class Oracle {
   Expected<CandidateRun> materialize(const CandidateSpec& candidate) const;
 
   // Runs a candidate on the engine under test (answers from the cache when it can). `actual`, when
-  // given, receives the engine's outputs (bypasses the cache).
+  // given, receives the engine's outputs: kept from a recent run of the same candidate that
+  // failed (a bundle's reproducer was just tested), else the engine runs again.
   Verdict evaluate(const CandidateSpec& candidate, const std::atomic<bool>* cancel = nullptr,
                    TensorMap* actual = nullptr);
 
@@ -156,6 +158,10 @@ class Oracle {
 
   mutable std::mutex mutex_;  // guards the cache and statistics
   std::map<std::pair<uint64_t, uint64_t>, Verdict> cache_;
+  // Engine outputs of the latest failing runs (bounded in count and bytes), oldest first.
+  std::deque<std::pair<std::pair<uint64_t, uint64_t>, TensorMap>> kept_outputs_;
+  size_t kept_bytes_ = 0;
+  void keep_outputs(const std::pair<uint64_t, uint64_t>& key, const TensorMap& outputs);
   OracleStatistics stats_;
 };
 
