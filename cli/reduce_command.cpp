@@ -77,6 +77,9 @@ class OracleTest : public CandidateTest {
       case SignatureMatch::Pass: r.outcome = TestOutcome::Uninteresting; break;
       case SignatureMatch::Different: r.outcome = TestOutcome::Slipped; break;
     }
+    if (r.outcome == TestOutcome::Interesting)
+      for (const auto& o : v.outputs)
+        if (!o.passed) r.failing_outputs.push_back(o.name);
     if (verbose_) {
       std::ostringstream line;
       line << "check: " << candidate_size(model_, candidate) << " nodes -> " << to_string(r.outcome)

@@ -125,6 +125,8 @@ std::vector<std::shared_ptr<CheckRunner::Job>> CheckRunner::collect(std::unique_
     else --cancelling_;
     record(job->candidate, job->result.outcome, job->result.cache_hit);
     if (job->result.outcome != TestOutcome::Cancelled) memo_.emplace(job->candidate, job->result.outcome);
+    if (job->result.outcome == TestOutcome::Interesting && !job->result.failing_outputs.empty())
+      failing_.emplace(job->candidate, std::move(job->result.failing_outputs));
   }
   lock.lock();
   return finished;

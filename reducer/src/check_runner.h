@@ -55,6 +55,11 @@ class CheckRunner {
   // speculative batch reads its answers from here. While dry, collected candidates count as
   // known not interesting.
   std::optional<bool> known_interesting(const Candidate& c) const;
+  // The failing outputs an interesting verdict came with (TestResult::failing_outputs), or null.
+  const std::vector<std::string>* failing_outputs(const Candidate& c) const {
+    auto it = failing_.find(c);
+    return it == failing_.end() ? nullptr : &it->second;
+  }
 
   // Dry mode (sink set): candidates without a known verdict are not tested but appended to the
   // sink and answered "not interesting"; nothing is counted. For prefetching a predicted run.
@@ -109,6 +114,7 @@ class CheckRunner {
   std::unique_ptr<tbb::global_control> parallelism_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::unordered_map<Candidate, TestOutcome, CandidateHash> memo_;
+  std::unordered_map<Candidate, std::vector<std::string>, CandidateHash> failing_;
   CheckCounts counts_;
   size_t malformed_ = 0;
   bool stopped_ = false;

@@ -171,30 +171,38 @@ size_t Reduction::bisect_first(size_t count, const CandidateMaker& make) {
   return stopped() ? count : end.first;
 }
 
+Gallop Gallop::over(size_t count) {
+  Gallop g;
+  g.last = count;
+  while (g.reach * g.reach < count) ++g.reach;
+  return g;
+}
+
+std::optional<size_t> Gallop::probe() const {
+  if (galloping && (first == 0 || 2 * first - 1 <= reach)) return std::min(last - 1, first == 0 ? 0 : 2 * first - 1);
+  if (first >= last) return std::nullopt;
+  return first + (last - first) / 2;
+}
+
+Gallop Gallop::advance(bool interesting) const {
+  const size_t p = *probe();
+  const bool galloped = galloping && (first == 0 || 2 * first - 1 <= reach);
+  Gallop g = *this;
+  if (interesting) {
+    g.last = p;
+    g.galloping = false;
+  } else {
+    g.first = p + 1;
+    g.galloping = galloped && p + 1 < last;
+  }
+  return g;
+}
+
 size_t Reduction::gallop_first(size_t count, const CandidateMaker& make) {
-  struct Range {
-    size_t first, last;  // the answer is in [first, last]
-    bool galloping;
-  };
-  // Gallop while the steps stay below sqrt(count), then bisect what is left: small answers cost
-  // about 2 log2(p) probes, large ones at most half again the bisection's log2(count).
-  size_t reach = 1;
-  while (reach * reach < count) ++reach;
-  auto probe = [count, reach](const Range& r) -> std::optional<size_t> {
-    if (r.galloping && (r.first == 0 || 2 * r.first - 1 <= reach)) return std::min(count - 1, r.first == 0 ? 0 : 2 * r.first - 1);
-    if (r.first >= r.last) return std::nullopt;
-    return r.first + (r.last - r.first) / 2;
-  };
   if (count == 0) return 0;
-  const Range end = decide<Range>(
-      {0, count, true}, probe,
-      [probe, reach](const Range& r, bool interesting) -> Range {
-        const size_t p = *probe(r);
-        const bool galloped = r.galloping && (r.first == 0 || 2 * r.first - 1 <= reach);
-        if (galloped) return interesting ? Range{r.first, p, false} : Range{p + 1, r.last, p + 1 < r.last};
-        return interesting ? Range{r.first, p, false} : Range{p + 1, r.last, false};
-      },
-      make);
+  const Gallop end = decide<Gallop>(
+      Gallop::over(count), [](const Gallop& g) { return g.probe(); },
+      [](const Gallop& g, bool interesting) { return g.advance(interesting); }, make);
   return stopped() ? count : end.first;
 }
 

@@ -18,6 +18,18 @@
 
 namespace reduce::detail {
 
+// Exponential, then binary search for the first interesting index in [0, count): probes 0, 1, 3,
+// 7, ... while the steps stay below sqrt(count), then bisects what is left. Small answers cost
+// about 2 log2(p) probes, large ones at most half again the bisection's log2(count).
+struct Gallop {
+  size_t first = 0, last = 0;  // the answer is in [first, last] (last = count: none)
+  size_t reach = 0;
+  bool galloping = true;
+  static Gallop over(size_t count);
+  std::optional<size_t> probe() const;
+  Gallop advance(bool interesting) const;
+};
+
 class Reduction {
  public:
   Reduction(const Model& model, GraphIndex index, CandidateTest& test, const ReduceOptions& options,
@@ -69,6 +81,7 @@ class Reduction {
     return runner_.all_interesting(count, make);
   }
   std::optional<bool> known_interesting(const Candidate& c) const { return runner_.known_interesting(c); }
+  const std::vector<std::string>* failing_outputs(const Candidate& c) const { return runner_.failing_outputs(c); }
   // Tests candidates in the background while slots are free (see CheckRunner::speculate); nothing
   // waits for them. Not while dry.
   void speculate(const std::vector<Candidate>& candidates) { runner_.speculate(candidates, false); }
@@ -81,12 +94,14 @@ class Reduction {
   // several jobs the next levels of the decision tree are tested at once; the states visited
   // stay those of -j 1. `visited` sees each decision taken (probe, answer). `after(s)`, when given,
   // is the candidate the caller will test once the process ends in state s: ends reached inside
-  // a batch's tree join the batch while slots are free. Returns the final state.
+  // a batch's tree join the batch while slots are free. `first_width` (0: all) caps the first
+  // tree, leaving slots to what a prefetch started for the passes after this one. Returns the
+  // final state.
   template <typename State>
   State decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
                const std::function<void(size_t, bool)>& visited = {},
-               const std::function<std::vector<Candidate>(const State&)>& after = {});
+               const std::function<std::vector<Candidate>(const State&)>& after = {}, size_t first_width = 0);
   // Smallest p in [0, count) with make(p) interesting, by binary search (assumes the answers are
   // monotone: false...false true...true); `count` when none is. With several jobs, the next
   // levels of the search tree are tested speculatively; the decisions stay those of -j 1.
@@ -137,74 +152,84 @@ template <typename State>
 State Reduction::decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                         const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
                         const std::function<void(size_t, bool)>& visited,
-                        const std::function<std::vector<Candidate>(const State&)>& after) {
-  const size_t slots = static_cast<size_t>(runner_.jobs());
+                        const std::function<std::vector<Candidate>(const State&)>& after, size_t first_width) {
+  std::unordered_map<size_t, std::optional<Candidate>> built;  // probe number -> its candidate
+  auto candidate_of = [&](size_t p) -> const std::optional<Candidate>& {
+    auto it = built.find(p);
+    if (it == built.end()) it = built.emplace(p, make(p)).first;
+    return it->second;
+  };
+  auto known = [&](size_t p) -> std::optional<bool> {
+    const auto& c = candidate_of(p);
+    return c ? known_interesting(*c) : std::optional<bool>(false);
+  };
+  size_t width = first_width ? std::min(first_width, static_cast<size_t>(runner_.jobs())) : runner_.jobs();
   while (!stopped()) {
     if (!probe(s)) break;
-    // Expand the decision tree level by level while the whole next level fits in the slots.
-    std::vector<size_t> probes;
+    // Expand the decision tree level by level while the whole next level fits in `width` slots.
+    // Probes already answered take no slot: the tree descends through them (a prefetch may
+    // have answered its top levels). An end of the process reached at a level brings its
+    // follow-up candidates (`after`) into that level: the likely end's follow-ups come before
+    // deeper, less likely probes.
+    std::vector<size_t> probes;                    // unanswered probes, in tree order
+    std::vector<Candidate> started;                // their candidates and the follow-ups
     std::vector<State> level{s};
     while (!level.empty()) {
       std::vector<size_t> fresh;
-      for (const State& st : level)
-        if (const auto p = probe(st))
-          if (std::find(probes.begin(), probes.end(), *p) == probes.end() &&
-              std::find(fresh.begin(), fresh.end(), *p) == fresh.end())
-            fresh.push_back(*p);
-      if (fresh.empty() || (!probes.empty() && probes.size() + fresh.size() > slots)) break;
-      probes.insert(probes.end(), fresh.begin(), fresh.end());
-      std::vector<State> next;
-      for (const State& st : level)
-        if (probe(st)) {
-          next.push_back(advance(st, true));
-          next.push_back(advance(st, false));
+      std::vector<Candidate> ends;
+      std::vector<State> open;  // states whose probe is unanswered: their children are the next level
+      for (size_t i = 0; i < level.size(); ++i) {
+        const State st = level[i];  // copy: level grows below
+        const auto p = probe(st);
+        if (!p) {
+          if (after)
+            for (auto& c : after(st))
+              if (std::find(ends.begin(), ends.end(), c) == ends.end()) ends.push_back(std::move(c));
+          continue;
         }
+        if (const auto k = known(*p); k && level.size() < 64 * width) {
+          level.push_back(advance(st, *k));
+          continue;
+        }
+        open.push_back(st);
+        if (std::find(probes.begin(), probes.end(), *p) == probes.end() &&
+            std::find(fresh.begin(), fresh.end(), *p) == fresh.end())
+          fresh.push_back(*p);
+      }
+      const bool fits = probes.empty() || started.size() + fresh.size() + ends.size() <= width;
+      if (fits)
+        for (size_t p : fresh) {
+          probes.push_back(p);
+          if (const auto& c = candidate_of(p)) started.push_back(*c);
+        }
+      for (auto& c : ends)
+        if (started.size() < width && std::find(started.begin(), started.end(), c) == started.end())
+          started.push_back(std::move(c));
+      if (!fits || fresh.empty()) break;
+      std::vector<State> next;
+      for (const State& st : open) {
+        next.push_back(advance(st, true));
+        next.push_back(advance(st, false));
+      }
       level = std::move(next);
     }
-    // Ends of the process the tree reaches: their follow-up candidates fill the free slots.
-    std::vector<Candidate> extra;
-    if (after) {
-      std::vector<State> all{s};
-      for (size_t k = 0; k < all.size() && all.size() < 4 * slots; ++k)
-        if (const auto p = probe(all[k])) {
-          if (std::find(probes.begin(), probes.end(), *p) == probes.end()) continue;
-          all.push_back(advance(all[k], true));
-          all.push_back(advance(all[k], false));
-        } else {
-          for (auto& c : after(all[k]))
-            if (probes.size() + extra.size() < slots && std::find(extra.begin(), extra.end(), c) == extra.end())
-              extra.push_back(std::move(c));
-        }
-    }
+    width = runner_.jobs();
     if (dry_) {
-      // A predicted run collects the whole tree, in order, for prefetch to start.
-      const auto answers = all_interesting(probes.size() + extra.size(), [&](size_t k) {
-        return k < probes.size() ? make(probes[k]) : std::optional<Candidate>(extra[k - probes.size()]);
-      });
-      while (const auto p = probe(s)) {
-        const size_t k = std::find(probes.begin(), probes.end(), *p) - probes.begin();
-        if (k == probes.size()) break;
-        if (visited) visited(*p, answers[k]);
-        s = advance(s, answers[k]);
-      }
-      continue;
+      // A predicted run collects the tree, in order, for prefetch to start.
+      all_interesting(started.size(), [&](size_t k) { return std::optional<Candidate>(started[k]); });
+    } else {
+      // Start the tree, then follow the decisions -j 1 would take, waiting only for the answers
+      // on that path: a probe answered early (or known) moves on without the rest of the level;
+      // probes off the path keep running in the background until they are needed or their
+      // slots are.
+      runner_.start(started);
     }
-    // Start the whole tree, then follow the decisions -j 1 would take, waiting only for the
-    // answers on that path: a probe answered early (or known) moves on without the rest of the
-    // level; probes off the path keep running in the background until they are needed or
-    // their slots are.
-    std::vector<std::optional<Candidate>> built;
-    std::vector<Candidate> started;
-    for (size_t p : probes) {
-      built.push_back(make(p));
-      if (built.back()) started.push_back(*built.back());
-    }
-    started.insert(started.end(), extra.begin(), extra.end());
-    runner_.start(started);
     while (const auto p = probe(s)) {
-      const size_t k = std::find(probes.begin(), probes.end(), *p) - probes.begin();
-      if (k == probes.size() || stopped()) break;
-      const bool interesting = built[k] && test_one(*built[k]);
+      if (stopped()) break;
+      const bool in_tree = std::find(probes.begin(), probes.end(), *p) != probes.end();
+      if (!in_tree && !known(*p)) break;
+      const auto& c = candidate_of(*p);
+      const bool interesting = c && test_one(*c);
       if (stopped()) break;
       if (visited) visited(*p, interesting);
       s = advance(s, interesting);

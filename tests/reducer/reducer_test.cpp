@@ -118,6 +118,32 @@ TEST(Reducer, FirstDivergenceFindsTheFailingNodeWhenOutputsCanBeMarked) {
   EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"b17"}));
 }
 
+TEST(Reducer, FirstDivergenceGoesStraightToTheFirstValueTheTestReportsWrong) {
+  Model m = parse_model(testing::residual_model_text(30));
+  auto wrong = [](const std::string& o) { return o == "b17" || (o[0] == 'h' && std::stoi(o.substr(1)) >= 17); };
+  SyntheticTest t(m, [&](const CandidateView& v) {
+    return v.has("b17") && std::any_of(v.outputs.begin(), v.outputs.end(), wrong);
+  });
+  t.failing_outputs = wrong;
+  ReduceOptions opts;
+  opts.passes = {"first-divergence"};
+  auto r = run(m, t, opts);
+  EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"b17"}));
+  // The fully marked model, the prefix ending at b17, b17 with its ancestors (no bisection),
+  // then round 2's fully marked model of those.
+  EXPECT_EQ(t.calls, 4u);
+  // The same at every -j (the reported values arrive with the answer they belong to).
+  for (int jobs : {2, 8}) {
+    SyntheticTest tj(m, [&](const CandidateView& v) {
+      return v.has("b17") && std::any_of(v.outputs.begin(), v.outputs.end(), wrong);
+    }, 2);
+    tj.failing_outputs = wrong;
+    ReduceOptions o = opts;
+    o.jobs = jobs;
+    EXPECT_EQ(run(m, tj, o).best, r.best) << jobs;
+  }
+}
+
 TEST(Reducer, ResultIsTheSameForEveryJobCount) {
   Model m = parse_model(testing::residual_model_text(25));
   auto pred = [](const CandidateView& v) {
@@ -293,6 +319,30 @@ TEST(Reducer, AttributesTheFailureDoesNotNeedAreDropped) {
   auto r = run(m, t);
   EXPECT_EQ(r.best.dropped_attributes, (std::vector<std::pair<size_t, std::string>>{{leaky, "alpha"}}));
   EXPECT_TRUE(r.one_minimal);
+}
+
+TEST(Reducer, EditsThatFailOnlyInSmallerSetsAreAccumulatedInOnePass) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+slopes (float[2] x) => (float[2] c)
+{
+  a = LeakyRelu<alpha = 0.2>(x)
+  b = LeakyRelu<alpha = 0.3>(a)
+  c = LeakyRelu<alpha = 0.4>(b)
+}
+)");
+  // Any one or two slopes may go back to the default, not all three.
+  SyntheticTest t(m, [](const CandidateView& v) {
+    return v.has("a") && v.has("b") && v.has("c") && v.candidate.dropped_attributes.size() <= 2;
+  });
+  ReduceOptions opts;
+  opts.passes = {"drop-attributes"};
+  auto r = run(m, t, opts);
+  // In order: the first two are accepted, the third would make three.
+  EXPECT_EQ(r.best.dropped_attributes, (std::vector<std::pair<size_t, std::string>>{{0, "alpha"}, {1, "alpha"}}));
+  // All three (1), each alone (3), the first two (1); the first and third together is never
+  // needed, and no second round has anything new to test.
+  EXPECT_EQ(t.calls, 5u);
 }
 
 TEST(Reducer, PassListComesFromTheDefFile) {

@@ -58,9 +58,15 @@ class SyntheticTest : public CandidateTest {
     for (size_t n : c.nodes) view.kept.insert(model_.graph.nodes[n].outputs[0]);
     for (const auto& o : m->graph.outputs) view.outputs.insert(o.name);
     for (const auto& i : m->graph.inputs) view.inputs.insert(i.name);
-    return {interesting_(view) ? TestOutcome::Interesting : TestOutcome::Uninteresting, false};
+    TestResult result{interesting_(view) ? TestOutcome::Interesting : TestOutcome::Uninteresting, false, {}};
+    if (result.outcome == TestOutcome::Interesting && failing_outputs)
+      for (const auto& o : m->graph.outputs)
+        if (failing_outputs(o.name)) result.failing_outputs.push_back(o.name);
+    return result;
   }
 
+  // When set: which outputs of an interesting candidate the test reports as wrong values.
+  std::function<bool(const std::string&)> failing_outputs;
   std::atomic<size_t> calls{0}, malformed{0}, unextractable{0};
 
  private:

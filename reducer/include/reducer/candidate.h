@@ -50,6 +50,9 @@ const char* to_string(TestOutcome outcome);
 struct TestResult {
   TestOutcome outcome = TestOutcome::Uninteresting;
   bool cache_hit = false;  // answered from the verdict cache, without running an engine
+  // When the test compares output values: the candidate's outputs found wrong, in output order.
+  // first-divergence uses them to go straight to the first failing value instead of bisecting.
+  std::vector<std::string> failing_outputs;
 };
 
 // Decides whether a candidate is interesting. Called concurrently from up to `jobs` threads;
