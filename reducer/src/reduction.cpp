@@ -155,7 +155,8 @@ std::vector<std::string> Reduction::outputs_of(const Candidate& c) const {
   return out;
 }
 
-size_t Reduction::bisect_first(size_t count, const CandidateMaker& make) {
+size_t Reduction::bisect_first(size_t count, const CandidateMaker& make,
+                               const std::function<std::vector<Candidate>(size_t)>& after) {
   using Range = std::pair<size_t, size_t>;  // the answer is in [first, second]
   const Range end = decide<Range>(
       {0, count},
@@ -167,7 +168,9 @@ size_t Reduction::bisect_first(size_t count, const CandidateMaker& make) {
         const size_t mid = r.first + (r.second - r.first) / 2;
         return interesting ? Range{r.first, mid} : Range{mid + 1, r.second};
       },
-      make);
+      make, {},
+      after ? std::function<std::vector<Candidate>(const Range&)>([&](const Range& r) { return after(r.first); })
+            : std::function<std::vector<Candidate>(const Range&)>());
   return stopped() ? count : end.first;
 }
 

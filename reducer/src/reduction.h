@@ -105,7 +105,9 @@ class Reduction {
   // Smallest p in [0, count) with make(p) interesting, by binary search (assumes the answers are
   // monotone: false...false true...true); `count` when none is. With several jobs, the next
   // levels of the search tree are tested speculatively; the decisions stay those of -j 1.
-  size_t bisect_first(size_t count, const CandidateMaker& make);
+  // `after(p)`, when given: what the caller tests next when the answer is p (see decide()).
+  size_t bisect_first(size_t count, const CandidateMaker& make,
+                      const std::function<std::vector<Candidate>(size_t)>& after = {});
   // The same answer by exponential search from 0 (probes 0, 1, 3, 7, ... up to sqrt(count), then
   // bisection): about 2 log2(p) probes, fewer than bisection when the answer p is small.
   size_t gallop_first(size_t count, const CandidateMaker& make);
