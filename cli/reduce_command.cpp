@@ -65,11 +65,11 @@ class OracleTest : public CandidateTest {
   OracleTest(Oracle& oracle, TargetGate& gate, bool verbose, const Model& model)
       : oracle_(oracle), gate_(gate), verbose_(verbose), model_(model) {}
   TestResult test(const Candidate& candidate, const std::atomic<bool>& cancel) override {
-    if (cancel.load()) return {TestOutcome::Cancelled, false};
+    if (cancel.load()) return {TestOutcome::Cancelled, false, {}};
     Verdict v = oracle_.evaluate(to_spec(candidate), &cancel);
     TestResult r;
     r.cache_hit = v.cache_hit;
-    if (!gate_.wait(cancel)) return {TestOutcome::Cancelled, false};
+    if (!gate_.wait(cancel)) return {TestOutcome::Cancelled, false, {}};
     if (v.cancelled || cancel.load()) r.outcome = TestOutcome::Cancelled;
     else if (v.invalid) r.outcome = TestOutcome::Invalid;
     else switch (oracle_.classify(v)) {

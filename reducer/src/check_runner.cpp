@@ -107,7 +107,7 @@ std::shared_ptr<CheckRunner::Job> CheckRunner::launch(Candidate c, bool backgrou
     try {
       job->result = test_.test(job->candidate, job->cancel);
     } catch (const std::exception&) {
-      job->result = TestResult{TestOutcome::Invalid, false};
+      job->result = TestResult{TestOutcome::Invalid, false, {}};
     }
     std::lock_guard<std::mutex> g(mutex_);
     done_.push_back(job);

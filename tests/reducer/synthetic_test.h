@@ -40,7 +40,7 @@ class SyntheticTest : public CandidateTest {
       if (c.nodes[i] >= model_.graph.nodes.size() || (i > 0 && c.nodes[i] <= c.nodes[i - 1])) ok = false;
     if (!ok) {
       ++malformed;
-      return {TestOutcome::Invalid, false};
+      return {TestOutcome::Invalid, false, {}};
     }
     ExtractOptions opts;
     opts.outputs = c.outputs;
@@ -48,10 +48,10 @@ class SyntheticTest : public CandidateTest {
     auto m = extractor_.extract(c.nodes, opts);
     if (!m) {
       ++unextractable;
-      return {TestOutcome::Invalid, false};
+      return {TestOutcome::Invalid, false, {}};
     }
     for (int waited = 0; waited < delay_ms_; ++waited) {
-      if (cancel) return {TestOutcome::Cancelled, false};
+      if (cancel) return {TestOutcome::Cancelled, false, {}};
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     CandidateView view{c, {}, {}, {}};
