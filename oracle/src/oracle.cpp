@@ -319,18 +319,27 @@ namespace {
 // reduction, not for every marked-output candidate of a large model.
 constexpr size_t kKeptRuns = 32;
 constexpr size_t kKeptBytes = size_t{64} << 20;
-}  // namespace
 
-void Oracle::keep_outputs(const std::pair<uint64_t, uint64_t>& key, const TensorMap& outputs) {
+size_t held_bytes(const TensorMap& outputs) {
   size_t bytes = 0;
   for (const auto& [name, tensor] : outputs) bytes += tensor.byte_size() + name.size();
-  if (bytes > kKeptBytes / 4) return;
-  for (auto it = kept_outputs_.begin(); it != kept_outputs_.end(); ++it)
-    if (it->first == key) return;
+  return bytes;
+}
+}  // namespace
+
+const TensorMap* Oracle::kept_outputs(const std::pair<uint64_t, uint64_t>& key) const {
+  for (const auto& [k, outputs] : kept_outputs_)
+    if (k == key) return &outputs;
+  return nullptr;
+}
+
+void Oracle::keep_outputs(const std::pair<uint64_t, uint64_t>& key, const TensorMap& outputs) {
+  const size_t bytes = held_bytes(outputs);
+  if (bytes > kKeptBytes / 4 || kept_outputs(key)) return;
   kept_outputs_.emplace_back(key, outputs);
   kept_bytes_ += bytes;
   while (kept_outputs_.size() > kKeptRuns || kept_bytes_ > kKeptBytes) {
-    for (const auto& [name, tensor] : kept_outputs_.front().second) kept_bytes_ -= tensor.byte_size() + name.size();
+    kept_bytes_ -= held_bytes(kept_outputs_.front().second);
     kept_outputs_.pop_front();
   }
 }
@@ -340,10 +349,10 @@ Verdict Oracle::evaluate(const CandidateSpec& c, const std::atomic<bool>* cancel
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(key);
-    auto kept = std::find_if(kept_outputs_.begin(), kept_outputs_.end(), [&](const auto& k) { return k.first == key; });
-    if (it != cache_.end() && (!actual || kept != kept_outputs_.end())) {
+    const TensorMap* kept = actual ? kept_outputs(key) : nullptr;
+    if (it != cache_.end() && (!actual || kept)) {
       ++stats_.cache_hits;
-      if (actual) *actual = kept->second;
+      if (actual) *actual = *kept;
       Verdict v = it->second;
       v.cache_hit = true;
       v.seconds = 0;

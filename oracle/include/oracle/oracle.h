@@ -162,6 +162,7 @@ class Oracle {
   std::deque<std::pair<std::pair<uint64_t, uint64_t>, TensorMap>> kept_outputs_;
   size_t kept_bytes_ = 0;
   void keep_outputs(const std::pair<uint64_t, uint64_t>& key, const TensorMap& outputs);
+  const TensorMap* kept_outputs(const std::pair<uint64_t, uint64_t>& key) const;  // guarded by mutex_
   OracleStatistics stats_;
 };
 

@@ -37,23 +37,25 @@ void run_first_divergence(Reduction& r) {
   // failing prefix is among their positions: galloping from the first of them usually ends at
   // once. Otherwise (a crash, an error) bisection looks for the first failing p < n - 1.
   const auto full = marked_prefix(r, base, units, n - 1);
-  std::vector<size_t> failing;  // unit positions with a failing value, ascending (once known)
-  auto hint = [&]() -> const std::vector<size_t>& {
-    if (failing.empty() && full)
+  // Unit positions with a failing value, ascending; set once the full check's answer brought them.
+  std::optional<std::vector<size_t>> failing;
+  auto has_hint = [&]() {
+    if (!failing && full)
       if (const auto* names = r.failing_outputs(*full)) {
         std::unordered_map<std::string, size_t> position;
         for (size_t i = 0; i < n; ++i)
           for (auto& o : r.node_outputs(units[i])) position.emplace(std::move(o), i);
+        failing.emplace();
         for (const auto& name : *names)
-          if (auto it = position.find(name); it != position.end()) failing.push_back(it->second);
-        std::sort(failing.begin(), failing.end());
-        failing.erase(std::unique(failing.begin(), failing.end()), failing.end());
+          if (auto it = position.find(name); it != position.end()) failing->push_back(it->second);
+        std::sort(failing->begin(), failing->end());
+        failing->erase(std::unique(failing->begin(), failing->end()), failing->end());
       }
-    return failing;
+    return failing && !failing->empty();
   };
   auto answer = [&](const Search& s) {
     if (s.stage != Search::Hinted) return s.first;
-    return s.hinted.first < failing.size() ? failing[s.hinted.first] : n - 1;
+    return s.hinted.first < failing->size() ? (*failing)[s.hinted.first] : n - 1;
   };
   auto narrowed = [&](size_t k) -> std::optional<Candidate> {
     auto c = r.with_units(base, r.ancestors_within(base, units[k]));
@@ -68,7 +70,7 @@ void run_first_divergence(Reduction& r) {
           case Search::Unverified: return n - 1;
           case Search::Hidden: return std::nullopt;
           case Search::Hinted:
-            if (const auto p = s.hinted.probe()) return failing[*p];
+            if (const auto p = s.hinted.probe()) return (*failing)[*p];
             return std::nullopt;
           case Search::Bisecting:
             if (s.first >= s.last) return std::nullopt;
@@ -82,7 +84,7 @@ void run_first_divergence(Reduction& r) {
           // The hint is known once the answer is (the walk); while a tree of probes is being
           // planned it is not yet, and bisection is the guess.
           if (!interesting) t.stage = Search::Hidden;
-          else if (!hint().empty()) t = Search{Search::Hinted, 0, n - 1, Gallop::over(failing.size())};
+          else if (has_hint()) t = Search{Search::Hinted, 0, n - 1, Gallop::over(failing->size())};
           else t.stage = Search::Bisecting;
           return t;
         }

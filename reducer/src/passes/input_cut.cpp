@@ -12,7 +12,7 @@ void run_input_cut(Reduction& r) {
   const Candidate base = r.best();
   // Candidate i removes the first n-1-i units: i = 0 keeps only the last unit.
   auto make = [&](size_t i) -> std::optional<Candidate> {
-    return r.with_units(base, std::vector<size_t>(units.begin() + (n - 1 - i), units.end()));
+    return keep_last_units(r, base, units, i + 1);
   };
   const size_t i = r.gallop_first(n - 1, make);
   if (i < n - 1) r.commit(std::move(*make(i)));

@@ -24,7 +24,7 @@ void run_output_cut(Reduction& r) {
     const auto kept = r.units_of(*c);
     for (size_t keep : {size_t{1}, size_t{2}, size_t{3}, size_t{4}})
       if (keep < kept.size())
-        if (auto probe = r.with_units(*c, std::vector<size_t>(kept.end() - keep, kept.end()))) out.push_back(std::move(*probe));
+        if (auto probe = keep_last_units(r, *c, kept, keep)) out.push_back(std::move(*probe));
     out.insert(out.begin(), std::move(*c));
     return out;
   };
