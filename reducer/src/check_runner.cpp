@@ -84,7 +84,7 @@ std::optional<size_t> CheckRunner::first_interesting(size_t count, const Candida
 std::optional<bool> CheckRunner::known_interesting(const Candidate& c) const {
   auto it = memo_.find(c);
   if (it == memo_.end()) {
-    if (dry_ && (dry_seen_.count(c) || dry_->size() >= dry_limit_)) return false;
+    if (dry_ && (dry_run_.seen.count(c) || dry_->size() >= dry_run_.limit)) return false;
     return std::nullopt;
   }
   return it->second == TestOutcome::Interesting;
@@ -159,10 +159,20 @@ void CheckRunner::speculate(const std::vector<Candidate>& candidates, bool repla
   const std::unordered_set<Candidate, CandidateHash> wanted(candidates.begin(), candidates.end());
   for (auto it = inflight_.begin(); it != inflight_.end();)
     it = replace && it->second->background && !wanted.count(it->first) ? cancel(it) : std::next(it);
+  if (replace) queued_.clear();
   for (const auto& c : candidates) {
-    if (busy() >= static_cast<size_t>(jobs_)) break;
     if (memo_.count(c) || inflight_.count(c) || !well_formed(c)) continue;
-    launch(c, true);
+    if (busy() < static_cast<size_t>(jobs_)) launch(c, true);
+    else if (replace) queued_.push_back(c);
+    else break;
+  }
+}
+
+void CheckRunner::launch_queued() {
+  while (!dry_ && !stopped_ && busy() < static_cast<size_t>(jobs_) && !queued_.empty()) {
+    Candidate c = std::move(queued_.front());
+    queued_.pop_front();
+    if (!memo_.count(c) && !inflight_.count(c)) launch(std::move(c), true);
   }
 }
 
@@ -191,9 +201,11 @@ void CheckRunner::start(const std::vector<Candidate>& candidates) {
     if (stop_ && stop_->load()) stopped_ = true;
     if (stopped_) break;
   }
+  launch_queued();
 }
 
 void CheckRunner::drain() {
+  queued_.clear();
   std::unique_lock<std::mutex> lock(mutex_);
   while (!inflight_.empty()) cancel(inflight_.begin());
   while (cancelling_ > 0) {
@@ -247,7 +259,7 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
     while (!stopped_) {
       if (!pending) {
         if (next >= count || (stop_at_first && next >= first_success)) break;
-        if (dry_ && dry_->size() >= dry_limit_) {
+        if (dry_ && dry_->size() >= dry_run_.limit) {
           for (; next < count; ++next) res[next] = 0;
           break;
         }
@@ -261,7 +273,7 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
           continue;
         }
         if (dry_) {
-          if (dry_seen_.insert(*c).second) dry_->push_back(std::move(*c));
+          if (dry_run_.seen.insert(*c).second) dry_->push_back(std::move(*c));
           res[i] = 0;
           continue;
         }
@@ -294,6 +306,8 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
       if (decided || stopped_ || (next >= count && !pending)) break;
       if (!pending) continue;
     }
+    // Slots this call leaves free take queued background work while it waits.
+    if (!pending && !stopped_) launch_queued();
     finished_.wait_for(lock, std::chrono::milliseconds(20), [&] { return !done_.empty(); });
     for (const auto& job : collect(lock)) {
       for (auto it = waiting.begin(); it != waiting.end();)

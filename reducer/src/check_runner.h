@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -64,17 +65,33 @@ class CheckRunner {
   // Dry mode (sink set): candidates without a known verdict are not tested but appended to the
   // sink and answered "not interesting"; nothing is counted. For prefetching a predicted run.
   // Once the sink holds `limit` candidates, the rest are answered without being built.
-  void set_dry(std::vector<Candidate>* sink, size_t limit = SIZE_MAX) {
+  struct DryRun {
+    std::vector<Candidate>* sink = nullptr;
+    size_t limit = SIZE_MAX;
+    std::unordered_set<Candidate, CandidateHash> seen;  // answered "not interesting"
+  };
+  // Enters dry mode (or a dry run nested in one: a prediction made while predicting) and
+  // returns the mode it replaces, for end_dry().
+  DryRun set_dry(std::vector<Candidate>* sink, size_t limit = SIZE_MAX) {
+    DryRun previous = std::move(dry_run_);
+    dry_run_ = DryRun{sink, limit, {}};
     dry_ = sink;
-    dry_limit_ = limit;
-    dry_seen_.clear();
+    return previous;
+  }
+  void end_dry(DryRun previous) {
+    dry_run_ = std::move(previous);
+    dry_ = dry_run_.sink;
   }
 
   // Starts tests of `candidates` (in order, while slots are free) in the background and returns
   // at once; their verdicts join the memo when they end, and a later call that asks for one of
   // them waits for it instead of starting it again. With `replace`, background tests no longer
-  // listed are cancelled first (speculation about a state the reduction has left). Tests the
-  // reduction asks for take priority: they cancel the latest background tests when no slot is free.
+  // listed are cancelled first (speculation about a state the reduction has left), and the
+  // candidates that found no free slot queue for the slots that free up while the reduction
+  // waits (replacing the previous queue): a prediction may list more than fits, and many of its
+  // candidates end at once (the reference refuses an invalid one before the engine runs). Tests
+  // the reduction asks for take priority: they cancel the latest background tests when no slot
+  // is free.
   void speculate(const std::vector<Candidate>& candidates, bool replace);
   // Starts tests of `candidates` now, in order, as background tests: a test the reduction is about
   // to ask for among several it may ask for next (a decision tree's probes). Unlike speculate(),
@@ -85,7 +102,7 @@ class CheckRunner {
 
   // The stop flag was seen: every later call answers "not interesting" without testing. While
   // dry, also once the sink is full: the predicted run has nothing more to collect.
-  bool stopped() const { return stopped_ || (dry_ && dry_->size() >= dry_limit_); }
+  bool stopped() const { return stopped_ || (dry_ && dry_->size() >= dry_run_.limit); }
   int jobs() const { return jobs_; }
   const CheckCounts& counts() const { return counts_; }
   // Candidates refused before testing because they were malformed (a reducer bug if non-zero).
@@ -97,6 +114,8 @@ class CheckRunner {
   bool well_formed(const Candidate& c) const;
   void record(const Candidate& c, TestOutcome outcome, bool cache_hit);
   std::shared_ptr<Job> launch(Candidate c, bool background);
+  // Starts queued background candidates while slots are free.
+  void launch_queued();
   // Moves finished jobs into the memo (and counts them); returns them. Called with mutex_ held.
   std::vector<std::shared_ptr<Job>> collect(std::unique_lock<std::mutex>& lock);
   size_t busy() const { return inflight_.size() + cancelling_; }
@@ -118,13 +137,13 @@ class CheckRunner {
   CheckCounts counts_;
   size_t malformed_ = 0;
   bool stopped_ = false;
-  std::vector<Candidate>* dry_ = nullptr;
-  size_t dry_limit_ = SIZE_MAX;
-  std::unordered_set<Candidate, CandidateHash> dry_seen_;  // answered "not interesting" while dry
+  DryRun dry_run_;
+  std::vector<Candidate>* dry_ = nullptr;  // dry_run_.sink
 
   // Tests running, by candidate (reducer thread only); cancelled background tests leave the map
   // at once but hold their slot (cancelling_) until they end.
   Inflight inflight_;
+  std::deque<Candidate> queued_;  // background candidates waiting for a free slot, in order
   size_t cancelling_ = 0;
   size_t launched_ = 0;  // start order, to cancel the latest background test first
 

@@ -120,16 +120,16 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
         selected.push_back(&e);
     const bool certifies = std::any_of(selected.begin(), selected.end(),
                                        [](const PassEntry* e) { return std::string(e->name) == "certify"; });
+    std::vector<Reduction::PassFunction> functions;
+    for (const PassEntry* e : selected) functions.push_back(e->run);
+    r.set_passes(std::move(functions));
     for (size_t round = 1; !r.stopped(); ++round) {
       const size_t commits = r.commits();
       for (size_t k = 0; k < selected.size() && !r.stopped(); ++k) {
         // With several jobs, free slots test what the rest of the round (and the next one)
         // would ask if nothing more changes: passes that only confirm then cost no wait.
-        r.prefetch([&] {
-          for (size_t j = k; j < selected.size() && !r.stopped(); ++j) selected[j]->run(r);
-          for (size_t j = 0; j < selected.size() && !r.stopped(); ++j) selected[j]->run(r);
-        });
-        timed(r, result.passes, selected[k]->name, [&] { selected[k]->run(r); });
+        r.prefetch([&] { r.run_from(k); });
+        timed(r, result.passes, selected[k]->name, [&] { r.run_pass(k); });
       }
       if (r.stopped()) break;
       if (r.commits() == commits) {

@@ -201,11 +201,14 @@ Gallop Gallop::advance(bool interesting) const {
   return g;
 }
 
-size_t Reduction::gallop_first(size_t count, const CandidateMaker& make) {
+size_t Reduction::gallop_first(size_t count, const CandidateMaker& make,
+                               const std::function<std::vector<Candidate>(size_t)>& after) {
   if (count == 0) return 0;
   const Gallop end = decide<Gallop>(
       Gallop::over(count), [](const Gallop& g) { return g.probe(); },
-      [](const Gallop& g, bool interesting) { return g.advance(interesting); }, make);
+      [](const Gallop& g, bool interesting) { return g.advance(interesting); }, make, {},
+      after ? std::function<std::vector<Candidate>(const Gallop&)>([&](const Gallop& g) { return after(g.first); })
+            : std::function<std::vector<Candidate>(const Gallop&)>());
   return stopped() ? count : end.first;
 }
 
@@ -240,26 +243,73 @@ const ValueType* Reduction::type_of(const std::string& value) {
   return it == types_.end() ? nullptr : &it->second;
 }
 
-void Reduction::prefetch(const std::function<void()>& steps) {
-  if (jobs() == 1 || dry_ || stopped()) return;
+std::vector<Candidate> Reduction::predicted(const std::function<void()>& steps, size_t limit) {
   const Candidate best = best_;
   const size_t commits = commits_;
   const bool hides = marking_outputs_hides_failure;
   const auto single = single_sink;
   const std::string pass = pass_;
-  std::vector<Candidate> predicted;
+  const bool dry = dry_;
+  std::vector<Candidate> out;
   dry_ = true;
-  runner_.set_dry(&predicted, static_cast<size_t>(jobs()));
+  ++predicting_;
+  auto outer = runner_.set_dry(&out, limit);
   steps();
-  runner_.set_dry(nullptr);
-  dry_ = false;
+  runner_.end_dry(std::move(outer));
+  --predicting_;
+  dry_ = dry;
   best_ = best;
   commits_ = commits;
   marking_outputs_hides_failure = hides;
   single_sink = single;
   pass_ = pass;
-  if (!predicted.empty()) verbose("prefetch: " + std::to_string(predicted.size()) + " candidates");
-  runner_.speculate(predicted, true);
+  return out;
+}
+
+void Reduction::prefetch(const std::function<void()>& steps) {
+  if (jobs() == 1 || dry_ || stopped()) return;
+  // More than fits: the rest queues for slots that free up (an invalid candidate ends at once).
+  auto candidates = predicted(steps, 4 * static_cast<size_t>(jobs()));
+  if (!candidates.empty()) verbose("prefetch: " + std::to_string(candidates.size()) + " candidates");
+  runner_.speculate(candidates, true);
+}
+
+std::vector<Candidate> Reduction::predict_after(const std::function<void()>& outcome) {
+  // A follow-up prediction may predict once more (what follows an end inside the predicted
+  // pass), not deeper; a prefetch (which runs its passes to the end anyway) not at all.
+  if (jobs() == 1 || predicting_ > follow_up_predictions_ || follow_up_predictions_ > 1 || runner_.stopped() ||
+      passes_.empty())
+    return {};
+  ++follow_up_predictions_;
+  const size_t next = current_ + 1;
+  auto out = predicted(
+      [&] {
+        outcome();
+        if (!stopped()) run_from(next);
+      },
+      static_cast<size_t>(jobs()));
+  --follow_up_predictions_;
+  return out;
+}
+
+void Reduction::run_pass(size_t k) {
+  const size_t current = current_;
+  current_ = k;
+  passes_[k](*this);
+  current_ = current;
+}
+
+void Reduction::run_from(size_t k) {
+  for (size_t j = k; j < passes_.size() && !stopped(); ++j) run_pass(j);
+  for (size_t j = 0; j < passes_.size() && !stopped(); ++j) run_pass(j);
+}
+
+std::vector<Candidate> Reduction::follow_ups(std::optional<Candidate> committed) {
+  auto next = predict_after([&] {
+    if (committed) commit(*committed);
+  });
+  if (committed) next.insert(next.begin(), std::move(*committed));
+  return next;
 }
 
 bool Reduction::commit(Candidate c) {

@@ -93,10 +93,10 @@ class Reduction {
   // candidate to test in state s (nullopt: done), advance(s, interesting) the next state. With
   // several jobs the next levels of the decision tree are tested at once; the states visited
   // stay those of -j 1. `visited` sees each decision taken (probe, answer). `after(s)`, when given,
-  // is the candidate the caller will test once the process ends in state s: ends reached inside
-  // a batch's tree join the batch while slots are free. `first_width` (0: all) caps the first
-  // tree, leaving slots to what a prefetch started for the passes after this one. Returns the
-  // final state.
+  // lists what the caller (and the passes after it: follow_ups()) will test once the process
+  // ends in state s, in order: ends reached inside a batch's tree bring these into the batch
+  // while slots are free. `first_width` (0: all) caps the first tree, leaving slots to what a
+  // prefetch started for the passes after this one. Returns the final state.
   template <typename State>
   State decide(State s, const std::function<std::optional<size_t>(const State&)>& probe,
                const std::function<State(const State&, bool)>& advance, const CandidateMaker& make,
@@ -110,14 +110,32 @@ class Reduction {
                       const std::function<std::vector<Candidate>(size_t)>& after = {});
   // The same answer by exponential search from 0 (probes 0, 1, 3, 7, ... up to sqrt(count), then
   // bisection): about 2 log2(p) probes, fewer than bisection when the answer p is small.
-  size_t gallop_first(size_t count, const CandidateMaker& make);
+  size_t gallop_first(size_t count, const CandidateMaker& make,
+                      const std::function<std::vector<Candidate>(size_t)>& after = {});
 
   // With several jobs: runs `steps` dry (untested candidates are answered "not interesting" and
-  // collected instead, up to one per job), undoes everything they changed, then starts tests of
-  // the collected candidates in the background (CheckRunner::speculate) and returns. When the
+  // collected instead, up to four per job), undoes everything they changed, then starts tests of
+  // the collected candidates in the background (CheckRunner::speculate: those that find no free
+  // slot queue for one) and returns. When the
   // prediction holds (the steps commit nothing new), running them for real then finds the
   // answers known or on their way. Does nothing with one job.
   void prefetch(const std::function<void()>& steps);
+  // The passes of a round, in order (the default strategy's selection).
+  using PassFunction = void (*)(Reduction&);
+  void set_passes(std::vector<PassFunction> passes) { passes_ = std::move(passes); }
+  // Runs pass k as the current pass: predictions made in it run the passes after it.
+  void run_pass(size_t k);
+  // Runs passes k, k + 1, ... to the end of the round, then one whole round (what a prediction
+  // from pass k - 1 runs dry).
+  void run_from(size_t k);
+  // The candidates the passes after this one would test first (up to one per job, in order) once
+  // `outcome` has happened: `outcome` (its commits and flags) and the next passes run dry, then
+  // everything is undone. Empty with one job or without passes; inside a prediction only
+  // one level deep. For decide()'s follow-ups: speculation that crosses into the next passes.
+  std::vector<Candidate> predict_after(const std::function<void()>& outcome);
+  // decide()'s follow-ups of an end that commits `committed` (nullopt: nothing): that candidate,
+  // then what the next passes would test first on it.
+  std::vector<Candidate> follow_ups(std::optional<Candidate> committed);
 
   // Makes `c` the best candidate (the caller has seen it interesting and smaller). Returns false
   // (and changes nothing) when `c` equals the best.
@@ -135,6 +153,9 @@ class Reduction {
 
  private:
   void report_progress() const;
+  // Runs `steps` dry and undoes what they changed; returns the first `limit` candidates they
+  // would have tested.
+  std::vector<Candidate> predicted(const std::function<void()>& steps, size_t limit);
 
   const Model* model_;
   GraphIndex index_;
@@ -145,6 +166,10 @@ class Reduction {
   std::string pass_;
   size_t commits_ = 0;
   bool dry_ = false;
+  int predicting_ = 0;              // nesting of predicted() runs
+  int follow_up_predictions_ = 0;   // of which predict_after() runs
+  std::vector<PassFunction> passes_;
+  size_t current_ = 0;  // the pass running (see run_pass)
   std::chrono::steady_clock::time_point start_time_;
   bool types_inferred_ = false;
   std::unordered_map<std::string, ValueType> types_;
@@ -171,22 +196,30 @@ State Reduction::decide(State s, const std::function<std::optional<size_t>(const
     // Expand the decision tree level by level while the whole next level fits in `width` slots.
     // Probes already answered take no slot: the tree descends through them (a prefetch may
     // have answered its top levels). An end of the process reached at a level brings its
-    // follow-up candidates (`after`) into that level: the likely end's follow-ups come before
-    // deeper, less likely probes.
+    // follow-up candidates (`after`, in the order the caller would test them, which is usually
+    // a next pass's tree level by level): the k-th of them is placed log2(k + 1) levels below
+    // the end, as likely as this tree's probes that deep.
+    struct FollowUp {
+      Candidate candidate;
+      size_t level;
+    };
     std::vector<size_t> probes;                    // unanswered probes, in tree order
     std::vector<Candidate> started;                // their candidates and the follow-ups
+    std::vector<FollowUp> follow_ups;              // of the ends reached so far, not yet placed
+    auto place = [&](Candidate c) {
+      if (started.size() < width && !known_interesting(c) && std::find(started.begin(), started.end(), c) == started.end())
+        started.push_back(std::move(c));
+    };
     std::vector<State> level{s};
-    while (!level.empty()) {
+    for (size_t depth = 0; !level.empty(); ++depth) {
       std::vector<size_t> fresh;
-      std::vector<Candidate> ends;
+      std::vector<State> ends;
       std::vector<State> open;  // states whose probe is unanswered: their children are the next level
       for (size_t i = 0; i < level.size(); ++i) {
         const State st = level[i];  // copy: level grows below
         const auto p = probe(st);
         if (!p) {
-          if (after)
-            for (auto& c : after(st))
-              if (std::find(ends.begin(), ends.end(), c) == ends.end()) ends.push_back(std::move(c));
+          ends.push_back(st);
           continue;
         }
         if (const auto k = known(*p); k && level.size() < 64 * width) {
@@ -198,16 +231,35 @@ State Reduction::decide(State s, const std::function<std::optional<size_t>(const
             std::find(fresh.begin(), fresh.end(), *p) == fresh.end())
           fresh.push_back(*p);
       }
-      const bool fits = probes.empty() || started.size() + fresh.size() + ends.size() <= width;
+      // Follow-ups are asked for only while they could get a slot (predicting them runs passes dry).
+      for (const State& st : ends) {
+        if (!after || started.size() + fresh.size() + follow_ups.size() >= width) break;
+        auto list = after(st);
+        for (size_t k = 0; k < list.size(); ++k) {
+          size_t below = 0;
+          while ((size_t{2} << below) <= k + 1) ++below;
+          follow_ups.push_back({std::move(list[k]), depth + below});
+        }
+      }
+      const auto due = static_cast<size_t>(std::count_if(follow_ups.begin(), follow_ups.end(),
+                                                         [&](const FollowUp& f) { return f.level <= depth; }));
+      const bool fits = probes.empty() || started.size() + fresh.size() + due <= width;
       if (fits)
         for (size_t p : fresh) {
           probes.push_back(p);
           if (const auto& c = candidate_of(p)) started.push_back(*c);
         }
-      for (auto& c : ends)
-        if (started.size() < width && std::find(started.begin(), started.end(), c) == started.end())
-          started.push_back(std::move(c));
-      if (!fits || fresh.empty()) break;
+      // The follow-ups due at this level; all of them (shallowest first) where the tree stops.
+      const bool last = !fits || fresh.empty();
+      if (last)
+        std::stable_sort(follow_ups.begin(), follow_ups.end(),
+                         [](const FollowUp& a, const FollowUp& b) { return a.level < b.level; });
+      std::vector<FollowUp> later;
+      for (auto& f : follow_ups)
+        if (last || f.level <= depth) place(std::move(f.candidate));
+        else later.push_back(std::move(f));
+      follow_ups = std::move(later);
+      if (last) break;
       std::vector<State> next;
       for (const State& st : open) {
         next.push_back(advance(st, true));

@@ -19,7 +19,7 @@ Candidate freezing(const Candidate& base, const std::vector<std::string>& values
 }
 }  // namespace
 
-// All open cut values at once, else each alone, then the ones that kept the failure together.
+// All open cut values at once, else accumulated one by one in order while the failure survives.
 void run_cut_as_constant(Reduction& r) {
   const Candidate& base = r.best();
   std::vector<std::string> open;

@@ -99,11 +99,15 @@ void run_first_divergence(Reduction& r) {
       },
       [&](size_t p) { return marked_prefix(r, base, units, p); }, {},
       [&](const Search& s) {
-        // What comes next: the narrowed candidate, then input-cut's first probe (the node alone).
+        // What comes next: the narrowed candidate, then what the next passes test first on it
+        // (output-cut has nothing to do there; input-cut starts with the node alone).
         std::vector<Candidate> next;
         if (s.stage != Search::Bisecting && s.stage != Search::Hinted) return next;
         if (auto c = narrowed(answer(s))) {
-          if (auto alone = r.with_units(*c, {units[answer(s)]}); alone && *alone != *c) next.push_back(*alone);
+          next = r.predict_after([&] {
+            r.commit(*c);
+            r.single_sink = r.best();
+          });
           next.insert(next.begin(), std::move(*c));
         }
         return next;

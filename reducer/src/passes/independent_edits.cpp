@@ -1,5 +1,5 @@
 // Independent edits of the best candidate (freeze a value, fill a weight, drop an attribute): all
-// at once, else each alone, then the ones that kept the failure, accumulated greedily.
+// at once, else accumulated greedily in order.
 #include <map>
 
 #include "passes.h"
@@ -7,12 +7,12 @@
 namespace reduce::detail {
 
 namespace {
-// Greedy accumulation over the edits that kept the failure alone: first all of them together,
-// else add them one by one in order, keeping each that still fails with those accepted before.
+// All edits together, else each added in order while the failure survives with those accepted
+// before it.
 struct Accumulation {
   bool together = true;
-  size_t next = 1;                 // index into the successes of the edit tried next
-  std::vector<size_t> accepted;    // edits accepted so far (the first success, alone)
+  size_t next = 0;                 // the edit tried next
+  std::vector<size_t> accepted;    // edits accepted so far
 };
 }  // namespace
 
@@ -21,38 +21,27 @@ bool commit_independent_edits(Reduction& r, size_t count, const EditApplier& app
   const Candidate base = r.best();
   std::vector<size_t> all(count);
   for (size_t k = 0; k < count; ++k) all[k] = k;
-  // Usually none of them matters: one check decides.
-  if (auto every = apply(base, all); every && r.test_one(*every)) return r.commit(std::move(*every));
-  if (count == 1 || r.stopped()) return false;
-  // Each alone against the same base, tested at once (the walk does not depend on -j: every
-  // answer is asked for).
-  const auto answers = r.all_interesting(count, [&](size_t k) { return apply(base, {k}); });
-  if (r.stopped()) return false;
-  std::vector<size_t> kept;
-  for (size_t k = 0; k < count; ++k)
-    if (answers[k]) kept.push_back(k);
-  if (kept.empty()) return false;
-  if (kept.size() == 1) return r.commit(*apply(base, kept));
-  // Probes name edit sets; with several jobs decide() tests the next levels of the greedy
-  // walk together.
+  // Probes name edit sets; with several jobs decide() tests the next levels of the walk together
+  // (usually none of the edits matters and the first probe, all of them, decides).
   std::vector<std::vector<size_t>> sets;
   std::map<std::vector<size_t>, size_t> ids;
   auto id = [&](std::vector<size_t> set) {
-    std::sort(set.begin(), set.end());
     const auto [it, added] = ids.emplace(set, sets.size());
     if (added) sets.push_back(std::move(set));
     return it->second;
   };
   auto with_next = [&](const Accumulation& s) {
     auto set = s.accepted;
-    set.push_back(kept[s.next]);
+    set.push_back(s.next);  // ascending: edits are tried in order
     return set;
   };
+  auto result = [&](const Accumulation& s) { return s.accepted.empty() ? std::nullopt : apply(base, s.accepted); };
   const Accumulation end = r.decide<Accumulation>(
-      Accumulation{true, 1, {kept.front()}},
+      Accumulation{},
       [&](const Accumulation& s) -> std::optional<size_t> {
-        if (s.together) return id(kept);
-        if (s.next >= kept.size()) return std::nullopt;
+        if (s.together) return id(all);
+        // The last edit would complete the set already tried together (and refused).
+        if (s.next >= count || (s.next + 1 == count && s.accepted.size() + 1 == count)) return std::nullopt;
         return id(with_next(s));
       },
       [&](const Accumulation& s, bool interesting) {
@@ -60,8 +49,8 @@ bool commit_independent_edits(Reduction& r, size_t count, const EditApplier& app
         if (s.together) {
           t.together = false;
           if (interesting) {
-            t.accepted = kept;
-            t.next = kept.size();
+            t.accepted = all;
+            t.next = count;
           }
           return t;
         }
@@ -69,9 +58,11 @@ bool commit_independent_edits(Reduction& r, size_t count, const EditApplier& app
         ++t.next;
         return t;
       },
-      [&](size_t p) { return apply(base, sets[p]); });
+      [&](size_t p) { return apply(base, sets[p]); }, {},
+      [&](const Accumulation& s) { return r.follow_ups(result(s)); });
   if (r.stopped()) return false;
-  return r.commit(*apply(base, end.accepted));
+  auto chosen = result(end);
+  return chosen && r.commit(std::move(*chosen));
 }
 
 }  // namespace reduce::detail

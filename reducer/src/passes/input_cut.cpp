@@ -14,7 +14,9 @@ void run_input_cut(Reduction& r) {
   auto make = [&](size_t i) -> std::optional<Candidate> {
     return keep_last_units(r, base, units, i + 1);
   };
-  const size_t i = r.gallop_first(n - 1, make);
+  const size_t i = r.gallop_first(n - 1, make, [&](size_t end) {
+    return r.follow_ups(end < n - 1 ? make(end) : std::nullopt);
+  });
   if (i < n - 1) r.commit(std::move(*make(i)));
 }
 

@@ -14,20 +14,8 @@ void run_output_cut(Reduction& r) {
     if (kept.size() == units.size()) return std::nullopt;  // not a reduction
     return r.with_units(base, std::move(kept));
   };
-  // What follows a cut at p: the cut, then input-cut's first probes on it (its last unit alone,
-  // the last 2, 3 and 4: its gallop probes up to an answer of 4 units).
-  auto next = [&](size_t p) {
-    std::vector<Candidate> out;
-    if (p >= units.size()) return out;
-    auto c = make(p);
-    if (!c) return out;
-    const auto kept = r.units_of(*c);
-    for (size_t keep : {size_t{1}, size_t{2}, size_t{3}, size_t{4}})
-      if (keep < kept.size())
-        if (auto probe = keep_last_units(r, *c, kept, keep)) out.push_back(std::move(*probe));
-    out.insert(out.begin(), std::move(*c));
-    return out;
-  };
+  // What follows a cut at p: the cut, then what input-cut and the passes after it test first.
+  auto next = [&](size_t p) { return r.follow_ups(p < units.size() ? make(p) : std::nullopt); };
   const size_t p = r.bisect_first(units.size(), make, next);
   if (p < units.size())
     if (auto c = make(p)) r.commit(std::move(*c));

@@ -27,10 +27,9 @@ inline std::optional<Candidate> keep_last_units(const Reduction& r, const Candid
 
 // `apply(base, chosen)`: `base` with the edits numbered `chosen` applied (nullopt: not applicable).
 using EditApplier = std::function<std::optional<Candidate>(const Candidate&, const std::vector<size_t>&)>;
-// Tries `count` independent edits of the best candidate: all at once; else each alone (tested
-// together), then all that kept the failure at once, else those accumulated greedily in order
-// (each added while the failure survives). Commits the combination found; returns whether
-// anything was committed.
+// Tries `count` independent edits of the best candidate: all at once; else accumulated greedily
+// in order (each added while the failure survives with those accepted before it). Commits the
+// combination found; returns whether anything was committed.
 bool commit_independent_edits(Reduction& r, size_t count, const EditApplier& apply);
 
 }  // namespace reduce::detail
