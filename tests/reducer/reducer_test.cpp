@@ -144,6 +144,37 @@ TEST(Reducer, FirstDivergenceGoesStraightToTheFirstValueTheTestReportsWrong) {
   }
 }
 
+TEST(Reducer, WithManySlotsTheNextPassesRunAlongsideTheEndOfAPass) {
+  Model m = parse_model(testing::chain_model_text(200));
+  // n120 computes a wrong value (so does everything after it); the failure does not care how
+  // n120's input arrives, so the reproducer is n120 alone with its input frozen.
+  auto wrong = [](const std::string& o) { return o[0] == 'n' && std::stoi(o.substr(1)) >= 120; };
+  auto pred = [&](const CandidateView& v) {
+    return v.has("n120") && std::any_of(v.outputs.begin(), v.outputs.end(), wrong);
+  };
+  SyntheticTest sequential(m, pred);
+  sequential.failing_outputs = wrong;
+  const auto expected = run(m, sequential);
+  EXPECT_EQ(kept_names(m, expected.best), (std::set<std::string>{"n120"}));
+  EXPECT_EQ(expected.best.frozen.size(), 1u);
+  // -j 1 waits for each of its checks in turn. With 16 slots: the fully marked model's check
+  // (it names the wrong values); the prefix ending at n120 together with what follows if it
+  // fails: n120 with its ancestors, n120 alone (input-cut), n120 alone with its input frozen
+  // (cut-as-constant); then fill-weights on the frozen value (5 trips without speculation
+  // across passes).
+  SyntheticTest inner(m, pred);
+  inner.failing_outputs = wrong;
+  testing::RoundTripCounter counter(inner);
+  ReduceOptions opts;
+  opts.jobs = 16;
+  auto r = reduce_model(m, counter, opts);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->best, expected.best);
+  std::printf("[ counts ] chain 200, n120 reported wrong: %zu checks at -j 1, %zu round trips at -j 16\n",
+              sequential.calls.load(), counter.trips());
+  EXPECT_LE(counter.trips(), 3u);
+}
+
 TEST(Reducer, ResultIsTheSameForEveryJobCount) {
   Model m = parse_model(testing::residual_model_text(25));
   auto pred = [](const CandidateView& v) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -74,6 +75,63 @@ class SyntheticTest : public CandidateTest {
   Extractor extractor_;
   std::function<bool(const CandidateView&)> interesting_;
   int delay_ms_;
+};
+
+// Counts the reducer's round trips to a slow test: every test is held until the reducer has
+// started all it will start without an answer (nothing new for `quiet_ms`), then all held tests
+// are answered together. The count is what the reduction's wall time would be in check times
+// with unlimited cores (a 1-minute engine build per slot).
+class RoundTripCounter : public CandidateTest {
+ public:
+  explicit RoundTripCounter(CandidateTest& inner, int quiet_ms = 300)
+      : inner_(inner), quiet_(quiet_ms), releaser_([this] { release_loop(); }) {}
+  ~RoundTripCounter() override {
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      done_ = true;
+    }
+    changed_.notify_all();
+    releaser_.join();
+  }
+
+  TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ++held_;
+      last_start_ = std::chrono::steady_clock::now();
+      const size_t trip = trips_;
+      while (trips_ == trip && !cancel && !done_) changed_.wait_for(lock, std::chrono::milliseconds(2));
+      --held_;
+    }
+    if (cancel) return {TestOutcome::Cancelled, false, {}};
+    return inner_.test(c, cancel);
+  }
+
+  size_t trips() {
+    std::lock_guard<std::mutex> g(mutex_);
+    return trips_;
+  }
+
+ private:
+  void release_loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!done_) {
+      changed_.wait_for(lock, std::chrono::milliseconds(5));
+      if (held_ > 0 && std::chrono::steady_clock::now() - last_start_ > quiet_) {
+        ++trips_;
+        changed_.notify_all();
+      }
+    }
+  }
+
+  CandidateTest& inner_;
+  std::chrono::milliseconds quiet_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  size_t held_ = 0, trips_ = 0;
+  bool done_ = false;
+  std::chrono::steady_clock::time_point last_start_;
+  std::thread releaser_;
 };
 
 // A chain x -> n0 -> n1 -> ... -> n{count-1} = y of unary ops (Relu, Neg, Abs in turn).
