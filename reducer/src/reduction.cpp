@@ -28,6 +28,7 @@ Reduction::Reduction(const Model& model, GraphIndex index, CandidateTest& test, 
                 report_progress();
               }),
       start_time_(std::chrono::steady_clock::now()) {
+  for (const auto& init : model.graph.initializers) initializers_.insert(init.name);
   bool any = false;
   for (size_t i = 0; i < unit_.size(); ++i) any |= unit_[i] = !is_constant_node(model.graph.nodes[i]);
   if (!any) std::fill(unit_.begin(), unit_.end(), true);  // a graph of constants: they are the units
@@ -92,18 +93,19 @@ std::vector<std::string> Reduction::graph_inputs(const Candidate& c) const {
   const Graph& g = graph();
   std::vector<bool> kept(g.nodes.size(), false);
   for (size_t n : c.nodes) kept[n] = true;
-  std::unordered_set<std::string_view> initializers;
-  for (const auto& init : g.initializers) initializers.insert(init.name);
+  // The kept nodes in topological order (candidates are usually much smaller than the graph).
+  std::vector<size_t> order(c.nodes.begin(), c.nodes.end());
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); });
   std::unordered_set<std::string_view> seen;
   std::vector<std::string> out;
   auto visit = [&](const std::string& v) {
-    if (v.empty() || initializers.count(v) || !seen.insert(v).second) return;
+    if (v.empty() || initializers_.count(v) || !seen.insert(v).second) return;
     const auto p = index_.producer(v);
     if (p && kept[*p]) return;
     out.push_back(v);
   };
-  for (size_t n : index_.topological_order()) {
-    if (!kept[n]) continue;
+  for (size_t n : order) {
     for (const auto& v : g.nodes[n].inputs) visit(v);
     for (const auto& v : g.nodes[n].implicit_inputs) visit(v);
   }

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -116,9 +118,9 @@ class Reduction {
   // With several jobs: runs `steps` dry (untested candidates are answered "not interesting" and
   // collected instead, up to four per job), undoes everything they changed, then starts tests of
   // the collected candidates in the background (CheckRunner::speculate: those that find no free
-  // slot queue for one) and returns. When the
-  // prediction holds (the steps commit nothing new), running them for real then finds the
-  // answers known or on their way. Does nothing with one job.
+  // slot queue for one) and returns. When the prediction holds (the steps commit nothing new),
+  // running them for real then finds the answers known or on their way. Does nothing with one
+  // job.
   void prefetch(const std::function<void()>& steps);
   // The passes of a round, in order (the default strategy's selection).
   using PassFunction = void (*)(Reduction&);
@@ -161,6 +163,7 @@ class Reduction {
   GraphIndex index_;
   const ReduceOptions* options_;
   std::vector<bool> unit_;
+  std::unordered_set<std::string_view> initializers_;  // names of the graph's initializers
   Candidate best_;
   CheckRunner runner_;
   std::string pass_;
