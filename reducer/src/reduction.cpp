@@ -270,8 +270,12 @@ std::vector<Candidate> Reduction::predicted(const std::function<void()>& steps, 
 
 void Reduction::prefetch(const std::function<void()>& steps) {
   if (jobs() == 1 || dry_ || stopped()) return;
-  // More than fits: the rest queues for slots that free up (an invalid candidate ends at once).
-  auto candidates = predicted(steps, 4 * static_cast<size_t>(jobs()));
+  // As many as there are slots: the ones that find their slot busy queue for it. (Listing more,
+  // e.g. four per job, lets the confirming round's checks pass the invalid candidates of
+  // fill-weights and drop-attributes, but with an engine that computes on the local cores the
+  // speculative checks of large candidates then compete with the checks that matter: a
+  // 10 000-node reduction at -j 16 on 2 cores took 8.9 s instead of 3.1 s.)
+  auto candidates = predicted(steps, static_cast<size_t>(jobs()));
   if (!candidates.empty()) verbose("prefetch: " + std::to_string(candidates.size()) + " candidates");
   runner_.speculate(candidates, true);
 }

@@ -116,7 +116,7 @@ class Reduction {
                       const std::function<std::vector<Candidate>(size_t)>& after = {});
 
   // With several jobs: runs `steps` dry (untested candidates are answered "not interesting" and
-  // collected instead, up to four per job), undoes everything they changed, then starts tests of
+  // collected instead, up to one per job), undoes everything they changed, then starts tests of
   // the collected candidates in the background (CheckRunner::speculate: those that find no free
   // slot queue for one) and returns. When the prediction holds (the steps commit nothing new),
   // running them for real then finds the answers known or on their way. Does nothing with one

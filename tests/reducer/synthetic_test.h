@@ -83,7 +83,7 @@ class SyntheticTest : public CandidateTest {
 // with unlimited cores (a 1-minute engine build per slot).
 class RoundTripCounter : public CandidateTest {
  public:
-  explicit RoundTripCounter(CandidateTest& inner, int quiet_ms = 300)
+  explicit RoundTripCounter(CandidateTest& inner, int quiet_ms = 500)
       : inner_(inner), quiet_(quiet_ms), releaser_([this] { release_loop(); }) {}
   ~RoundTripCounter() override {
     {
@@ -95,16 +95,18 @@ class RoundTripCounter : public CandidateTest {
   }
 
   TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      ++held_;
-      last_start_ = std::chrono::steady_clock::now();
-      const size_t trip = trips_;
-      while (trips_ == trip && !cancel && !done_) changed_.wait_for(lock, std::chrono::milliseconds(2));
-      --held_;
-    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++held_;
+    last_start_ = std::chrono::steady_clock::now();
+    const size_t trip = trips_;
+    lock.unlock();
+    // The answer is computed first, so that the held tests of a trip end together.
+    TestResult result = inner_.test(c, cancel);
+    lock.lock();
+    while (trips_ == trip && !cancel && !done_) changed_.wait_for(lock, std::chrono::milliseconds(2));
+    --held_;
     if (cancel) return {TestOutcome::Cancelled, false, {}};
-    return inner_.test(c, cancel);
+    return result;
   }
 
   size_t trips() {
