@@ -12,7 +12,7 @@ void run_input_cut(Reduction& r) {
   const Candidate base = r.best();
   // Candidate i removes the first n-1-i units: i = 0 keeps only the last unit.
   auto make = [&](size_t i) -> std::optional<Candidate> {
-    return keep_last_units(r, base, units, i + 1);
+    return r.with_units(base, std::vector<size_t>(units.end() - static_cast<std::ptrdiff_t>(i + 1), units.end()));
   };
   const size_t i = r.gallop_first(n - 1, make, [&](size_t end) {
     return r.follow_ups(end < n - 1 ? make(end) : std::nullopt);

@@ -18,13 +18,6 @@ namespace reduce::detail {
 // on after it). Groups already gone are skipped. Returns whether anything was committed.
 bool remove_groups(Reduction& r, const std::vector<std::vector<size_t>>& groups);
 
-// input-cut's candidates: `base` keeping only the last `keep` of its `units` (topological order);
-// the values crossing the cut become inputs. Other passes use it to start input-cut's probes early.
-inline std::optional<Candidate> keep_last_units(const Reduction& r, const Candidate& base,
-                                                const std::vector<size_t>& units, size_t keep) {
-  return r.with_units(base, std::vector<size_t>(units.end() - static_cast<std::ptrdiff_t>(keep), units.end()));
-}
-
 // `apply(base, chosen)`: `base` with the edits numbered `chosen` applied (nullopt: not applicable).
 using EditApplier = std::function<std::optional<Candidate>(const Candidate&, const std::vector<size_t>&)>;
 // Tries `count` independent edits of the best candidate: all at once; else accumulated greedily
