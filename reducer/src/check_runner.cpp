@@ -84,7 +84,7 @@ std::optional<size_t> CheckRunner::first_interesting(size_t count, const Candida
 std::optional<bool> CheckRunner::known_interesting(const Candidate& c) const {
   auto it = memo_.find(c);
   if (it == memo_.end()) {
-    if (dry_ && (dry_run_.seen.count(c) || dry_->size() >= dry_run_.limit)) return false;
+    if (dry_run_.sink && (dry_run_.seen.count(c) || dry_run_.sink->size() >= dry_run_.limit)) return false;
     return std::nullopt;
   }
   return it->second == TestOutcome::Interesting;
@@ -150,7 +150,7 @@ bool CheckRunner::cancel_latest_background(const std::unordered_set<Candidate, C
 }
 
 void CheckRunner::speculate(const std::vector<Candidate>& candidates, bool replace) {
-  if (dry_) return;
+  if (dry_run_.sink) return;
   std::unique_lock<std::mutex> lock(mutex_);
   collect(lock);
   lock.unlock();
@@ -169,7 +169,7 @@ void CheckRunner::speculate(const std::vector<Candidate>& candidates, bool repla
 }
 
 void CheckRunner::launch_queued() {
-  while (!dry_ && !stopped_ && busy() < static_cast<size_t>(jobs_) && !queued_.empty()) {
+  while (!dry_run_.sink && !stopped_ && busy() < static_cast<size_t>(jobs_) && !queued_.empty()) {
     Candidate c = std::move(queued_.front());
     queued_.pop_front();
     if (!memo_.count(c) && !inflight_.count(c)) launch(std::move(c), true);
@@ -177,7 +177,7 @@ void CheckRunner::launch_queued() {
 }
 
 void CheckRunner::start(const std::vector<Candidate>& candidates) {
-  if (dry_ || candidates.empty()) return;
+  if (dry_run_.sink || candidates.empty()) return;
   std::unique_lock<std::mutex> lock(mutex_);
   collect(lock);
   if (stop_ && stop_->load()) stopped_ = true;
@@ -259,7 +259,7 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
     while (!stopped_) {
       if (!pending) {
         if (next >= count || (stop_at_first && next >= first_success)) break;
-        if (dry_ && dry_->size() >= dry_run_.limit) {
+        if (dry_run_.sink && dry_run_.sink->size() >= dry_run_.limit) {
           for (; next < count; ++next) res[next] = 0;
           break;
         }
@@ -268,12 +268,12 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
         if (!c) { res[i] = 0; continue; }
         if (!well_formed(*c)) { ++malformed_; res[i] = 0; continue; }
         if (auto m = memo_.find(*c); m != memo_.end()) {
-          if (!dry_) record(*c, m->second, true);
+          if (!dry_run_.sink) record(*c, m->second, true);
           settle(i, m->second);
           continue;
         }
-        if (dry_) {
-          if (dry_run_.seen.insert(*c).second) dry_->push_back(std::move(*c));
+        if (dry_run_.sink) {
+          if (dry_run_.seen.insert(*c).second) dry_run_.sink->push_back(std::move(*c));
           res[i] = 0;
           continue;
         }

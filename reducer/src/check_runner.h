@@ -75,12 +75,10 @@ class CheckRunner {
   DryRun set_dry(std::vector<Candidate>* sink, size_t limit = SIZE_MAX) {
     DryRun previous = std::move(dry_run_);
     dry_run_ = DryRun{sink, limit, {}};
-    dry_ = sink;
     return previous;
   }
   void end_dry(DryRun previous) {
     dry_run_ = std::move(previous);
-    dry_ = dry_run_.sink;
   }
 
   // Starts tests of `candidates` (in order, while slots are free) in the background and returns
@@ -102,7 +100,7 @@ class CheckRunner {
 
   // The stop flag was seen: every later call answers "not interesting" without testing. While
   // dry, also once the sink is full: the predicted run has nothing more to collect.
-  bool stopped() const { return stopped_ || (dry_ && dry_->size() >= dry_run_.limit); }
+  bool stopped() const { return stopped_ || (dry_run_.sink && dry_run_.sink->size() >= dry_run_.limit); }
   int jobs() const { return jobs_; }
   const CheckCounts& counts() const { return counts_; }
   // Candidates refused before testing because they were malformed (a reducer bug if non-zero).
@@ -138,7 +136,6 @@ class CheckRunner {
   size_t malformed_ = 0;
   bool stopped_ = false;
   DryRun dry_run_;
-  std::vector<Candidate>* dry_ = nullptr;  // dry_run_.sink
 
   // Tests running, by candidate (reducer thread only); cancelled background tests leave the map
   // at once but hold their slot (cancelling_) until they end.

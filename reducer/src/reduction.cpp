@@ -251,15 +251,12 @@ std::vector<Candidate> Reduction::predicted(const std::function<void()>& steps, 
   const bool hides = marking_outputs_hides_failure;
   const auto single = single_sink;
   const std::string pass = pass_;
-  const bool dry = dry_;
   std::vector<Candidate> out;
-  dry_ = true;
   ++predicting_;
   auto outer = runner_.set_dry(&out, limit);
   steps();
   runner_.end_dry(std::move(outer));
   --predicting_;
-  dry_ = dry;
   best_ = best;
   commits_ = commits;
   marking_outputs_hides_failure = hides;
@@ -269,7 +266,7 @@ std::vector<Candidate> Reduction::predicted(const std::function<void()>& steps, 
 }
 
 void Reduction::prefetch(const std::function<void()>& steps) {
-  if (jobs() == 1 || dry_ || stopped()) return;
+  if (jobs() == 1 || predicting_ > 0 || stopped()) return;
   // As many as there are slots: the ones that find their slot busy queue for it. (Listing more,
   // e.g. four per job, lets the confirming round's checks pass the invalid candidates of
   // fill-weights and drop-attributes, but with an engine that computes on the local cores the
@@ -320,7 +317,7 @@ std::vector<Candidate> Reduction::follow_ups(std::optional<Candidate> committed)
 
 bool Reduction::commit(Candidate c) {
   if (c == best_) return false;
-  if (dry_) {
+  if (predicting_ > 0) {
     best_ = std::move(c);
     ++commits_;
     return true;
@@ -340,7 +337,7 @@ bool Reduction::commit(Candidate c) {
 
 void Reduction::set_pass(std::string name) {
   pass_ = std::move(name);
-  if (dry_) return;
+  if (predicting_ > 0) return;
   report_progress();
 }
 
@@ -349,7 +346,7 @@ double Reduction::elapsed() const {
 }
 
 void Reduction::log(const std::string& line) const {
-  if (!dry_ && options_->log) options_->log(line);
+  if (predicting_ == 0 && options_->log) options_->log(line);
 }
 
 void Reduction::verbose(const std::string& line) const {

@@ -168,8 +168,7 @@ class Reduction {
   CheckRunner runner_;
   std::string pass_;
   size_t commits_ = 0;
-  bool dry_ = false;
-  int predicting_ = 0;              // nesting of predicted() runs
+  int predicting_ = 0;              // nesting of predicted() runs: dry while positive
   int follow_up_predictions_ = 0;   // of which predict_after() runs
   std::vector<PassFunction> passes_;
   size_t current_ = 0;  // the pass running (see run_pass)
@@ -271,7 +270,7 @@ State Reduction::decide(State s, const std::function<std::optional<size_t>(const
       level = std::move(next);
     }
     width = runner_.jobs();
-    if (dry_) {
+    if (predicting_ > 0) {
       // A predicted run collects the tree, in order, for prefetch to start.
       all_interesting(started.size(), [&](size_t k) { return std::optional<Candidate>(started[k]); });
     } else {
