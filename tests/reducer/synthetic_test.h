@@ -6,8 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <ctime>
 #include <functional>
 #include <mutex>
+#include <pthread.h>
 #include <set>
 #include <string>
 #include <thread>
@@ -78,13 +80,19 @@ class SyntheticTest : public CandidateTest {
 };
 
 // Counts the reducer's round trips to a slow test: every test is held until the reducer has
-// started all it will start without an answer (nothing new for `quiet_ms`), then all held tests
-// are answered together. The count is what the reduction's wall time would be in check times
-// with unlimited cores (a 1-minute engine build per slot).
+// started all it will start without an answer, then all held tests are answered together. The
+// count is what the reduction's wall time would be in check times with unlimited cores (a
+// 1-minute engine build per slot).
+// "Started all it will start" is observed, not guessed from wall time alone: no test arrived for
+// `quiet_ms` and the reducing thread (the one constructing the counter) used no CPU meanwhile,
+// so a reducer slowed down by a loaded machine (it is still computing) does not end a trip early.
 class RoundTripCounter : public CandidateTest {
  public:
-  explicit RoundTripCounter(CandidateTest& inner, int quiet_ms = 500)
-      : inner_(inner), quiet_(quiet_ms), releaser_([this] { release_loop(); }) {}
+  explicit RoundTripCounter(CandidateTest& inner, int quiet_ms = 300)
+      : inner_(inner), quiet_(quiet_ms) {
+    pthread_getcpuclockid(pthread_self(), &reducer_clock_);
+    releaser_ = std::thread([this] { release_loop(); });
+  }
   ~RoundTripCounter() override {
     {
       std::lock_guard<std::mutex> g(mutex_);
@@ -97,14 +105,14 @@ class RoundTripCounter : public CandidateTest {
   TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
     std::unique_lock<std::mutex> lock(mutex_);
     ++held_;
-    last_start_ = std::chrono::steady_clock::now();
+    last_activity_ = std::chrono::steady_clock::now();
     const size_t trip = trips_;
     lock.unlock();
     // The answer is computed first, so that the held tests of a trip end together.
     TestResult result = inner_.test(c, cancel);
     lock.lock();
     while (trips_ == trip && !cancel && !done_) changed_.wait_for(lock, std::chrono::milliseconds(2));
-    --held_;
+    if (trips_ == trip) --held_;  // cancelled while held: its trip may end without it
     if (cancel) return {TestOutcome::Cancelled, false, {}};
     return result;
   }
@@ -115,12 +123,26 @@ class RoundTripCounter : public CandidateTest {
   }
 
  private:
+  std::chrono::nanoseconds reducer_cpu() const {
+    timespec t{};
+    clock_gettime(reducer_clock_, &t);
+    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+  }
+
   void release_loop() {
     std::unique_lock<std::mutex> lock(mutex_);
+    auto cpu = reducer_cpu();
     while (!done_) {
       changed_.wait_for(lock, std::chrono::milliseconds(5));
-      if (held_ > 0 && std::chrono::steady_clock::now() - last_start_ > quiet_) {
+      const auto now = std::chrono::steady_clock::now();
+      // Waiting for verdicts costs the reducer microseconds per wake-up; building candidates
+      // costs more than a millisecond between two polls.
+      const auto used = reducer_cpu();
+      if (used - cpu > std::chrono::milliseconds(1)) last_activity_ = now;
+      cpu = used;
+      if (held_ > 0 && now - last_activity_ > quiet_) {
         ++trips_;
+        held_ = 0;  // the tests of this trip are answered; the next trip counts its own
         changed_.notify_all();
       }
     }
@@ -128,11 +150,12 @@ class RoundTripCounter : public CandidateTest {
 
   CandidateTest& inner_;
   std::chrono::milliseconds quiet_;
+  clockid_t reducer_clock_{};
   std::mutex mutex_;
   std::condition_variable changed_;
   size_t held_ = 0, trips_ = 0;
   bool done_ = false;
-  std::chrono::steady_clock::time_point last_start_;
+  std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
   std::thread releaser_;
 };
 
