@@ -1,9 +1,12 @@
 // Reducer bench: checks per strategy on synthetic failures, and wall time of a slow oracle for -j N.
 // Usage: reduce_parallel_bench [DELAY_MS (default 50)] [JOBS... (default 1 4 16)]; ONLY=0|3|5 runs
-// one wall-time workload and skips the checks table.
+// one wall-time workload and skips the checks table. `reduce_parallel_bench trips [JOBS...]`
+// counts round trips instead (RoundTripCounter: a check's answer waits until the reducer has
+// started all it can start), per pass, for every workload: check times with unlimited cores.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,9 +58,60 @@ std::vector<Workload> workloads() {
   return w;
 }
 
+// Round trips per -j for every workload, and where they go (pass -> trips). -j 1 needs one trip
+// per engine run; its result (instant test) is the one every -j must give.
+int count_trips(const std::vector<Workload>& ws, std::vector<int> jobs) {
+  if (jobs.empty()) jobs = {16};
+  std::printf("| workload | engine runs at -j 1 | -j | round trips | checks | trips per pass | same result as -j 1 |\n"
+              "|---|---|---|---|---|---|---|\n");
+  for (const auto& w : ws) {
+    auto model = parse_model_text(w.text);
+    if (!model) return 1;
+    SyntheticTest sequential(*model, w.interesting);
+    auto expected = reduce_model(*model, sequential, ReduceOptions{});
+    if (!expected) return 1;
+    for (int j : jobs) {
+      SyntheticTest inner(*model, w.interesting);
+      testing::RoundTripCounter counter(inner);
+      // on_progress runs on the reducing thread at every verdict and pass change: the trips
+      // counted while a pass is current are that pass's.
+      std::vector<std::pair<std::string, size_t>> per_pass;
+      size_t at_change = 0;
+      ReduceOptions o;
+      o.jobs = j;
+      o.on_progress = [&](const ReduceProgress& p) {
+        const size_t now = counter.trips();
+        if (!per_pass.empty()) per_pass.back().second += now - at_change;
+        at_change = now;
+        if (per_pass.empty() || per_pass.back().first != p.pass) per_pass.emplace_back(p.pass, 0);
+      };
+      auto r = reduce_model(*model, counter, o);
+      if (!r) return 1;
+      if (!per_pass.empty()) per_pass.back().second += counter.trips() - at_change;
+      std::string where;
+      for (const auto& [pass, trips] : per_pass) {
+        if (!trips) continue;
+        if (!where.empty()) where += ", ";
+        where += pass;
+        where += ' ';
+        where += std::to_string(trips);
+      }
+      std::printf("| %s | %zu | %d | %zu | %zu | %s | %s |\n", w.name.c_str(), expected->checks - expected->cache_hits, j,
+                  counter.trips(), r->checks, where.c_str(), r->best == expected->best ? "yes" : "NO");
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "trips") {
+    std::vector<int> jobs;
+    for (int i = 2; i < argc; ++i) jobs.push_back(std::atoi(argv[i]));
+    return count_trips(workloads(), jobs);
+  }
   const int delay = argc > 1 ? std::atoi(argv[1]) : 50;
   std::vector<int> jobs;
   for (int i = 2; i < argc; ++i) jobs.push_back(std::atoi(argv[i]));

@@ -56,6 +56,8 @@ class CheckRunner {
   // speculative batch reads its answers from here. While dry, collected candidates count as
   // known not interesting.
   std::optional<bool> known_interesting(const Candidate& c) const;
+  // Every verdict obtained so far. Read on the reducing thread only (collect() writes it there).
+  const std::unordered_map<Candidate, TestOutcome, CandidateHash>& verdicts() const { return memo_; }
   // The failing outputs an interesting verdict came with (TestResult::failing_outputs), or null.
   const std::vector<std::string>* failing_outputs(const Candidate& c) const {
     auto it = failing_.find(c);

@@ -84,6 +84,8 @@ class Reduction {
   }
   std::optional<bool> known_interesting(const Candidate& c) const { return runner_.known_interesting(c); }
   const std::vector<std::string>* failing_outputs(const Candidate& c) const { return runner_.failing_outputs(c); }
+  // Every candidate tested so far, with its verdict (for predictors guessing future answers).
+  const std::unordered_map<Candidate, TestOutcome, CandidateHash>& verdicts() const { return runner_.verdicts(); }
   // Tests candidates in the background while slots are free (see CheckRunner::speculate); nothing
   // waits for them. Not while dry.
   void speculate(const std::vector<Candidate>& candidates) { runner_.speculate(candidates, false); }

@@ -38,6 +38,44 @@ class RemovalPredictor {
     failed_.push_back(std::move(group));
   }
 
+  // Learns from every verdict so far (other passes' too), read as removals from `current`: a
+  // candidate that did not fail says that removing what it lacks of `current` loses the failure
+  // (assuming monotone failures: a subset of it fails no more); one that failed and keeps a part
+  // of `current` says the rest is removable. Input-cut's and output-cut's searches thus tell
+  // which boundary nodes are needed before node-removal tries any chunk. Only candidates with
+  // `current`'s weights, attributes and shapes, marking at most one output (marking many can
+  // hide a fused failure) are read.
+  void learn_from_history(const Reduction& r, const Candidate& current) {
+    const auto units = r.units_of(current);
+    std::vector<unsigned> in_other(r.graph().nodes.size(), 0);
+    std::vector<bool> in_current(r.graph().nodes.size(), false);
+    for (size_t u : units) in_current[u] = true;
+    unsigned stamp = 0;
+    std::vector<std::pair<std::vector<size_t>, bool>> groups;
+    for (const auto& [c, outcome] : r.verdicts()) {
+      if (outcome != TestOutcome::Interesting && outcome != TestOutcome::Uninteresting) continue;
+      if (c.outputs.size() > 1 || c.filled != current.filled || c.dropped_attributes != current.dropped_attributes ||
+          c.input_shapes != current.input_shapes)
+        continue;
+      ++stamp;
+      for (size_t n : c.nodes) in_other[n] = stamp;
+      std::vector<size_t> lacks;
+      for (size_t u : units)
+        if (in_other[u] != stamp) lacks.push_back(u);
+      const bool interesting = outcome == TestOutcome::Interesting;
+      // A failing candidate says something about its subsets only when it is one itself.
+      if (lacks.empty() ||
+          (interesting && !std::all_of(c.nodes.begin(), c.nodes.end(), [&](size_t n) { return !r.is_unit(n) || in_current[n]; })))
+        continue;
+      groups.emplace_back(std::move(lacks), interesting);
+    }
+    // Smallest first: minimal failed groups are found before their supersets (cheap to reject),
+    // and the result does not depend on the memo's order.
+    std::sort(groups.begin(), groups.end());
+    std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first.size() < b.first.size(); });
+    for (auto& [group, interesting] : groups) record(std::move(group), interesting);
+  }
+
   double probability_interesting(const Reduction& r, const Candidate& current, std::vector<size_t> group) const {
     std::sort(group.begin(), group.end());
     std::vector<bool> kept(r.graph().nodes.size(), false);
@@ -95,6 +133,7 @@ bool run_removals(Reduction& r, RemovalPlan& plan) {
   bool changed = false;
   RemovalPredictor predictor;
   const size_t slots = static_cast<size_t>(r.jobs());
+  if (slots > 1) predictor.learn_from_history(r, r.best());
   // Alternatives tested in the background: the predictor learns their answers once known.
   std::vector<std::pair<std::vector<size_t>, Candidate>> pending;
   while (!r.stopped()) {
