@@ -2,7 +2,8 @@
 // Usage: reduce_parallel_bench [DELAY_MS (default 50)] [JOBS... (default 1 4 16)]; ONLY=0|3|5 runs
 // one wall-time workload and skips the checks table. `reduce_parallel_bench trips [JOBS...]`
 // counts round trips instead (RoundTripCounter: a check's answer waits until the reducer has
-// started all it can start), per pass, for every workload: check times with unlimited cores.
+// started all it can start), per pass, for every workload (ONLY=K: workload K): check times
+// with unlimited cores.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,7 +65,9 @@ int count_trips(const std::vector<Workload>& ws, std::vector<int> jobs) {
   if (jobs.empty()) jobs = {16};
   std::printf("| workload | engine runs at -j 1 | -j | round trips | checks | trips per pass | same result as -j 1 |\n"
               "|---|---|---|---|---|---|---|\n");
-  for (const auto& w : ws) {
+  for (size_t k = 0; k < ws.size(); ++k) {
+    if (std::getenv("ONLY") && std::atoi(std::getenv("ONLY")) != static_cast<int>(k)) continue;
+    const auto& w = ws[k];
     auto model = parse_model_text(w.text);
     if (!model) return 1;
     SyntheticTest sequential(*model, w.interesting);
