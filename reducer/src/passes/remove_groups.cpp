@@ -40,8 +40,8 @@ class RemovalPredictor {
 
   // Learns from every verdict so far (other passes' too), read as removals from `current`: a
   // candidate that did not fail says that removing what it lacks of `current` loses the failure
-  // (assuming monotone failures: a subset of it fails no more); one that failed and keeps a part
-  // of `current` says the rest is removable. Input-cut's and output-cut's searches thus tell
+  // (assuming monotone failures: a subset of it fails no more); one that failed and is a part of
+  // `current` says the rest is removable. Input-cut's and output-cut's searches thus tell
   // which boundary nodes are needed before node-removal tries any chunk. Only candidates with
   // `current`'s weights, attributes and shapes, marking at most one output (marking many can
   // hide a fused failure) are read.
@@ -63,7 +63,7 @@ class RemovalPredictor {
       for (size_t u : units)
         if (in_other[u] != stamp) lacks.push_back(u);
       const bool interesting = outcome == TestOutcome::Interesting;
-      // A failing candidate says something about its subsets only when it is one itself.
+      // A failing candidate says something about `current` only when it is a part of it.
       if (lacks.empty() ||
           (interesting && !std::all_of(c.nodes.begin(), c.nodes.end(), [&](size_t n) { return !r.is_unit(n) || in_current[n]; })))
         continue;
@@ -71,8 +71,9 @@ class RemovalPredictor {
     }
     // Smallest first: minimal failed groups are found before their supersets (cheap to reject),
     // and the result does not depend on the memo's order.
-    std::sort(groups.begin(), groups.end());
-    std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first.size() < b.first.size(); });
+    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+      return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a < b;
+    });
     for (auto& [group, interesting] : groups) record(std::move(group), interesting);
   }
 
