@@ -76,31 +76,15 @@ int count_trips(const std::vector<Workload>& ws, std::vector<int> jobs) {
     for (int j : jobs) {
       SyntheticTest inner(*model, w.interesting);
       testing::RoundTripCounter counter(inner);
-      // on_progress runs on the reducing thread at every verdict and pass change: the trips
-      // counted while a pass is current are that pass's.
-      std::vector<std::pair<std::string, size_t>> per_pass;
-      size_t at_change = 0;
+      testing::TripsPerPass per_pass(counter);
       ReduceOptions o;
       o.jobs = j;
-      o.on_progress = [&](const ReduceProgress& p) {
-        const size_t now = counter.trips();
-        if (!per_pass.empty()) per_pass.back().second += now - at_change;
-        at_change = now;
-        if (per_pass.empty() || per_pass.back().first != p.pass) per_pass.emplace_back(p.pass, 0);
-      };
+      o.on_progress = per_pass.observer();
       auto r = reduce_model(*model, counter, o);
       if (!r) return 1;
-      if (!per_pass.empty()) per_pass.back().second += counter.trips() - at_change;
-      std::string where;
-      for (const auto& [pass, trips] : per_pass) {
-        if (!trips) continue;
-        if (!where.empty()) where += ", ";
-        where += pass;
-        where += ' ';
-        where += std::to_string(trips);
-      }
+      per_pass.finish();
       std::printf("| %s | %zu | %d | %zu | %zu | %s | %s |\n", w.name.c_str(), expected->checks - expected->cache_hits, j,
-                  counter.trips(), r->checks, where.c_str(), r->best == expected->best ? "yes" : "NO");
+                  counter.trips(), r->checks, per_pass.summary().c_str(), r->best == expected->best ? "yes" : "NO");
       std::fflush(stdout);
     }
   }

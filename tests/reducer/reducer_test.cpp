@@ -175,6 +175,31 @@ TEST(Reducer, WithManySlotsTheNextPassesRunAlongsideTheEndOfAPass) {
   EXPECT_LE(counter.trips(), 3u);
 }
 
+TEST(Reducer, NodeRemovalStartsFromWhatEarlierPassesLearnedAboutNeededNodes) {
+  Model m = parse_model(testing::chain_model_text(1000));
+  // Two distant nodes are needed. first-divergence and input-cut find them at the ends of the
+  // kept range; node-removal must then drop the 399 nodes between them. Its predictor reads the
+  // cuts' answers (removing either end loses the failure), so its first windows already expect
+  // every chunk holding an end to fail and every other chunk to go: 3 round trips (8 when it
+  // learns only from its own answers).
+  auto pred = needs({"n300", "n700"});
+  SyntheticTest sequential(m, pred);
+  const auto expected = run(m, sequential);
+  EXPECT_EQ(kept_names(m, expected.best), (std::set<std::string>{"n300", "n700"}));
+  SyntheticTest inner(m, pred);
+  testing::RoundTripCounter counter(inner);
+  testing::TripsPerPass per_pass(counter);
+  ReduceOptions opts;
+  opts.jobs = 16;
+  opts.on_progress = per_pass.observer();
+  auto r = reduce_model(m, counter, opts);
+  ASSERT_TRUE(r.ok());
+  per_pass.finish();
+  EXPECT_EQ(r->best, expected.best);
+  std::printf("[ counts ] chain 1000 {n300, n700}, -j 16 round trips: %s\n", per_pass.summary().c_str());
+  EXPECT_LE(per_pass.of("node-removal"), 5u);
+}
+
 TEST(Reducer, ResultIsTheSameForEveryJobCount) {
   Model m = parse_model(testing::residual_model_text(25));
   auto pred = [](const CandidateView& v) {

@@ -18,6 +18,7 @@
 #include "core/extract.h"
 #include "core/model_io.h"
 #include "reducer/candidate.h"
+#include "reducer/reducer.h"
 
 namespace reduce::testing {
 
@@ -157,6 +158,51 @@ class RoundTripCounter : public CandidateTest {
   bool done_ = false;
   std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
   std::thread releaser_;
+};
+
+// Round trips per pass: the trips a RoundTripCounter counted while each pass was current.
+// observer() goes into ReduceOptions::on_progress (called on the reducing thread at every
+// verdict and pass change); finish() after reduce_model returns.
+class TripsPerPass {
+ public:
+  explicit TripsPerPass(RoundTripCounter& counter) : counter_(counter) {}
+  std::function<void(const ReduceProgress&)> observer() {
+    return [this](const ReduceProgress& p) {
+      settle();
+      if (passes_.empty() || passes_.back().first != p.pass) passes_.emplace_back(p.pass, 0);
+    };
+  }
+  void finish() { settle(); }
+  // Trips of every run of `pass` (a pass runs once per round).
+  size_t of(const std::string& pass) const {
+    size_t n = 0;
+    for (const auto& [name, trips] : passes_)
+      if (name == pass) n += trips;
+    return n;
+  }
+  // "pass trips, ..." in run order, passes without a trip left out.
+  std::string summary() const {
+    std::string s;
+    for (const auto& [name, trips] : passes_) {
+      if (!trips) continue;
+      if (!s.empty()) s += ", ";
+      s += name;
+      s += ' ';
+      s += std::to_string(trips);
+    }
+    return s;
+  }
+
+ private:
+  void settle() {
+    const size_t now = counter_.trips();
+    if (!passes_.empty()) passes_.back().second += now - seen_;
+    seen_ = now;
+  }
+
+  RoundTripCounter& counter_;
+  std::vector<std::pair<std::string, size_t>> passes_;
+  size_t seen_ = 0;
 };
 
 // A chain x -> n0 -> n1 -> ... -> n{count-1} = y of unary ops (Relu, Neg, Abs in turn).
