@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     keep = std::min(keep, topo.size());
     // A window of the topological order in the middle of the model (a typical mid-reduction candidate).
     const size_t start = (topo.size() - keep) / 2;
-    CandidateSpec c;
+    Candidate c;
     c.nodes.assign(topo.begin() + start, topo.begin() + start + keep);
     std::sort(c.nodes.begin(), c.nodes.end());
     double materialize = 0, total = 0, engine = 0;

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 std::map<std::string, size_t> op_type_counts(const Graph& graph) {
   std::map<std::string, size_t> counts;
   for (const Node& n : graph.nodes)
-    if (!(n.op_type == "Constant" && (n.domain.empty() || n.domain == "ai.onnx")))
+    if (!is_constant_node(n))
       ++counts[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
   return counts;
 }
@@ -188,7 +188,7 @@ Status write_bundle_model(const fs::path& dir, const CandidateRun& run) {
   return save_model(run.model, dir / "model.onnx", so);
 }
 
-Status write_bundle(const fs::path& dir, Oracle& oracle, const CandidateSpec& candidate, const ReductionFacts& facts) {
+Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const ReductionFacts& facts) {
   REDUCE_ASSIGN(CandidateRun run, oracle.materialize(candidate));
   REDUCE_TRY(write_bundle_model(dir, run));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
@@ -300,7 +300,7 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const CandidateSpec& ca
   return write_file_atomic(dir / "bucket.txt", bucket);
 }
 
-Status append_journal(const fs::path& dir, const CandidateSpec& c) {
+Status append_journal(const fs::path& dir, const Candidate& c) {
   std::string line = "candidate";
   // One field per part of the candidate: key=item,item,...
   auto field = [&](const char* key, size_t count, const std::function<std::string(size_t)>& item) {
@@ -345,14 +345,14 @@ Status append_journal(const fs::path& dir, const CandidateSpec& c) {
   return {};
 }
 
-Expected<CandidateSpec> read_journal(const fs::path& dir) {
+Expected<Candidate> read_journal(const fs::path& dir) {
   std::ifstream in(dir / "journal");
   if (!in) return Error{(dir / "journal").string(), "no journal to resume from"};
   std::string last;
   for (std::string line; std::getline(in, line);)
     if (line.rfind("candidate ", 0) == 0) last = line;
   if (last.empty()) return Error{(dir / "journal").string(), "the journal has no candidate"};
-  CandidateSpec c;
+  Candidate c;
   try {
     for (const auto& field : split(std::string_view(last).substr(10), ' ')) {
       const size_t eq = field.find('=');

@@ -43,11 +43,11 @@ std::map<std::string, size_t> op_type_counts(const Graph& graph);
 Status write_bundle_model(const std::filesystem::path& dir, const CandidateRun& run);
 
 // Writes the whole bundle for `candidate`: runs it once more on the engine for `actual/`.
-Status write_bundle(const std::filesystem::path& dir, Oracle& oracle, const CandidateSpec& candidate,
+Status write_bundle(const std::filesystem::path& dir, Oracle& oracle, const Candidate& candidate,
                     const ReductionFacts& facts);
 
 // Appends one committed candidate to DIR/journal, and reads the last one back (for --resume).
-Status append_journal(const std::filesystem::path& dir, const CandidateSpec& candidate);
-Expected<CandidateSpec> read_journal(const std::filesystem::path& dir);
+Status append_journal(const std::filesystem::path& dir, const Candidate& candidate);
+Expected<Candidate> read_journal(const std::filesystem::path& dir);
 
 }  // namespace reduce::cli

@@ -59,7 +59,7 @@ int check_command(const std::vector<std::string>& args) {
   }
   Oracle& o = **oracle;
   print_oracle_header(model_path, model, o, std::cout);
-  Verdict verdict = o.evaluate({});
+  Verdict verdict = o.evaluate(Candidate::whole(model.graph));
   o.set_target(verdict.signature);
   print_verdict(verdict, std::cout);
   if (verdict.invalid) return kExitUsage;
@@ -67,7 +67,7 @@ int check_command(const std::vector<std::string>& args) {
   int same = 1;
   for (int r = 1; r < confirm && verdict.signature.fails(); ++r) {
     TensorMap ignored;
-    Verdict again = o.evaluate({}, nullptr, &ignored);
+    Verdict again = o.evaluate(Candidate::whole(model.graph), nullptr, &ignored);
     if (o.classify(again) == SignatureMatch::Same) ++same;
     else std::cout << "run " << r + 1 << ": " << (again.signature.fails() ? again.signature.to_string() : "pass") << "\n";
   }

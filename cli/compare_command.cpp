@@ -40,7 +40,7 @@ int compare_command(const std::vector<std::string>& args) {
   Oracle& o = **oracle;
   print_oracle_header(model_path, model, o, std::cout);
   std::cout << "\n## outputs\n\n";
-  Verdict verdict = o.evaluate({});
+  Verdict verdict = o.evaluate(Candidate::whole(model.graph));
   print_verdict(verdict, std::cout);
   if (verdict.invalid) return kExitUsage;
 

@@ -30,13 +30,6 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_interrupt(int) { g_stop.store(true); }
 
-CandidateSpec to_spec(const Candidate& c) {
-  return {c.nodes, c.frozen, c.outputs, c.input_shapes, c.filled, c.dropped_attributes};
-}
-Candidate to_candidate(const CandidateSpec& s) {
-  return {s.nodes, s.frozen, s.outputs, s.input_shapes, s.filled, s.dropped_attributes};
-}
-
 // The original model's check runs while the reduction already runs its first candidates (with a
 // slow engine that saves one engine run of wall time); candidates are judged once it is known.
 class TargetGate {
@@ -66,7 +59,7 @@ class OracleTest : public CandidateTest {
       : oracle_(oracle), gate_(gate), verbose_(verbose), model_(model) {}
   TestResult test(const Candidate& candidate, const std::atomic<bool>& cancel) override {
     if (cancel.load()) return {TestOutcome::Cancelled, false, {}};
-    Verdict v = oracle_.evaluate(to_spec(candidate), &cancel);
+    Verdict v = oracle_.evaluate(candidate, &cancel);
     TestResult r;
     r.cache_hit = v.cache_hit;
     if (!gate_.wait(cancel)) return {TestOutcome::Cancelled, false, {}};
@@ -187,7 +180,7 @@ int reduce_command(const std::vector<std::string>& args) {
       std::cerr << "error: " << start.error().message() << "\n";
       return kExitUsage;
     }
-    ro.start = to_candidate(*start);
+    ro.start = *start;
     std::cerr << "reduce: resuming from " << candidate_size(model, *ro.start) << " nodes\n";
   } else {
     std::error_code ec;
@@ -196,10 +189,10 @@ int reduce_command(const std::vector<std::string>& args) {
 
   Status write_status;
   ro.on_improvement = [&](const Candidate& c) {
-    auto run = oracle.materialize(to_spec(c));
+    auto run = oracle.materialize(c);
     if (!run) return;
     Status s = write_bundle_model(out_dir, *run);
-    if (s.ok()) s = append_journal(out_dir, to_spec(c));
+    if (s.ok()) s = append_journal(out_dir, c);
     if (!s.ok() && write_status.ok()) write_status = s;
   };
   const bool tty = isatty(STDERR_FILENO);
@@ -236,7 +229,7 @@ int reduce_command(const std::vector<std::string>& args) {
   Verdict original;
   bool original_fails = false;
   std::thread original_check([&] {
-    original = oracle.evaluate({}, &g_stop);
+    original = oracle.evaluate(Candidate::whole(model.graph), &g_stop);
     original_fails = !original.invalid && !original.cancelled && original.signature.fails();
     if (original_fails) {
       oracle.set_target(original.signature);
@@ -288,14 +281,14 @@ int reduce_command(const std::vector<std::string>& args) {
   facts.stopped = result->stopped;
   facts.jobs = ro.jobs;
   for (const auto& p : result->passes) facts.passes.push_back({p.name, p.checks, p.successes, p.seconds});
-  Status s = write_bundle(out_dir, oracle, to_spec(result->best), facts);
+  Status s = write_bundle(out_dir, oracle, result->best, facts);
   if (!s.ok()) {
     std::cerr << "error: " << s.error().message() << "\n";
     return kExitUsage;
   }
   std::cout << "reduced " << original_nodes << " -> " << candidate_size(model, result->best) << " nodes (";
   bool first = true;
-  auto run = oracle.materialize(to_spec(result->best));
+  auto run = oracle.materialize(result->best);
   if (run)
     for (const auto& [op, n] : op_type_counts(run->model.graph)) std::cout << (first ? "" : ", ") << op << " x" << n, first = false;
   std::cout << ")" << (result->one_minimal ? ", 1-minimal" : "") << (result->stopped ? ", interrupted" : "") << "\n"

@@ -6,12 +6,97 @@
 
 namespace reduce {
 
+InitializerIndex index_initializers(const Graph& graph) {
+  InitializerIndex out;
+  for (const auto& init : graph.initializers) out.emplace(init.name, &init);
+  return out;
+}
+
+std::vector<std::string> SubgraphBoundary::inputs() const {
+  std::vector<std::string> out;
+  for (const auto& r : reads)
+    if (r.source != BoundarySource::Initializer) out.push_back(r.name);
+  return out;
+}
+
+std::vector<std::string> SubgraphBoundary::cut_values() const {
+  std::vector<std::string> out;
+  for (const auto& r : reads)
+    if (r.source == BoundarySource::CutValue) out.push_back(r.name);
+  return out;
+}
+
+namespace {
+
+// The default outputs of a subgraph (see subgraph_boundary).
+std::vector<std::string> default_outputs(const GraphIndex& index, const std::vector<bool>& kept,
+                                         std::span<const size_t> order) {
+  const Graph& g = index.graph();
+  std::vector<std::string> outputs;
+  std::unordered_set<std::string_view> chosen;
+  for (const auto& vi : g.outputs) {
+    const auto p = index.producer(vi.name);
+    if (p && kept[*p] && chosen.insert(vi.name).second) outputs.push_back(vi.name);
+  }
+  for (size_t i : order) {
+    std::vector<const std::string*> open, dangling;
+    bool offers = false;  // an original output, or a value that leaves the kept set
+    for (const auto& o : g.nodes[i].outputs) {
+      if (o.empty()) continue;
+      if (chosen.count(o)) {
+        offers = true;
+        continue;
+      }
+      const auto readers = index.consumers(o);
+      if (readers.empty()) dangling.push_back(&o);
+      else if (std::none_of(readers.begin(), readers.end(), [&](size_t r) { return kept[r]; })) open.push_back(&o);
+    }
+    if (open.empty() && !offers) open = dangling;  // a dead node: its dangling outputs are all it has
+    for (const std::string* o : open)
+      if (chosen.insert(*o).second) outputs.push_back(*o);
+  }
+  return outputs;
+}
+
+}  // namespace
+
+SubgraphBoundary subgraph_boundary(const GraphIndex& index, const InitializerIndex& initializers,
+                                   std::span<const size_t> nodes, std::span<const std::string> outputs) {
+  const Graph& g = index.graph();
+  std::vector<bool> kept(g.nodes.size(), false);
+  SubgraphBoundary b;
+  for (size_t i : nodes)
+    if (!kept[i]) {
+      kept[i] = true;
+      b.nodes.push_back(i);
+    }
+  // Subgraphs are usually much smaller than the graph: sort them rather than walk the whole order.
+  std::sort(b.nodes.begin(), b.nodes.end(),
+            [&](size_t x, size_t y) { return index.topological_position(x) < index.topological_position(y); });
+
+  std::unordered_set<std::string_view> seen;
+  auto read = [&](const std::string& v) {
+    if (v.empty() || !seen.insert(v).second) return;
+    const auto p = index.producer(v);
+    if (p && kept[*p]) return;
+    const BoundarySource source = initializers.count(v) ? BoundarySource::Initializer
+                                  : p                   ? BoundarySource::CutValue
+                                                        : BoundarySource::GraphInput;
+    b.reads.push_back({v, source});
+  };
+  for (size_t i : b.nodes) {
+    for (const auto& v : g.nodes[i].inputs) read(v);
+    for (const auto& v : g.nodes[i].implicit_inputs) read(v);
+  }
+  b.outputs = outputs.empty() ? default_outputs(index, kept, b.nodes)
+                              : std::vector<std::string>(outputs.begin(), outputs.end());
+  return b;
+}
+
 Expected<Extractor> Extractor::create(const Model& model) {
   REDUCE_ASSIGN(GraphIndex index, GraphIndex::build(model.graph));
   REDUCE_ASSIGN(auto types, infer_value_types(model));
-  Extractor e(model, std::move(index), std::move(types));
-  for (const auto& init : model.graph.initializers) e.initializers_.emplace(init.name, &init);
-  return e;
+  return Extractor(model, std::move(index), std::move(types));
 }
 
 const ValueType* Extractor::type_of(std::string_view value) const {
@@ -22,15 +107,10 @@ const ValueType* Extractor::type_of(std::string_view value) const {
 Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractOptions& options) const {
   const Graph& g = model_->graph;
   const size_t n = g.nodes.size();
-  std::vector<bool> kept(n, false);
-  for (size_t i : nodes) {
+  for (size_t i : nodes)
     if (i >= n) return make_error("node index " + std::to_string(i) + " is out of range (the graph has " + std::to_string(n) + " nodes)");
-    kept[i] = true;
-  }
-  std::vector<size_t> order;
-  for (size_t i : index_.topological_order())
-    if (kept[i]) order.push_back(i);
-  if (order.empty()) return make_error("cannot extract an empty set of nodes");
+  if (nodes.empty()) return make_error("cannot extract an empty set of nodes");
+  const SubgraphBoundary boundary = subgraph_boundary(index_, initializers_, nodes, options.outputs);
 
   Model out;
   out.ir_version = model_->ir_version;
@@ -43,11 +123,7 @@ Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractO
   out.functions = model_->functions;
   Graph& sub = out.graph;
   sub.name = g.name;
-
-  std::unordered_set<std::string_view> produced;
-  for (size_t i : order)
-    for (const auto& o : g.nodes[i].outputs)
-      if (!o.empty()) produced.insert(o);
+  for (size_t i : boundary.nodes) sub.nodes.push_back(g.nodes[i]);
 
   auto typed = [&](const std::string& name) -> Expected<ValueInfo> {
     const ValueType* t = type_of(name);
@@ -56,67 +132,35 @@ Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractO
     return ValueInfo{name, *t, {}};
   };
 
-  // Cut values: original graph inputs keep their relative order, then the rest by first use.
-  std::unordered_set<std::string_view> bound;
-  std::vector<std::string> cut;
-  for (size_t i : order) {
-    const Node& node = g.nodes[i];
-    auto bind = [&](const std::string& v) -> Status {
-      if (v.empty() || produced.count(v) || !bound.insert(v).second) return {};
-      if (auto f = options.frozen.find(v); f != options.frozen.end()) {
-        sub.initializers.push_back(Initializer{v, f->second, {}});
-      } else if (auto init = initializers_.find(v); init != initializers_.end()) {
-        sub.initializers.push_back(*init->second);  // shares the weight's buffer
-      } else {
-        cut.push_back(v);
-      }
-      return {};
-    };
-    for (const auto& v : node.inputs) REDUCE_TRY(bind(v));
-    for (const auto& v : node.implicit_inputs) REDUCE_TRY(bind(v));
-    sub.nodes.push_back(node);
+  // Initializers in first-use order; graph inputs: the original's in their declared order, then
+  // cut values in first-use order.
+  std::unordered_set<std::string_view> original_inputs;
+  for (const auto& r : boundary.reads) {
+    if (auto f = options.frozen.find(r.name); f != options.frozen.end())
+      sub.initializers.push_back(Initializer{r.name, f->second, {}});
+    else if (r.source == BoundarySource::Initializer)
+      sub.initializers.push_back(*initializers_.at(r.name));  // shares the weight's buffer
+    else if (r.source == BoundarySource::GraphInput)
+      original_inputs.insert(r.name);
   }
-  std::unordered_set<std::string_view> cut_set(cut.begin(), cut.end());
   for (const auto& vi : g.inputs)
-    if (cut_set.erase(vi.name)) {
+    if (original_inputs.erase(vi.name)) {
       REDUCE_ASSIGN(ValueInfo info, typed(vi.name));
       sub.inputs.push_back(std::move(info));
     }
-  for (const auto& v : cut)
-    if (cut_set.count(v)) {
-      REDUCE_ASSIGN(ValueInfo info, typed(v));
+  for (const auto& r : boundary.reads)
+    if (r.source == BoundarySource::CutValue && !options.frozen.count(r.name)) {
+      REDUCE_ASSIGN(ValueInfo info, typed(r.name));
       sub.inputs.push_back(std::move(info));
     }
 
-  // Outputs.
-  std::vector<std::string> outputs = options.outputs;
-  if (outputs.empty()) {
-    std::unordered_set<std::string_view> chosen;
-    for (const auto& vi : g.outputs)
-      if (produced.count(vi.name) && chosen.insert(vi.name).second) outputs.push_back(vi.name);
-    for (size_t i : order) {
-      const Node& node = g.nodes[i];
-      std::vector<const std::string*> open, dangling;
-      for (const auto& o : node.outputs) {
-        if (o.empty() || chosen.count(o)) continue;
-        const auto readers = index_.consumers(o);
-        if (readers.empty()) {
-          dangling.push_back(&o);
-        } else if (std::none_of(readers.begin(), readers.end(), [&](size_t r) { return kept[r]; })) {
-          open.push_back(&o);
-        }
-      }
-      const bool offers_output = !open.empty() || std::any_of(node.outputs.begin(), node.outputs.end(),
-                                                              [&](const std::string& o) { return chosen.count(o) > 0; });
-      if (!offers_output) open = dangling;  // a dead node: its dangling outputs are all it has
-      for (const std::string* o : open) {
-        chosen.insert(*o);
-        outputs.push_back(*o);
-      }
-    }
-  } else {
+  const std::vector<std::string>& outputs = boundary.outputs;
+  if (!options.outputs.empty()) {
+    std::unordered_set<std::string_view> available;
+    for (const auto& r : boundary.reads) available.insert(r.name);
+    for (const auto& node : sub.nodes) available.insert(node.outputs.begin(), node.outputs.end());
     for (const auto& o : outputs)
-      if (!produced.count(o) && !bound.count(o))
+      if (o.empty() || !available.count(o))
         return make_error("requested output '" + o + "' is not a value of the extracted nodes");
   }
   for (const auto& o : outputs) {

@@ -84,10 +84,13 @@ std::vector<std::string> outer_scope_names(const Graph& graph) {
   return outer;
 }
 
+bool is_constant_node(std::string_view op_type, std::string_view domain) {
+  return op_type == "Constant" && (domain.empty() || domain == "ai.onnx");
+}
+
 size_t count_nodes(const Graph& graph) {
-  return static_cast<size_t>(std::count_if(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) {
-    return !(n.op_type == "Constant" && (n.domain.empty() || n.domain == "ai.onnx"));
-  }));
+  return static_cast<size_t>(
+      std::count_if(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return !is_constant_node(n); }));
 }
 
 }  // namespace reduce

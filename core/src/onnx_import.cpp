@@ -232,7 +232,7 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, ImportContext& ctx) {
   g.nodes.reserve(proto.node_size());
   for (auto& np : *proto.mutable_node()) {
     const std::string where = "node '" + np.name() + "' (" + np.op_type() + ")";
-    if (np.op_type() == "Constant" && (np.domain().empty() || np.domain() == "ai.onnx")) {
+    if (is_constant_node(np.op_type(), np.domain())) {
       auto value = constant_value(np, ctx);
       if (!value) return Error{{}, where + ": " + value.error().what};
       if (value->has_value()) {

@@ -2,7 +2,6 @@
 #include "oracle/oracle.h"
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <unordered_set>
 
@@ -38,45 +37,6 @@ void redeclare_inputs(Model& model, const std::map<std::string, Shape, std::less
 }
 
 }  // namespace
-
-std::pair<uint64_t, uint64_t> candidate_hash(const CandidateSpec& c) {
-  // Two FNV-1a streams with different offsets: 128 bits, so collisions are not a concern.
-  uint64_t h1 = 14695981039346656037ull, h2 = 0x9E3779B97F4A7C15ull;
-  auto byte = [&](uint8_t b) {
-    h1 = (h1 ^ b) * 1099511628211ull;
-    h2 = (h2 ^ b) * 0x100000001b3ull + 0x632BE59BD9B4E019ull;
-  };
-  auto u64 = [&](uint64_t v) {
-    for (int i = 0; i < 8; ++i) byte(static_cast<uint8_t>(v >> (8 * i)));
-  };
-  auto str = [&](const std::string& s) {
-    u64(s.size());
-    for (char ch : s) byte(static_cast<uint8_t>(ch));
-  };
-  u64(c.nodes.size());
-  for (size_t n : c.nodes) u64(n);
-  u64(c.frozen.size());
-  for (const auto& f : c.frozen) str(f);
-  u64(c.outputs.size());
-  for (const auto& o : c.outputs) str(o);
-  u64(c.input_shapes.size());
-  for (const auto& [name, shape] : c.input_shapes) {
-    str(name);
-    u64(shape.size());
-    for (int64_t d : shape) u64(static_cast<uint64_t>(d));
-  }
-  u64(c.filled.size());
-  for (const auto& [name, value] : c.filled) {
-    str(name);
-    u64(std::bit_cast<uint64_t>(value));
-  }
-  u64(c.dropped_attributes.size());
-  for (const auto& [node, attr] : c.dropped_attributes) {
-    u64(node);
-    str(attr);
-  }
-  return {h1, h2};
-}
 
 Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector<NamedTensor> inputs,
                                                  OracleOptions options) {
@@ -147,7 +107,7 @@ static Expected<Tensor> filled_tensor(const Tensor& like, double value) {
   return t;
 }
 
-Status Oracle::simplify(Model& extracted, const CandidateSpec& c) const {
+Status Oracle::simplify(Model& extracted, const Candidate& c) const {
   for (const auto& [name, value] : c.filled) {
     auto it = std::find_if(extracted.graph.initializers.begin(), extracted.graph.initializers.end(),
                            [&](const Initializer& init) { return init.name == name; });
@@ -167,14 +127,7 @@ Status Oracle::simplify(Model& extracted, const CandidateSpec& c) const {
   return {};
 }
 
-Expected<CandidateRun> Oracle::materialize(const CandidateSpec& c) const {
-  std::vector<size_t> all;
-  const std::vector<size_t>* nodes = &c.nodes;
-  if (c.nodes.empty()) {
-    all.resize(model_->graph.nodes.size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-    nodes = &all;
-  }
+Expected<CandidateRun> Oracle::materialize(const Candidate& c) const {
   ExtractOptions eo;
   eo.outputs = c.outputs;
   for (const auto& name : c.frozen) {
@@ -183,7 +136,7 @@ Expected<CandidateRun> Oracle::materialize(const CandidateSpec& c) const {
     eo.frozen[name] = *t;
   }
   CandidateRun run;
-  REDUCE_ASSIGN(run.model, extractor_->extract(*nodes, eo));
+  REDUCE_ASSIGN(run.model, extractor_->extract(c.nodes, eo));
   std::unordered_set<std::string_view> original_inputs;
   for (const auto& vi : model_->graph.inputs) original_inputs.insert(vi.name);
   for (auto& vi : run.model.graph.inputs) {
@@ -240,7 +193,7 @@ Verdict Oracle::verdict_from_error(const Error& error) const {
   return v;
 }
 
-Verdict Oracle::run_candidate(const CandidateSpec& c, const std::atomic<bool>* cancel, TensorMap* actual) {
+Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual) {
   Verdict v;
   auto run = materialize(c);
   if (!run) {
@@ -344,7 +297,7 @@ void Oracle::keep_outputs(const std::pair<uint64_t, uint64_t>& key, const Tensor
   }
 }
 
-Verdict Oracle::evaluate(const CandidateSpec& c, const std::atomic<bool>* cancel, TensorMap* actual) {
+Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual) {
   const auto key = candidate_hash(c);
   {
     std::lock_guard<std::mutex> lock(mutex_);

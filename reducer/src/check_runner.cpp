@@ -10,26 +10,6 @@
 
 namespace reduce::detail {
 
-namespace {
-size_t mix(size_t seed, size_t v) { return seed ^ (v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2)); }
-size_t hash_string(const std::string& s) { return std::hash<std::string>{}(s); }
-}  // namespace
-
-size_t CandidateHash::operator()(const Candidate& c) const {
-  size_t h = c.nodes.size();
-  for (size_t n : c.nodes) h = mix(h, n);
-  for (const auto& f : c.frozen) h = mix(h, hash_string(f));
-  h = mix(h, 0xf00d);
-  for (const auto& o : c.outputs) h = mix(h, hash_string(o));
-  for (const auto& [name, shape] : c.input_shapes) {
-    h = mix(h, hash_string(name));
-    for (int64_t d : shape) h = mix(h, static_cast<size_t>(d));
-  }
-  for (const auto& [name, value] : c.filled) h = mix(mix(h, hash_string(name)), std::hash<double>{}(value));
-  for (const auto& [node, attr] : c.dropped_attributes) h = mix(mix(h, node), hash_string(attr));
-  return h;
-}
-
 struct CheckRunner::Job {
   Candidate candidate;
   std::atomic<bool> cancel{false};
@@ -138,7 +118,7 @@ CheckRunner::Inflight::iterator CheckRunner::cancel(Inflight::iterator it) {
   return inflight_.erase(it);
 }
 
-bool CheckRunner::cancel_latest_background(const std::unordered_set<Candidate, CandidateHash>& keep) {
+bool CheckRunner::cancel_latest_background(const std::unordered_set<Candidate>& keep) {
   auto latest = inflight_.end();
   for (auto it = inflight_.begin(); it != inflight_.end(); ++it)
     if (it->second->background && !keep.count(it->first) &&
@@ -156,7 +136,7 @@ void CheckRunner::speculate(const std::vector<Candidate>& candidates, bool repla
   lock.unlock();
   if (stop_ && stop_->load()) stopped_ = true;
   if (stopped_) return;
-  const std::unordered_set<Candidate, CandidateHash> wanted(candidates.begin(), candidates.end());
+  const std::unordered_set<Candidate> wanted(candidates.begin(), candidates.end());
   for (auto it = inflight_.begin(); it != inflight_.end();)
     it = replace && it->second->background && !wanted.count(it->first) ? cancel(it) : std::next(it);
   if (replace) queued_.clear();
@@ -182,9 +162,9 @@ void CheckRunner::start(const std::vector<Candidate>& candidates) {
   collect(lock);
   if (stop_ && stop_->load()) stopped_ = true;
   if (stopped_) return;
-  const std::unordered_set<Candidate, CandidateHash> listed(candidates.begin(), candidates.end());
+  const std::unordered_set<Candidate> listed(candidates.begin(), candidates.end());
   std::vector<const Candidate*> todo;
-  std::unordered_set<Candidate, CandidateHash> seen;
+  std::unordered_set<Candidate> seen;
   for (const auto& c : candidates)
     if (!memo_.count(c) && !inflight_.count(c) && well_formed(c) && seen.insert(c).second) todo.push_back(&c);
   // Cancel at once as many unlisted background tests as the new ones need slots (latest first).

@@ -22,10 +22,6 @@
 
 namespace reduce::detail {
 
-struct CandidateHash {
-  size_t operator()(const Candidate& c) const;
-};
-
 struct CheckCounts {
   size_t checks = 0;      // verdicts obtained, cache hits included
   size_t cache_hits = 0;  // answered by the reducer's memo or by the test's own cache
@@ -57,7 +53,7 @@ class CheckRunner {
   // known not interesting.
   std::optional<bool> known_interesting(const Candidate& c) const;
   // Every verdict obtained so far. Read on the reducing thread only (collect() writes it there).
-  const std::unordered_map<Candidate, TestOutcome, CandidateHash>& verdicts() const { return memo_; }
+  const std::unordered_map<Candidate, TestOutcome>& verdicts() const { return memo_; }
   // The failing outputs an interesting verdict came with (TestResult::failing_outputs), or null.
   const std::vector<std::string>* failing_outputs(const Candidate& c) const {
     auto it = failing_.find(c);
@@ -70,7 +66,7 @@ class CheckRunner {
   struct DryRun {
     std::vector<Candidate>* sink = nullptr;
     size_t limit = SIZE_MAX;
-    std::unordered_set<Candidate, CandidateHash> seen;  // answered "not interesting"
+    std::unordered_set<Candidate> seen;  // answered "not interesting"
   };
   // Enters dry mode (or a dry run nested in one: a prediction made while predicting) and
   // returns the mode it replaces, for end_dry().
@@ -119,11 +115,11 @@ class CheckRunner {
   // Moves finished jobs into the memo (and counts them); returns them. Called with mutex_ held.
   std::vector<std::shared_ptr<Job>> collect(std::unique_lock<std::mutex>& lock);
   size_t busy() const { return inflight_.size() + cancelling_; }
-  using Inflight = std::unordered_map<Candidate, std::shared_ptr<Job>, CandidateHash>;
+  using Inflight = std::unordered_map<Candidate, std::shared_ptr<Job>>;
   // Cancels a running test: it leaves inflight_ at once and holds its slot until it ends.
   Inflight::iterator cancel(Inflight::iterator it);
   // Cancels the most recently started background test; false when there is none.
-  bool cancel_latest_background(const std::unordered_set<Candidate, CandidateHash>& keep = {});
+  bool cancel_latest_background(const std::unordered_set<Candidate>& keep = {});
 
   CandidateTest& test_;
   size_t node_count_;
@@ -132,8 +128,8 @@ class CheckRunner {
   std::function<void(const Candidate&, TestOutcome, bool)> on_verdict_;
   std::unique_ptr<tbb::global_control> parallelism_;
   std::unique_ptr<tbb::task_arena> arena_;
-  std::unordered_map<Candidate, TestOutcome, CandidateHash> memo_;
-  std::unordered_map<Candidate, std::vector<std::string>, CandidateHash> failing_;
+  std::unordered_map<Candidate, TestOutcome> memo_;
+  std::unordered_map<Candidate, std::vector<std::string>> failing_;
   CheckCounts counts_;
   size_t malformed_ = 0;
   bool stopped_ = false;

@@ -86,7 +86,7 @@ const std::vector<std::string>& reduce_strategies() {
 size_t candidate_size(const Model& model, const Candidate& candidate) {
   size_t n = 0;
   for (size_t i : candidate.nodes)
-    if (i < model.graph.nodes.size() && model.graph.nodes[i].op_type != "Constant") ++n;
+    if (i < model.graph.nodes.size() && !is_constant_node(model.graph.nodes[i])) ++n;
   return n;
 }
 
@@ -102,13 +102,8 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   const size_t node_count = model.graph.nodes.size();
   if (node_count == 0) return make_error("the graph has no nodes to reduce");
 
-  Candidate start;
-  if (options.start) {
-    start = *options.start;
-    REDUCE_TRY(check_start(start, node_count));
-  } else {
-    for (size_t i = 0; i < node_count; ++i) start.nodes.push_back(i);
-  }
+  const Candidate start = options.start ? *options.start : Candidate::whole(model.graph);
+  if (options.start) REDUCE_TRY(check_start(start, node_count));
 
   Reduction r(model, std::move(index), test, options, start);
   ReduceResult result;

@@ -7,18 +7,13 @@
 
 namespace reduce::detail {
 
-namespace {
-bool is_constant_node(const Node& node) {
-  return node.op_type == "Constant" && (node.domain.empty() || node.domain == "ai.onnx");
-}
-}  // namespace
-
 Reduction::Reduction(const Model& model, GraphIndex index, CandidateTest& test, const ReduceOptions& options,
                      Candidate start)
     : model_(&model),
       index_(std::move(index)),
       options_(&options),
       unit_(model.graph.nodes.size(), false),
+      initializers_(index_initializers(model.graph)),
       best_(std::move(start)),
       runner_(test, model.graph.nodes.size(), options.jobs, options.stop,
               [this](const Candidate& c, TestOutcome outcome, bool cache_hit) {
@@ -28,7 +23,6 @@ Reduction::Reduction(const Model& model, GraphIndex index, CandidateTest& test, 
                 report_progress();
               }),
       start_time_(std::chrono::steady_clock::now()) {
-  for (const auto& init : model.graph.initializers) initializers_.insert(init.name);
   bool any = false;
   for (size_t i = 0; i < unit_.size(); ++i) any |= unit_[i] = !is_constant_node(model.graph.nodes[i]);
   if (!any) std::fill(unit_.begin(), unit_.end(), true);  // a graph of constants: they are the units
@@ -57,7 +51,8 @@ std::optional<Candidate> Reduction::with_units(const Candidate& base, std::vecto
 
   // When the base feeds every cut value as a constant (the failure needed it), values newly cut
   // are frozen too; otherwise frozen values carry over while they are still cut.
-  const auto cuts = cut_values(c);
+  const SubgraphBoundary bounds = boundary(c);
+  const auto cuts = bounds.cut_values();
   const bool freeze_all = !base.frozen.empty() && base.frozen.size() == cut_values(base).size();
   const std::unordered_set<std::string_view> cut_set(cuts.begin(), cuts.end());
   if (freeze_all) {
@@ -81,7 +76,7 @@ std::optional<Candidate> Reduction::with_units(const Candidate& base, std::vecto
   for (const auto& d : base.dropped_attributes)
     if (kept[d.first]) c.dropped_attributes.push_back(d);
   if (!base.input_shapes.empty()) {
-    const auto inputs = graph_inputs(c);
+    const auto inputs = bounds.inputs();
     const std::unordered_set<std::string_view> input_set(inputs.begin(), inputs.end());
     for (const auto& [name, shape] : base.input_shapes)
       if (input_set.count(name)) c.input_shapes.emplace(name, shape);
@@ -89,71 +84,10 @@ std::optional<Candidate> Reduction::with_units(const Candidate& base, std::vecto
   return c;
 }
 
-std::vector<std::string> Reduction::graph_inputs(const Candidate& c) const {
-  const Graph& g = graph();
-  std::vector<bool> kept(g.nodes.size(), false);
-  for (size_t n : c.nodes) kept[n] = true;
-  // The kept nodes in topological order (candidates are usually much smaller than the graph).
-  std::vector<size_t> order(c.nodes.begin(), c.nodes.end());
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); });
-  std::unordered_set<std::string_view> seen;
-  std::vector<std::string> out;
-  auto visit = [&](const std::string& v) {
-    if (v.empty() || initializers_.count(v) || !seen.insert(v).second) return;
-    const auto p = index_.producer(v);
-    if (p && kept[*p]) return;
-    out.push_back(v);
-  };
-  for (size_t n : order) {
-    for (const auto& v : g.nodes[n].inputs) visit(v);
-    for (const auto& v : g.nodes[n].implicit_inputs) visit(v);
-  }
-  return out;
-}
-
-std::vector<std::string> Reduction::cut_values(const Candidate& c) const {
-  std::vector<std::string> out;
-  for (auto& v : graph_inputs(c))
-    if (index_.producer(v)) out.push_back(std::move(v));
-  return out;
-}
-
 std::vector<std::string> Reduction::node_outputs(size_t node) const {
   std::vector<std::string> out;
   for (const auto& o : graph().nodes[node].outputs)
     if (!o.empty()) out.push_back(o);
-  return out;
-}
-
-// Mirrors Extractor::extract's default outputs (original outputs first, then values no kept node
-// reads; values nothing reads count only for a node that offers nothing else).
-std::vector<std::string> Reduction::outputs_of(const Candidate& c) const {
-  if (!c.outputs.empty()) return c.outputs;
-  const Graph& g = graph();
-  std::vector<bool> kept(g.nodes.size(), false);
-  for (size_t n : c.nodes) kept[n] = true;
-  std::vector<std::string> out;
-  std::unordered_set<std::string_view> chosen;
-  for (const auto& vi : g.outputs) {
-    const auto p = index_.producer(vi.name);
-    if (p && kept[*p] && chosen.insert(vi.name).second) out.push_back(vi.name);
-  }
-  for (size_t n : index_.topological_order()) {
-    if (!kept[n]) continue;
-    std::vector<const std::string*> open, dangling;
-    bool offers = false;
-    for (const auto& o : g.nodes[n].outputs) {
-      if (o.empty()) continue;
-      if (chosen.count(o)) { offers = true; continue; }
-      const auto readers = index_.consumers(o);
-      if (readers.empty()) dangling.push_back(&o);
-      else if (std::none_of(readers.begin(), readers.end(), [&](size_t r) { return kept[r]; })) open.push_back(&o);
-    }
-    if (open.empty() && !offers) open = dangling;
-    for (const std::string* o : open)
-      if (chosen.insert(*o).second) out.push_back(*o);
-  }
   return out;
 }
 

@@ -55,13 +55,15 @@ class Reduction {
   // produced are dropped; when none is left the defaults apply; when the base freezes all its cut
   // values, new ones are frozen too). nullopt when `units` is empty.
   std::optional<Candidate> with_units(const Candidate& base, std::vector<size_t> units) const;
-  // Values the candidate's nodes read that no kept node produces and no initializer holds:
-  // original graph inputs and cut values, in first-use (topological) order.
-  std::vector<std::string> graph_inputs(const Candidate& c) const;
-  // The subset of graph_inputs() that removed nodes produce (the values cut-as-constant may freeze).
-  std::vector<std::string> cut_values(const Candidate& c) const;
-  // The outputs the candidate model has (explicit, or the extractor's defaults).
-  std::vector<std::string> outputs_of(const Candidate& c) const;
+  // The candidate's boundary, by the extractor's rule (core/extract.h: subgraph_boundary).
+  SubgraphBoundary boundary(const Candidate& c) const {
+    return subgraph_boundary(index_, initializers_, c.nodes, c.outputs);
+  }
+  // Its graph inputs (original inputs and cut values, first-use order), its cut values (what
+  // cut-as-constant may freeze), and its outputs (explicit, or the defaults).
+  std::vector<std::string> graph_inputs(const Candidate& c) const { return boundary(c).inputs(); }
+  std::vector<std::string> cut_values(const Candidate& c) const { return boundary(c).cut_values(); }
+  std::vector<std::string> outputs_of(const Candidate& c) const { return boundary(c).outputs; }
   // Non-empty outputs of a node.
   std::vector<std::string> node_outputs(size_t node) const;
   // Units of `c` that `unit` depends on through kept nodes (itself included), in topological order.
@@ -85,7 +87,7 @@ class Reduction {
   std::optional<bool> known_interesting(const Candidate& c) const { return runner_.known_interesting(c); }
   const std::vector<std::string>* failing_outputs(const Candidate& c) const { return runner_.failing_outputs(c); }
   // Every candidate tested so far, with its verdict (for predictors guessing future answers).
-  const std::unordered_map<Candidate, TestOutcome, CandidateHash>& verdicts() const { return runner_.verdicts(); }
+  const std::unordered_map<Candidate, TestOutcome>& verdicts() const { return runner_.verdicts(); }
   // Tests candidates in the background while slots are free (see CheckRunner::speculate); nothing
   // waits for them. Not while dry.
   void speculate(const std::vector<Candidate>& candidates) { runner_.speculate(candidates, false); }
@@ -165,7 +167,7 @@ class Reduction {
   GraphIndex index_;
   const ReduceOptions* options_;
   std::vector<bool> unit_;
-  std::unordered_set<std::string_view> initializers_;  // names of the graph's initializers
+  InitializerIndex initializers_;
   Candidate best_;
   CheckRunner runner_;
   std::string pass_;

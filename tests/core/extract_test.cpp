@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/extract.h"
+#include "core/graph_index.h"
 #include "core/model_io.h"
 #include "test_support.h"
 
@@ -153,6 +154,108 @@ g (bool c, float[2] X) => (float[2] Y)
   ASSERT_TRUE(m.ok()) << m.error().message();
   EXPECT_EQ(names(m->graph.inputs), (std::vector<std::string>{"c", "X", "z"}));
   EXPECT_TRUE(check_model(*m).ok()) << check_model(*m).error().message();
+}
+
+// The boundary rule (subgraph_boundary): what the reducer asks without extracting.
+struct BoundaryFixture {
+  Model model = parse_model(kBranchy);
+  GraphIndex index = GraphIndex::build(model.graph).value();
+  InitializerIndex initializers = index_initializers(model.graph);
+  SubgraphBoundary of(std::vector<size_t> nodes, std::vector<std::string> outputs = {}) const {
+    return subgraph_boundary(index, initializers, nodes, outputs);
+  }
+};
+
+std::vector<std::string> read_names(const SubgraphBoundary& b, BoundarySource source) {
+  std::vector<std::string> out;
+  for (const auto& r : b.reads)
+    if (r.source == source) out.push_back(r.name);
+  return out;
+}
+
+TEST(Boundary, CutValuesAreReadsThatRemovedNodesProduce) {
+  BoundaryFixture f;
+  const auto b = f.of({3, 4});  // Add(b, c), Split(d)
+  EXPECT_EQ(b.cut_values(), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(b.inputs(), (std::vector<std::string>{"b", "c"}));
+  EXPECT_TRUE(read_names(b, BoundarySource::GraphInput).empty());
+}
+
+TEST(Boundary, InputsAreInFirstUseOrderOriginalInputsIncluded) {
+  BoundaryFixture f;
+  const auto b = f.of({7});  // Clip(d, , hi): the cut value is read first
+  EXPECT_EQ(b.inputs(), (std::vector<std::string>{"d", "hi"}));
+  EXPECT_EQ(b.cut_values(), (std::vector<std::string>{"d"}));
+  EXPECT_EQ(read_names(b, BoundarySource::GraphInput), (std::vector<std::string>{"hi"}));
+}
+
+TEST(Boundary, OmittedOptionalInputsAreNotRead) {
+  BoundaryFixture f;
+  for (const auto& r : f.of({7}).reads) EXPECT_FALSE(r.name.empty());
+  EXPECT_EQ(f.of({7}).reads.size(), 2u);
+}
+
+TEST(Boundary, InitializersAreReadButAreNotInputs) {
+  BoundaryFixture f;
+  const auto b = f.of({5, 6});  // Mul(s1, w), Mul(s2, w)
+  EXPECT_EQ(read_names(b, BoundarySource::Initializer), (std::vector<std::string>{"w"}));
+  EXPECT_EQ(b.inputs(), (std::vector<std::string>{"s1", "s2"}));
+}
+
+TEST(Boundary, DefaultOutputsAreOriginalOutputsThenValuesThatLeave) {
+  BoundaryFixture f;
+  EXPECT_EQ(f.of({4, 5}).outputs, (std::vector<std::string>{"Y", "s2"}));
+  EXPECT_EQ(f.of({0, 1, 2}).outputs, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(f.of({0, 1, 2, 3, 4, 5, 6, 7}).outputs, (std::vector<std::string>{"Y", "Z", "C"}));
+}
+
+TEST(Boundary, ExplicitOutputsReplaceTheDefaults) {
+  BoundaryFixture f;
+  EXPECT_EQ(f.of({0, 1, 2, 3}, {"c", "b"}).outputs, (std::vector<std::string>{"c", "b"}));
+}
+
+// A value nothing reads (a Dropout mask) is an output only of a node with nothing else to offer.
+TEST(Boundary, UnreadValuesAreOutputsOnlyOfNodesWithNothingElseToOffer) {
+  Model model = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[2] X) => (float[2] Y)
+{
+  a = Relu(X)
+  y, mask = Dropout(a)
+  Y = Abs(y)
+  dead = Neg(a)
+}
+)");
+  const GraphIndex index = GraphIndex::build(model.graph).value();
+  const InitializerIndex initializers = index_initializers(model.graph);
+  auto outputs = [&](std::vector<size_t> nodes) { return subgraph_boundary(index, initializers, nodes).outputs; };
+  // Dropout offers `y`, which Abs (left out) reads: its mask is left out.
+  EXPECT_EQ(outputs({0, 1}), (std::vector<std::string>{"y"}));
+  // Neg's output is all it has; with Abs kept, Dropout has nothing else to offer either.
+  EXPECT_EQ(outputs({0, 1, 2, 3}), (std::vector<std::string>{"Y", "mask", "dead"}));
+}
+
+TEST(Boundary, NodesComeInTopologicalOrderWithoutDuplicates) {
+  BoundaryFixture f;
+  EXPECT_EQ(f.of({3, 1, 0, 2, 1}).nodes, (std::vector<size_t>{0, 1, 2, 3}));
+}
+
+// Every non-empty subgraph of kBranchy: the extracted model's inputs and outputs are the boundary's.
+TEST(Boundary, ExtractedModelsHaveTheBoundarysInputsAndOutputs) {
+  Fixture e;
+  BoundaryFixture f;
+  for (unsigned mask = 1; mask < 256; ++mask) {
+    std::vector<size_t> nodes;
+    for (size_t i = 0; i < 8; ++i)
+      if (mask & (1u << i)) nodes.push_back(i);
+    const auto b = f.of(nodes);
+    Model m = e.extract(nodes);
+    auto inputs = names(m.graph.inputs), expected = b.inputs();
+    std::sort(inputs.begin(), inputs.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(inputs, expected) << "mask " << mask;
+    EXPECT_EQ(names(m.graph.outputs), b.outputs) << "mask " << mask;
+  }
 }
 
 TEST(Extract, CandidateSavedAgainstSharedWeightsIsSmallAndLoads) {

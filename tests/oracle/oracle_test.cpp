@@ -184,11 +184,11 @@ TEST(RecordedValues, SpillsAboveTheBudgetWithTheSameValues) {
 TEST(Oracle, OriginalMismatchIsFoundAndCandidatesAreFedRecordedValues) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  Verdict original = oracle->evaluate({});
+  Verdict original = oracle->evaluate(Candidate::whole(m.graph));
   EXPECT_EQ(original.signature.kind, FailureKind::Mismatch);
   oracle->set_target(original.signature);
   // Just the Exp node: its input is the recorded Relu output (not a fresh random value).
-  CandidateSpec only_exp{{1}, {}, {}, {}, {}, {}};
+  Candidate only_exp{{1}, {}, {}, {}, {}, {}};
   auto run = oracle->materialize(only_exp);
   ASSERT_TRUE(run.ok()) << run.error().message();
   ASSERT_EQ(run->inputs.size(), 1u);
@@ -197,13 +197,13 @@ TEST(Oracle, OriginalMismatchIsFoundAndCandidatesAreFedRecordedValues) {
   EXPECT_TRUE(run->expected[0].tensor.shares_storage_with(*oracle->recorded().find("b")));
   EXPECT_EQ(oracle->classify(oracle->evaluate(only_exp)), SignatureMatch::Same);
   // Without the Exp node the engine agrees.
-  EXPECT_EQ(oracle->classify(oracle->evaluate(CandidateSpec{{2, 3}, {}, {}, {}, {}, {}})), SignatureMatch::Pass);
+  EXPECT_EQ(oracle->classify(oracle->evaluate(Candidate{{2, 3}, {}, {}, {}, {}, {}})), SignatureMatch::Pass);
 }
 
 TEST(Oracle, RepeatedCandidatesAreAnsweredFromTheCache) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  CandidateSpec c{{1, 2}, {}, {}, {}, {}, {}};
+  Candidate c{{1, 2}, {}, {}, {}, {}, {}};
   Verdict first = oracle->evaluate(c);
   Verdict second = oracle->evaluate(c);
   EXPECT_FALSE(first.cache_hit);
@@ -211,13 +211,13 @@ TEST(Oracle, RepeatedCandidatesAreAnsweredFromTheCache) {
   EXPECT_EQ(second.signature.kind, first.signature.kind);
   EXPECT_EQ(oracle->statistics().evaluations, 1u);
   EXPECT_EQ(oracle->statistics().cache_hits, 1u);
-  EXPECT_NE(candidate_hash(c), candidate_hash(CandidateSpec{{1, 2}, {"a"}, {}, {}, {}, {}}));
+  EXPECT_NE(candidate_hash(c), candidate_hash(Candidate{{1, 2}, {"a"}, {}, {}, {}, {}}));
 }
 
 TEST(Oracle, OutputsOfAFailingCandidateAreKeptForItsBundle) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  CandidateSpec failing{{1, 2}, {}, {}, {}, {}, {}}, passing{{2, 3}, {}, {}, {}, {}, {}};
+  Candidate failing{{1, 2}, {}, {}, {}, {}, {}}, passing{{2, 3}, {}, {}, {}, {}, {}};
   ASSERT_EQ(oracle->evaluate(failing).signature.kind, FailureKind::Mismatch);
   ASSERT_FALSE(oracle->evaluate(passing).signature.fails());
   TensorMap fresh;
@@ -238,16 +238,16 @@ TEST(Oracle, OutputsOfAFailingCandidateAreKeptForItsBundle) {
 TEST(Oracle, InfinityWhereTheReferenceIsFiniteIsNonFinite) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Neg", CorruptingEngine::Mode::Infinity));
-  EXPECT_EQ(oracle->evaluate({}).signature.kind, FailureKind::NonFinite);
+  EXPECT_EQ(oracle->evaluate(Candidate::whole(m.graph)).signature.kind, FailureKind::NonFinite);
 }
 
 TEST(Oracle, EngineErrorsAreNormalizedSoCandidatesMatch) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Neg", CorruptingEngine::Mode::Fail));
-  Verdict original = oracle->evaluate({});
+  Verdict original = oracle->evaluate(Candidate::whole(m.graph));
   ASSERT_EQ(original.signature.kind, FailureKind::Error);
   oracle->set_target(original.signature);
-  Verdict smaller = oracle->evaluate(CandidateSpec{{2}, {}, {}, {}, {}, {}});
+  Verdict smaller = oracle->evaluate(Candidate{{2}, {}, {}, {}, {}, {}});
   EXPECT_NE(smaller.signature.message, original.signature.message);  // other node name, same failure
   EXPECT_EQ(oracle->classify(smaller), SignatureMatch::Same);
 }
@@ -255,7 +255,7 @@ TEST(Oracle, EngineErrorsAreNormalizedSoCandidatesMatch) {
 TEST(Oracle, FrozenCutValuesBecomeInitializers) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  auto run = oracle->materialize(CandidateSpec{{1}, {"a"}, {}, {}, {}, {}});
+  auto run = oracle->materialize(Candidate{{1}, {"a"}, {}, {}, {}, {}});
   ASSERT_TRUE(run.ok()) << run.error().message();
   EXPECT_TRUE(run->inputs.empty());
   ASSERT_NE(run->model.graph.find_initializer("a"), nullptr);
@@ -264,7 +264,7 @@ TEST(Oracle, FrozenCutValuesBecomeInitializers) {
 TEST(Oracle, ReducedInputShapesRerunTheReference) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  CandidateSpec c{{1, 2}, {}, {}, {{"a", Shape{1, 2}}}, {}, {}};
+  Candidate c{{1, 2}, {}, {}, {{"a", Shape{1, 2}}}, {}, {}};
   auto run = oracle->materialize(c);
   ASSERT_TRUE(run.ok()) << run.error().message();
   ASSERT_EQ(run->inputs[0].tensor.shape(), (Shape{1, 2}));
@@ -285,7 +285,7 @@ g (float[2, 3] X) => (float[2, 3] y)
 }
 )");
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Mul", CorruptingEngine::Mode::AddOne));
-  CandidateSpec c{{0, 1}, {}, {}, {}, {{"w", 1.0}}, {{1, "alpha"}}};
+  Candidate c{{0, 1}, {}, {}, {}, {{"w", 1.0}}, {{1, "alpha"}}};
   auto run = oracle->materialize(c);
   ASSERT_TRUE(run.ok()) << run.error().message();
   const Initializer* w = run->model.graph.find_initializer("w");
@@ -295,9 +295,9 @@ g (float[2, 3] X) => (float[2, 3] y)
   // Expected values come from the simplified model: X[0][1] = -2, times 1, LeakyRelu's default
   // slope 0.01 (the recorded value was -2 * 4 * 0.5).
   EXPECT_FLOAT_EQ(run->expected[0].tensor.data<float>()[1], -0.02f);
-  EXPECT_NE(candidate_hash(c), candidate_hash(CandidateSpec{{0, 1}, {}, {}, {}, {{"w", 0.0}}, {{1, "alpha"}}}));
+  EXPECT_NE(candidate_hash(c), candidate_hash(Candidate{{0, 1}, {}, {}, {}, {{"w", 0.0}}, {{1, "alpha"}}}));
   // Filling what is not a kept initializer is refused, not ignored.
-  EXPECT_FALSE(oracle->materialize(CandidateSpec{{1}, {}, {}, {}, {{"w", 1.0}}, {}}).ok());
+  EXPECT_FALSE(oracle->materialize(Candidate{{1}, {}, {}, {}, {{"w", 1.0}}, {}}).ok());
 }
 
 TEST(Oracle, LayerwiseComparisonFindsTheFirstDivergingValue) {
@@ -325,7 +325,7 @@ g (float[3] A, float[3] B) => (float[3] Y)
   std::vector<NamedTensor> inputs{{"A", floats({3}, {1, 2, 3})}, {"B", floats({3}, {0, 5, 1})}};
   auto oracle = Oracle::create(m, inputs, o);
   ASSERT_TRUE(oracle.ok());
-  EXPECT_EQ((*oracle)->evaluate({}).signature.kind, FailureKind::Mismatch);
+  EXPECT_EQ((*oracle)->evaluate(Candidate::whole(m.graph)).signature.kind, FailureKind::Mismatch);
   auto mapping = (*oracle)->diagnose_input_binding();
   ASSERT_TRUE(mapping.has_value());
   EXPECT_EQ(mapping->at("A"), "B");

@@ -17,10 +17,47 @@ namespace reduce {
 // ONNX shape inference (with data propagation) adds. Large weights are not copied for it.
 Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Model& model);
 
+// Where a value that a subgraph reads from outside its nodes comes from.
+enum class BoundarySource {
+  GraphInput,   // an input of the original graph (not an initializer)
+  CutValue,     // produced by a node left out of the subgraph
+  Initializer,  // an initializer of the original graph (also when an input has its name)
+};
+
+// What a subgraph of a graph reads and offers (see subgraph_boundary).
+struct SubgraphBoundary {
+  struct Read {
+    std::string name;
+    BoundarySource source;
+  };
+  std::vector<size_t> nodes;  // the kept nodes, in the graph's topological order
+  // Every value the kept nodes read (inputs, then implicit inputs of subgraphs) that no kept node
+  // produces, once each, in first-use order. Omitted optional inputs ("") are not values.
+  std::vector<Read> reads;
+  // The subgraph's outputs: the explicit ones, or the defaults.
+  std::vector<std::string> outputs;
+
+  // Reads that become graph inputs (original graph inputs and cut values), in first-use order.
+  std::vector<std::string> inputs() const;
+  // The reads that are cut values, in first-use order (what freezing may embed as constants).
+  std::vector<std::string> cut_values() const;
+};
+
+// A graph's initializers by name (views into the graph), as subgraph_boundary wants them.
+using InitializerIndex = std::unordered_map<std::string_view, const Initializer*>;
+InitializerIndex index_initializers(const Graph& graph);
+
+// The one rule for the boundary of a subgraph made of `nodes` (indices into index.graph(), all
+// in range, any order, duplicates ignored), shared by the extractor and the reducer. Outputs are
+// `outputs` when not empty; else the defaults: the original outputs that kept nodes produce (in
+// the graph's order), then, per kept node in topological order, its outputs that other nodes read
+// but no kept node does; a node that offers no such output and no original output offers the
+// outputs nothing reads instead (a dead node's outputs are all it has).
+SubgraphBoundary subgraph_boundary(const GraphIndex& index, const InitializerIndex& initializers,
+                                   std::span<const size_t> nodes, std::span<const std::string> outputs = {});
+
 struct ExtractOptions {
-  // Outputs of the extracted model. Empty: every value of a kept node that no kept node reads
-  // (values that nothing read in the original either are left out, unless a node has nothing
-  // else to offer) plus kept original outputs; original outputs come first, in their order.
+  // Outputs of the extracted model; empty: the defaults of subgraph_boundary.
   std::vector<std::string> outputs;
   // Cut values to embed as initializers with these values instead of becoming graph inputs.
   std::map<std::string, Tensor, std::less<>> frozen;
@@ -33,9 +70,10 @@ class Extractor {
   static Expected<Extractor> create(const Model& model);
 
   // A model containing exactly `nodes` (indices into the original graph, any order, duplicates
-  // ignored), in topological order. Every value the kept nodes read that no kept node produces
-  // becomes a graph input (typed and shaped) unless it is an original initializer (shared, not
-  // copied) or frozen. Optional inputs named "" stay empty.
+  // ignored), in topological order, with the boundary subgraph_boundary gives: the values it
+  // reads become initializers when frozen or original initializers (shared, not copied), else
+  // graph inputs (typed and shaped): the original inputs in their declared order, then cut values
+  // in first-use order. Optional inputs named "" stay empty.
   Expected<Model> extract(std::span<const size_t> nodes, const ExtractOptions& options = {}) const;
 
   const Model& model() const { return *model_; }
@@ -45,12 +83,13 @@ class Extractor {
 
  private:
   Extractor(const Model& model, GraphIndex index, std::unordered_map<std::string, ValueType> types)
-      : model_(&model), index_(std::move(index)), types_(std::move(types)) {}
+      : model_(&model), index_(std::move(index)), types_(std::move(types)),
+        initializers_(index_initializers(model.graph)) {}
 
   const Model* model_;
   GraphIndex index_;
   std::unordered_map<std::string, ValueType> types_;
-  std::unordered_map<std::string_view, const Initializer*> initializers_;
+  InitializerIndex initializers_;
 };
 
 }  // namespace reduce

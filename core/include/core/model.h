@@ -134,6 +134,10 @@ struct Model {
 // Names a graph reads from enclosing scopes: used but neither its input, initializer, nor produced in it.
 std::vector<std::string> outer_scope_names(const Graph& graph);
 
+// Whether an op is ONNX's Constant (domain "" or "ai.onnx"; a custom domain's "Constant" is not).
+bool is_constant_node(std::string_view op_type, std::string_view domain);
+inline bool is_constant_node(const Node& node) { return is_constant_node(node.op_type, node.domain); }
+
 // Number of nodes not counting Constant (what users and reports call "nodes").
 size_t count_nodes(const Graph& graph);
 

@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/candidate.h"
 #include "core/extract.h"
 #include "core/model.h"
 #include "core/tensor_file.h"
@@ -26,16 +27,6 @@
 #include "oracle/signature.h"
 
 namespace reduce {
-
-// A subgraph of the original model to test (the reducer's Candidate, without depending on it).
-struct CandidateSpec {
-  std::vector<size_t> nodes;          // kept nodes (original numbering); empty: all nodes
-  std::vector<std::string> frozen;    // cut values fed as initializers instead of inputs
-  std::vector<std::string> outputs;   // explicit outputs; empty: the extractor's default
-  std::map<std::string, Shape, std::less<>> input_shapes;  // leading slices of inputs; reruns the reference
-  std::map<std::string, double, std::less<>> filled;  // float initializers filled with one value; reruns the reference
-  std::vector<std::pair<size_t, std::string>> dropped_attributes;  // (node, attribute) removed; reruns the reference
-};
 
 struct OracleOptions {
   std::string engine;             // spec of the engine under test
@@ -89,12 +80,13 @@ class Oracle {
 
   // The candidate's model, inputs and expected outputs (weights shared with the original, cut
   // inputs viewing the recorded values: nothing large is copied).
-  Expected<CandidateRun> materialize(const CandidateSpec& candidate) const;
+  Expected<CandidateRun> materialize(const Candidate& candidate) const;
 
-  // Runs a candidate on the engine under test (answers from the cache when it can). `actual`, when
+  // Runs a candidate on the engine under test (answers from the cache when it can); the original
+  // model is Candidate::whole(model().graph). `actual`, when
   // given, receives the engine's outputs: kept from a recent run of the same candidate that
   // failed (a bundle's reproducer was just tested), else the engine runs again.
-  Verdict evaluate(const CandidateSpec& candidate, const std::atomic<bool>* cancel = nullptr,
+  Verdict evaluate(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr,
                    TensorMap* actual = nullptr);
 
   // The failure every candidate is compared with (set from the original's verdict by the caller).
@@ -127,9 +119,9 @@ class Oracle {
 
  private:
   Oracle() = default;
-  Verdict run_candidate(const CandidateSpec& candidate, const std::atomic<bool>* cancel, TensorMap* actual);
+  Verdict run_candidate(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual);
   Verdict verdict_from_error(const Error& error) const;
-  Status simplify(Model& extracted, const CandidateSpec& c) const;
+  Status simplify(Model& extracted, const Candidate& c) const;
   Verdict run_check_script(const CandidateRun& run, const EngineEnvironment& environment,
                            const std::atomic<bool>* cancel);
 
@@ -165,8 +157,5 @@ class Oracle {
   const TensorMap* kept_outputs(const std::pair<uint64_t, uint64_t>& key) const;  // guarded by mutex_
   OracleStatistics stats_;
 };
-
-// Canonical 128-bit hash of a candidate (what the verdict cache is keyed by).
-std::pair<uint64_t, uint64_t> candidate_hash(const CandidateSpec& candidate);
 
 }  // namespace reduce

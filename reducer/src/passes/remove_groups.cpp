@@ -147,7 +147,7 @@ bool run_removals(Reduction& r, RemovalPlan& plan) {
     std::vector<Candidate> window;
     std::vector<std::vector<size_t>> groups;
     size_t greedy_count = 0;  // the window's first entries: the most likely path
-    std::unordered_set<Candidate, CandidateHash> in_window;
+    std::unordered_set<Candidate> in_window;
     std::priority_queue<Speculation, std::vector<Speculation>, LessLikely> frontier;
     size_t order = 0;
     // Half the slots follow the single most likely path (so that every group of the round gets
