@@ -1,4 +1,4 @@
-// Subgraph extraction: a standalone, valid model made of a chosen set of an original model's nodes.
+// Subgraphs: the one boundary rule (cut values, default outputs) and extraction of standalone models.
 #pragma once
 
 #include <map>
