@@ -214,6 +214,18 @@ TEST(Oracle, RepeatedCandidatesAreAnsweredFromTheCache) {
   EXPECT_NE(candidate_hash(c), candidate_hash(Candidate{{1, 2}, {"a"}, {}, {}, {}, {}}));
 }
 
+TEST(Oracle, TheOriginalIsTheCandidateListingEveryNode) {
+  Model m = parse_model(kChain);
+  auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  EXPECT_FALSE(oracle->evaluate(Candidate::whole(m.graph)).cache_hit);
+  Candidate listed;
+  listed.nodes = {0, 1, 2, 3};  // the reducer's start: one cache entry with the original's check
+  EXPECT_TRUE(oracle->evaluate(listed).cache_hit);
+  EXPECT_EQ(oracle->statistics().evaluations, 1u);
+  // No node is no shorthand for every node: such a candidate is not runnable.
+  EXPECT_TRUE(oracle->evaluate(Candidate{}).invalid);
+}
+
 TEST(Oracle, OutputsOfAFailingCandidateAreKeptForItsBundle) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
