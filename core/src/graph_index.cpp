@@ -5,6 +5,8 @@
 #include <queue>
 #include <unordered_set>
 
+#include "node_graph.h"
+
 namespace reduce {
 
 Expected<GraphIndex> GraphIndex::build(const Graph& graph, std::span<const std::string> outer_scope) {
@@ -75,6 +77,10 @@ Expected<GraphIndex> GraphIndex::build(const Graph& graph, std::span<const std::
   }
   ix.topo_pos_.resize(n);
   for (size_t k = 0; k < n; ++k) ix.topo_pos_[ix.topo_[k]] = k;
+  auto node_graph = std::make_shared<NodeGraph>(NodeGraph{NodeGraph::Type(n)});
+  for (size_t i = 0; i < n; ++i)
+    for (size_t s : ix.succs_[i]) boost::add_edge(i, s, node_graph->graph);
+  ix.node_graph_ = std::move(node_graph);
   return ix;
 }
 
@@ -91,24 +97,5 @@ std::span<const size_t> GraphIndex::consumers(std::string_view value) const {
 }
 
 bool GraphIndex::is_graph_output(std::string_view value) const { return outputs_.count(value) > 0; }
-
-namespace {
-std::vector<bool> closure(std::span<const size_t> start, const std::vector<std::vector<size_t>>& edges) {
-  std::vector<bool> mark(edges.size(), false);
-  std::vector<size_t> stack(start.begin(), start.end());
-  while (!stack.empty()) {
-    const size_t i = stack.back();
-    stack.pop_back();
-    if (mark[i]) continue;
-    mark[i] = true;
-    for (size_t j : edges[i])
-      if (!mark[j]) stack.push_back(j);
-  }
-  return mark;
-}
-}  // namespace
-
-std::vector<bool> GraphIndex::ancestors(std::span<const size_t> nodes) const { return closure(nodes, preds_); }
-std::vector<bool> GraphIndex::descendants(std::span<const size_t> nodes) const { return closure(nodes, succs_); }
 
 }  // namespace reduce

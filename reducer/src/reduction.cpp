@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_set>
 
+#include "core/graph_algorithms.h"
+
 namespace reduce::detail {
 
 Reduction::Reduction(const Model& model, GraphIndex index, CandidateTest& test, const ReduceOptions& options,
@@ -149,22 +151,12 @@ size_t Reduction::gallop_first(size_t count, const CandidateMaker& make,
 }
 
 std::vector<size_t> Reduction::ancestors_within(const Candidate& c, size_t unit) const {
-  std::vector<bool> kept(unit_.size(), false), seen(unit_.size(), false);
+  std::vector<bool> kept(unit_.size(), false);
   for (size_t n : c.nodes) kept[n] = true;
-  std::vector<size_t> stack{unit}, out;
-  seen[unit] = true;
-  while (!stack.empty()) {
-    const size_t n = stack.back();
-    stack.pop_back();
-    if (unit_[n]) out.push_back(n);
-    for (size_t p : index_.predecessors(n))
-      if (kept[p] && !seen[p]) {
-        seen[p] = true;
-        stack.push_back(p);
-      }
-  }
-  std::sort(out.begin(), out.end(),
-            [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); });
+  const auto reached = ancestors(index_, std::span<const size_t>(&unit, 1), kept);
+  std::vector<size_t> out;
+  for (size_t n : index_.topological_order())
+    if (reached[n] && unit_[n]) out.push_back(n);
   return out;
 }
 

@@ -1,7 +1,9 @@
-// GraphIndex: producers, consumers, topological order and reachability of one graph's nodes.
+// GraphIndex: producers, consumers and topological order of one graph's nodes (graph_algorithms.h
+// walks them).
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,6 +14,8 @@
 #include "core/model.h"
 
 namespace reduce {
+
+struct NodeGraph;  // the same edges as a Boost.Graph (core/src/node_graph.h)
 
 class GraphIndex {
  public:
@@ -36,9 +40,8 @@ class GraphIndex {
   // Position of each node in topological_order().
   size_t topological_position(size_t node) const { return topo_pos_[node]; }
 
-  // Marks the given nodes and everything they (transitively) depend on / feed.
-  std::vector<bool> ancestors(std::span<const size_t> nodes) const;
-  std::vector<bool> descendants(std::span<const size_t> nodes) const;
+  // For graph_algorithms.cpp, which sees its definition.
+  const NodeGraph& node_graph() const { return *node_graph_; }
 
  private:
   const Graph* graph_ = nullptr;
@@ -49,6 +52,7 @@ class GraphIndex {
   std::vector<std::vector<size_t>> succs_;
   std::vector<size_t> topo_;
   std::vector<size_t> topo_pos_;
+  std::shared_ptr<const NodeGraph> node_graph_;  // shared: immutable once built
 };
 
 }  // namespace reduce

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/graph_index.h"
+#include "core/graph_algorithms.h"
 #include "engine/engine.h"
 #include "executor.h"
 #include "kernel.h"
@@ -169,7 +169,7 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
     if (auto p = index_.producer(w)) roots.push_back(*p);
     else if (!frame.find(w)) return make_error("no value named '" + w + "' in graph '" + g.name + "'");
   }
-  const std::vector<bool> needed = index_.ancestors(roots);
+  const std::vector<bool> needed = ancestors(index_, roots);
   // Remaining reads of each value by needed nodes, so values are freed after their last use.
   std::unordered_map<std::string_view, size_t> reads;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

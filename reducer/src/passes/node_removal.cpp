@@ -1,9 +1,9 @@
 // node-removal: counter-based delta debugging over post-dominated branches, then topological bands.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <unordered_set>
 
+#include "core/graph_algorithms.h"
 #include "passes.h"
 #include "removal_plan.h"
 
@@ -90,30 +90,13 @@ class CddPlan : public RemovalPlan {
 // a branch removes a node together with everything that only serves it.
 std::vector<std::vector<size_t>> branches(const Reduction& r, const std::vector<size_t>& units) {
   const auto& ix = r.index();
-  const size_t none = std::numeric_limits<size_t>::max();  // the virtual sink after all outputs
+  const size_t none = kVirtualNode;  // the virtual exit after all outputs
   std::vector<bool> kept(r.graph().nodes.size(), false);
   for (size_t u : units) kept[u] = true;
-  auto pos = [&](size_t n) { return n == none ? none : ix.topological_position(n); };
-  std::vector<size_t> ipdom(kept.size(), none), children(kept.size(), 0);
-  size_t sink_children = 0;
-  for (auto it = units.rbegin(); it != units.rend(); ++it) {
-    size_t d = none;
-    bool first = true;
-    for (size_t s : ix.successors(*it)) {
-      if (!kept[s]) continue;
-      if (first) { d = s; first = false; continue; }
-      size_t a = d, b = s;
-      while (a != b) {
-        if (pos(a) < pos(b)) a = ipdom[a];
-        else b = ipdom[b];
-      }
-      d = a;
-    }
-    if (first) d = none;  // no kept reader: feeds the outputs
-    ipdom[*it] = d;
-    if (d == none) ++sink_children;
-    else ++children[d];
-  }
+  const std::vector<size_t> ipdom = immediate_post_dominators(ix, kept);
+  std::vector<size_t> children(kept.size(), 0);
+  for (size_t u : units)
+    if (ipdom[u] != none) ++children[ipdom[u]];
   std::vector<size_t> head(kept.size(), none);
   std::vector<size_t> heads;
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
@@ -122,8 +105,8 @@ std::vector<std::vector<size_t>> branches(const Reduction& r, const std::vector<
     head[*it] = is_head ? *it : head[d];
     if (is_head) heads.push_back(*it);
   }
-  (void)sink_children;
-  std::sort(heads.begin(), heads.end(), [&](size_t a, size_t b) { return pos(a) < pos(b); });
+  std::sort(heads.begin(), heads.end(),
+            [&](size_t a, size_t b) { return ix.topological_position(a) < ix.topological_position(b); });
   std::vector<size_t> slot(kept.size(), none);
   std::vector<std::vector<size_t>> out(heads.size());
   for (size_t i = 0; i < heads.size(); ++i) slot[heads[i]] = i;
