@@ -139,8 +139,10 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
 }
 
 SessionOutcome Session::write_result(const ReduceResult& result) {
-  // Counted before the bundle's own run of the reproducer.
-  ReductionReport report = search_report(result, oracle_.statistics().evaluations);
+  // Runs that reached the engine: evaluations not answered from the cache and not refused before
+  // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
+  const OracleStatistics stats = oracle_.statistics();
+  ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
   if (Status s = write_bundle(options_.out_dir, oracle_, to_spec(result.best), report); !s.ok())
     return failed(s.error());
   SessionOutcome outcome;
