@@ -28,6 +28,13 @@ std::string write_manifest(const TempDir& dir, const std::vector<Row>& rows) {
   return (dir / "manifest.tsv").string();
 }
 
+// a.onnxtxt does not fail on its engine, b.onnxtxt (the same model) does.
+std::string passing_then_failing(const TempDir& dir) {
+  write_bytes(dir / "a.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "b.onnxtxt", testing::kBroadcastChain);
+  return write_manifest(dir, {{"a.onnxtxt", "ref"}, {"b.onnxtxt", "opt:fault=broadcast-batch1"}});
+}
+
 // summary.json's results by model file name.
 std::map<std::string, nlohmann::json> results_by_model(const std::filesystem::path& out) {
   const auto summary = nlohmann::json::parse(read_bytes(out / "summary.json"));
@@ -71,9 +78,7 @@ TEST(BatchCli, EachRowIsRightForFailingPassingInvalidAndCrashingModels) {
 
 TEST(BatchCli, AModelThatDoesNotFailDoesNotStopTheNextOne) {
   TempDir dir;
-  write_bytes(dir / "a.onnxtxt", testing::kBroadcastChain);
-  write_bytes(dir / "b.onnxtxt", testing::kBroadcastChain);
-  const std::string manifest = write_manifest(dir, {{"a.onnxtxt", "ref"}, {"b.onnxtxt", "opt:fault=broadcast-batch1"}});
+  const std::string manifest = passing_then_failing(dir);
   const auto out = dir / "out";
   auto r = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -92,9 +97,7 @@ TEST(BatchCli, AModelThatDoesNotFailDoesNotStopTheNextOne) {
 
 TEST(BatchCli, ASecondRunSkipsTheReducedModelsAndRetriesTheOthers) {
   TempDir dir;
-  write_bytes(dir / "a.onnxtxt", testing::kBroadcastChain);
-  write_bytes(dir / "b.onnxtxt", testing::kBroadcastChain);
-  const std::string manifest = write_manifest(dir, {{"a.onnxtxt", "ref"}, {"b.onnxtxt", "opt:fault=broadcast-batch1"}});
+  const std::string manifest = passing_then_failing(dir);
   const auto out = dir / "out";
   ASSERT_EQ(run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"}).exit_code, 0);
   auto again = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
