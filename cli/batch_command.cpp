@@ -22,8 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kExitInterrupted = 130;
-
 po::options_description batch_options() {
   po::options_description opts(
       "usage: reduce batch DIR|MANIFEST -o OUT [options]\n\n"
@@ -59,7 +57,8 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
   auto parsed = parse_reduce_arguments(args);
   const int* usage = std::get_if<int>(&parsed);
   const int code = usage ? *usage : run_reduction(std::get<ReduceArguments>(parsed), std::move(stop));
-  if (code == 3) return "no failure";
+  if (code == kExitDoesNotFail) return "no failure";
+  if (code == kExitInterrupted) return "interrupted";
   if (code != 0) return "error (exit " + std::to_string(code) + ")";
   return "reduced";
 }
@@ -74,7 +73,7 @@ std::vector<BatchRow> run_batch(const std::vector<BatchItem>& items, const fs::p
     if (row.bucket) {
       row.already_done = true;
     } else if (stop.stop_requested()) {
-      row.status = "not started (interrupted)";
+      row.status = "not started";
     } else {
       std::cerr << "batch: [" << i + 1 << "/" << items.size() << "] " << items[i].model.string() << " on "
                 << items[i].engine << "\n";
@@ -89,19 +88,19 @@ std::vector<BatchRow> run_batch(const std::vector<BatchItem>& items, const fs::p
 
 // "3 models (1 reduced now, 1 already done, 1 without failure), 2 buckets".
 std::string count_line(const std::vector<BatchRow>& rows) {
-  size_t now = 0, done = 0, passing = 0, errors = 0, not_started = 0;
+  size_t now = 0, done = 0, passing = 0, errors = 0, interrupted = 0;
   for (const auto& row : rows) {
     if (row.already_done) ++done;
     else if (row.status == "reduced") ++now;
     else if (row.status == "no failure") ++passing;
     else if (row.status.rfind("error", 0) == 0) ++errors;
-    else ++not_started;
+    else ++interrupted;  // "interrupted", "not started"
   }
   std::ostringstream line;
   line << rows.size() << " models (" << now << " reduced now, " << done << " already done";
   if (passing) line << ", " << passing << " without failure";
   if (errors) line << ", " << errors << " failed";
-  if (not_started) line << ", " << not_started << " not started";
+  if (interrupted) line << ", " << interrupted << " interrupted or not started";
   line << ")";
   return line.str();
 }

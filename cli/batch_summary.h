@@ -14,7 +14,7 @@ namespace reduce::cli {
 
 struct BatchRow {
   BatchItem item;
-  std::string status;                 // "reduced", "no failure", "error (exit N)", "not started (interrupted)"
+  std::string status;                 // "reduced", "no failure", "error (exit N)", "interrupted", "not started"
   std::optional<BucketRecord> bucket;  // the bundle's bucket.txt, when it is complete
   bool already_done = false;           // complete before this batch started: skipped
 };

@@ -11,6 +11,8 @@ namespace reduce::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // e.g. `check`: the model fails
 inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid input
+inline constexpr int kExitDoesNotFail = 3;    // the model to reduce does not fail
+inline constexpr int kExitInterrupted = 130;  // a reduction stopped by Ctrl-C
 
 int info_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);

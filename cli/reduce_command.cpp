@@ -15,9 +15,6 @@ namespace reduce::cli {
 
 namespace {
 
-constexpr int kExitDoesNotFail = 3;
-constexpr int kExitInterrupted = 130;
-
 void print_start(const SessionOptions& s, const Model& model, const Oracle& oracle) {
   std::cerr << "reduce: " << s.model_path.string() << " (" << count_nodes(model.graph) << " nodes) on "
             << oracle.options().engine << ", reference " << oracle.options().reference << " (recorded in "
