@@ -16,6 +16,7 @@ void SessionLog::line(const std::string& text) {
 
 void SessionLog::progress(const ReduceProgress& p) {
   if (!console_.err) return;
+  std::lock_guard<std::mutex> lock(mutex_);
   char buf[512];
   if (console_.tty) {
     std::snprintf(buf, sizeof buf, "\r\033[K%zu nodes | %zu checks (%zu cached) | %.1f/s | %.0f s | %s", p.size,
@@ -26,7 +27,6 @@ void SessionLog::progress(const ReduceProgress& p) {
     std::snprintf(buf, sizeof buf, "progress: %zu nodes, %zu checks (%zu cached), %.1f checks/s, %.0f s, %s\n", p.size,
                   p.checks, p.cache_hits, p.rate, p.elapsed, p.pass.c_str());
   }
-  std::lock_guard<std::mutex> lock(mutex_);
   *console_.err << buf << std::flush;
 }
 
