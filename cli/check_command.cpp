@@ -8,7 +8,7 @@
 #include "command_line.h"
 #include "input_options.h"
 #include "oracle_options.h"
-#include "verdict_report.h"
+#include "session/verdict_report.h"
 
 namespace reduce::cli {
 

@@ -1,6 +1,7 @@
 // Subcommands of the `reduce` executable: each parses its own options and returns an exit code.
 #pragma once
 
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -10,15 +11,17 @@ namespace reduce::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // e.g. `check`: the model fails
 inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid input
+inline constexpr int kExitDoesNotFail = 3;    // the model to reduce does not fail
+inline constexpr int kExitInterrupted = 130;  // a reduction stopped by Ctrl-C
 
 int info_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int conformance_command(const std::vector<std::string>& args);
 int check_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
-// args[0] is the model.
-int reduce_command(const std::vector<std::string>& args);
-int batch_command(const std::vector<std::string>& args);
+// args[0] is the model. `stop` (Ctrl-C) interrupts the reduction: the best reproducer so far is kept.
+int reduce_command(const std::vector<std::string>& args, std::stop_token stop);
+int batch_command(const std::vector<std::string>& args, std::stop_token stop);
 // Hidden: the worker process of isolated engines (engine/isolated_worker.h).
 int worker_command(const std::vector<std::string>& args);
 

@@ -31,9 +31,7 @@ Expected<std::set<std::string>> read_known_failures(const fs::path& path) {
   return names;
 }
 
-}  // namespace
-
-int conformance_command(const std::vector<std::string>& args) {
+po::options_description conformance_options() {
   po::options_description opts(
       "usage: reduce conformance DIR... [options]\n\n"
       "Runs every ONNX backend test folder (model.onnx + test_data_set_N/input_K.pb, output_K.pb)\n"
@@ -52,6 +50,45 @@ int conformance_command(const std::vector<std::string>& args) {
        "file of test names allowed to fail (one per line, # comments); only other failures fail the run")
       ("min-passed", po::value<long>(), "fail the run when fewer tests pass")
       ("list-skips", "print the exclusion list with reasons and exit");
+  return opts;
+}
+
+struct ConformanceTally {
+  long passed = 0, failed = 0, skipped = 0, unexpected = 0;
+  std::vector<std::string> fixed;  // known failures that pass
+};
+
+// Runs the tests, printing failures (and, verbose, passes and skips).
+ConformanceTally run_tests(const std::vector<fs::path>& tests, Engine& engine, const ConformanceTolerance& tol,
+                           const std::set<std::string>& known, bool verbose) {
+  ConformanceTally t;
+  for (const auto& dir : tests) {
+    const std::string name = dir.filename().string();
+    const auto outcome = run_conformance_test(dir, engine, tol);
+    switch (outcome.kind) {
+      case ConformanceOutcome::Kind::Passed:
+        ++t.passed;
+        if (known.count(name)) t.fixed.push_back(name);
+        if (verbose) std::cout << "PASS " << dir.string() << "\n";
+        break;
+      case ConformanceOutcome::Kind::Failed:
+        ++t.failed;
+        if (!known.count(name)) ++t.unexpected;
+        std::cout << "FAIL " << dir.string() << ": " << outcome.reason << (known.count(name) ? " (known)" : "") << "\n";
+        break;
+      case ConformanceOutcome::Kind::Skipped:
+        ++t.skipped;
+        if (verbose) std::cout << "SKIP " << dir.string() << ": " << outcome.reason << "\n";
+        break;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+int conformance_command(const std::vector<std::string>& args) {
+  const po::options_description opts = conformance_options();
   po::positional_options_description pos;
   pos.add("dir", -1);
   po::variables_map vm;
@@ -83,7 +120,6 @@ int conformance_command(const std::vector<std::string>& args) {
     known = std::move(*k);
   }
   const ConformanceTolerance tol{vm["rtol"].as<double>(), vm["atol"].as<double>()};
-  const bool verbose = vm.count("verbose") > 0;
   EngineEnvironment environment;
   environment.threads = vm["threads"].as<int>();
   auto made = make_engine(vm["engine"].as<std::string>(), environment);
@@ -93,35 +129,15 @@ int conformance_command(const std::vector<std::string>& args) {
   }
   auto engine = std::move(*made);
   const auto tests = find_conformance_tests(roots);
-  long passed = 0, failed = 0, skipped = 0, unexpected = 0;
-  std::vector<std::string> fixed;
-  for (const auto& dir : tests) {
-    const std::string name = dir.filename().string();
-    const auto outcome = run_conformance_test(dir, *engine, tol);
-    switch (outcome.kind) {
-      case ConformanceOutcome::Kind::Passed:
-        ++passed;
-        if (known.count(name)) fixed.push_back(name);
-        if (verbose) std::cout << "PASS " << dir.string() << "\n";
-        break;
-      case ConformanceOutcome::Kind::Failed:
-        ++failed;
-        if (!known.count(name)) ++unexpected;
-        std::cout << "FAIL " << dir.string() << ": " << outcome.reason << (known.count(name) ? " (known)" : "") << "\n";
-        break;
-      case ConformanceOutcome::Kind::Skipped:
-        ++skipped;
-        if (verbose) std::cout << "SKIP " << dir.string() << ": " << outcome.reason << "\n";
-        break;
-    }
-  }
-  for (const auto& f : fixed) std::cout << "note: " << f << " is listed as a known failure but passes\n";
-  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
+  const ConformanceTally tally = run_tests(tests, *engine, tol, known, vm.count("verbose") > 0);
+  const long passed = tally.passed;
+  for (const auto& f : tally.fixed) std::cout << "note: " << f << " is listed as a known failure but passes\n";
+  std::cout << passed << " passed, " << tally.failed << " failed, " << tally.skipped << " skipped\n";
   if (tests.empty()) {
     std::cerr << "error: conformance: no test folders (with model.onnx) found\n";
     return kExitUsage;
   }
-  if (unexpected > 0) return kExitFailure;
+  if (tally.unexpected > 0) return kExitFailure;
   if (vm.count("min-passed") && passed < vm["min-passed"].as<long>()) {
     std::cerr << "error: conformance: " << passed << " passed, fewer than --min-passed " << vm["min-passed"].as<long>() << "\n";
     return kExitFailure;

@@ -6,23 +6,45 @@
 #include <vector>
 
 #include "command.h"
+#include "stop_on_signal.h"
 
 namespace {
 
+using Args = std::vector<std::string>;
+
+// A subcommand runs to its end (`run`), or is a reduction that Ctrl-C stops cleanly (`reduction`).
 struct Subcommand {
   const char* name;
-  int (*run)(const std::vector<std::string>&);
+  int (*run)(const Args&);
+  int (*reduction)(const Args&, std::stop_token);
   const char* help;
 };
 
 const Subcommand kSubcommands[] = {
-    {"info", reduce::cli::info_command, "print a model's opsets, op histogram, inputs, outputs and weights"},
-    {"run", reduce::cli::run_command, "run a model on an engine; print and save its outputs"},
-    {"conformance", reduce::cli::conformance_command, "run ONNX backend test folders on the reference engine"},
-    {"check", reduce::cli::check_command, "does the model fail on an engine? print the verdict and failure signature"},
-    {"batch", reduce::cli::batch_command, "reduce every model of a folder or manifest; bucket the reproducers"},
-    {"compare", reduce::cli::compare_command, "per-output and layerwise errors of an engine against the reference"},
+    {"info", reduce::cli::info_command, nullptr, "print a model's opsets, op histogram, inputs, outputs and weights"},
+    {"run", reduce::cli::run_command, nullptr, "run a model on an engine; print and save its outputs"},
+    {"conformance", reduce::cli::conformance_command, nullptr, "run ONNX backend test folders on the reference engine"},
+    {"check", reduce::cli::check_command, nullptr, "does the model fail on an engine? print the verdict and failure signature"},
+    {"batch", nullptr, reduce::cli::batch_command, "reduce every model of a folder or manifest; bucket the reproducers"},
+    {"compare", reduce::cli::compare_command, nullptr, "per-output and layerwise errors of an engine against the reference"},
 };
+
+// Uncaught problems become exit code 2.
+template <typename F>
+int guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return reduce::cli::kExitUsage;
+  }
+}
+
+// Signals become a stop request (installed once, here, before the reduction starts any thread).
+int run_reduction(int (*reduction)(const Args&, std::stop_token), const Args& args) {
+  reduce::cli::StopOnSignal stop;
+  return guarded([&] { return reduction(args, stop.token()); });
+}
 
 void print_usage(std::ostream& out) {
   out << "usage: reduce <command> [options]\n\n"
@@ -47,29 +69,20 @@ int main(int argc, char** argv) {
     print_usage(std::cout);
     return reduce::cli::kExitOk;
   }
-  // Not listed in the usage: isolated engines start it.
-  if (args[0] == "__worker") return reduce::cli::worker_command({args.begin() + 1, args.end()});
+  // Not listed in the usage: isolated engines start it (with the parent's signal mask).
+  if (args[0] == "__worker") {
+    reduce::cli::unblock_stop_signals();
+    return reduce::cli::worker_command({args.begin() + 1, args.end()});
+  }
   // `reduce MODEL.onnx ...` is the reduce command itself.
   const auto ends_with = [](const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends_with(args[0], ".onnx") || ends_with(args[0], ".onnxtxt")) {
-    try {
-      return reduce::cli::reduce_command(args);
-    } catch (const std::exception& e) {
-      std::cerr << "error: " << e.what() << "\n";
-      return reduce::cli::kExitUsage;
-    }
-  }
+  if (ends_with(args[0], ".onnx") || ends_with(args[0], ".onnxtxt")) return run_reduction(reduce::cli::reduce_command, args);
   for (const auto& s : kSubcommands) {
-    if (args[0] == s.name) {
-      try {
-        return s.run({args.begin() + 1, args.end()});
-      } catch (const std::exception& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        return reduce::cli::kExitUsage;
-      }
-    }
+    if (args[0] != s.name) continue;
+    const Args rest(args.begin() + 1, args.end());
+    return s.reduction ? run_reduction(s.reduction, rest) : guarded([&] { return s.run(rest); });
   }
   std::cerr << "error: unknown command '" << args[0] << "' (see `reduce --help`)\n";
   return reduce::cli::kExitUsage;

@@ -53,9 +53,7 @@ std::string engine_help() {
   return out;
 }
 
-}  // namespace
-
-int run_command(const std::vector<std::string>& args) {
+po::options_description run_options() {
   po::options_description opts(
       "usage: reduce run MODEL [options]\n\n"
       "Runs MODEL on an engine and prints each output's type, shape and statistics. Inputs come from\n"
@@ -75,6 +73,41 @@ int run_command(const std::vector<std::string>& args) {
       ("save-inputs", po::value<std::string>(), "folder for the inputs used, as input_K.pb and input_K.npy")
       ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores)")
       ("repeat", po::value<int>()->default_value(1), "run this many times; prints the median time");
+  return opts;
+}
+
+// Runs `repeat` times (or until a run fails); the time of each run goes to `seconds`.
+Expected<TensorMap> timed_runs(PreparedModel& prepared, const TensorMap& feed, const RunOptions& options, int repeat,
+                               std::vector<double>& seconds) {
+  Expected<TensorMap> result = TensorMap{};
+  for (int r = 0; r < repeat; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    result = prepared.run(feed, options);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!result) break;
+  }
+  return result;
+}
+
+// Prints each output and the (median) time per run; returns the outputs in order.
+std::vector<NamedTensor> print_outputs(const std::vector<std::string>& names, const TensorMap& result,
+                                       const std::string& spec, std::vector<double> seconds) {
+  std::vector<NamedTensor> outputs;
+  for (const auto& name : names) {
+    print_tensor(name, result.at(name), std::cout);
+    outputs.push_back({name, result.at(name)});
+  }
+  std::sort(seconds.begin(), seconds.end());
+  const size_t repeat = seconds.size();
+  std::cout << "engine " << spec << ": " << (repeat > 1 ? "median " : "") << seconds[repeat / 2] * 1e3
+            << " ms per run (" << repeat << " run" << (repeat > 1 ? "s" : "") << ")\n";
+  return outputs;
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  const po::options_description opts = run_options();
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -125,25 +158,12 @@ int run_command(const std::vector<std::string>& args) {
   if (run_options.outputs.empty())
     for (const auto& vi : model->graph.outputs) run_options.outputs.push_back(vi.name);
   std::vector<double> seconds;
-  Expected<TensorMap> result = TensorMap{};
-  for (int r = 0; r < repeat; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    result = (*prepared)->run(feed, run_options);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (!result) break;
-  }
+  Expected<TensorMap> result = timed_runs(**prepared, feed, run_options, repeat, seconds);
   if (!result) {
     std::cerr << "error: " << result.error().at(model_path.string()).message() << "\n";
     return kExitFailure;
   }
-  std::vector<NamedTensor> outputs;
-  for (const auto& name : run_options.outputs) {
-    print_tensor(name, result->at(name), std::cout);
-    outputs.push_back({name, result->at(name)});
-  }
-  std::sort(seconds.begin(), seconds.end());
-  std::cout << "engine " << spec << ": " << (repeat > 1 ? "median " : "") << seconds[seconds.size() / 2] * 1e3
-            << " ms per run (" << repeat << " run" << (repeat > 1 ? "s" : "") << ")\n";
+  const std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, spec, seconds);
   if (vm.count("save-outputs"))
     if (Status s = save_tensors(vm["save-outputs"].as<std::string>(), "output", outputs, format); !s.ok()) {
       std::cerr << "error: " << s.error().message() << "\n";

@@ -6,6 +6,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libtbb-dev libeigen3-dev libboost-program-options-dev libboost-graph-dev
+  nlohmann-json3-dev
   libzip-dev zlib1g-dev libopencv-dnn-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nodejs npm graphviz ca-certificates

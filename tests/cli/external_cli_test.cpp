@@ -42,6 +42,21 @@ TEST(CheckScriptCli, TheScriptDecidesAndReduceKeepsWhatItWants) {
   EXPECT_NE(report.find("\"Tanh\": 1"), std::string::npos) << report;
 }
 
+TEST(CheckScriptCli, EngineRunsInTheReportCountTheScriptRuns) {
+  TempDir dir;
+  const auto log = dir / "runs.log";
+  const auto s = script(dir, "count.sh", "echo run >> '" + log.string() + "'\nif grep -aq Tanh \"$1\"; then exit 1; fi\nexit 0\n");
+  auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "-o", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::istringstream lines(read_bytes(log));
+  size_t runs = 0;
+  for (std::string line; std::getline(lines, line);) ++runs;
+  const std::string report = read_bytes(dir / "out" / "report.json");
+  EXPECT_NE(report.find("\"engine_runs\": " + std::to_string(runs) + ","), std::string::npos) << runs << "\n" << report;
+  // Refused and cached candidates are checks too, but never reach the script.
+  EXPECT_EQ(report.find("\"checks\": " + std::to_string(runs) + ","), std::string::npos) << report;
+}
+
 TEST(CheckScriptCli, FailCodesAndRegexRefineTheDecision) {
   TempDir dir;
   const auto s = script(dir, "exit3.sh", "echo 'internal error 0x1f: bad layer'; exit 3\n");

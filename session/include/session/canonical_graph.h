@@ -6,8 +6,8 @@
 
 #include "core/model.h"
 
-namespace reduce::cli {
+namespace reduce {
 
 std::string canonical_form(const Graph& graph);
 
-}  // namespace reduce::cli
+}  // namespace reduce

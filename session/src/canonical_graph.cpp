@@ -1,7 +1,7 @@
 // Canonical graph form: each value is labelled by the expression that computes it (op type,
 // attributes, labels of its inputs), graph inputs by their type; the form is the sorted labels of
 // the outputs.
-#include "canonical_graph.h"
+#include "session/canonical_graph.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 
 #include "core/graph_index.h"
 
-namespace reduce::cli {
+namespace reduce {
 
 namespace {
 
@@ -65,4 +65,4 @@ std::string canonical_form(const Graph& g) {
   return form;
 }
 
-}  // namespace reduce::cli
+}  // namespace reduce

@@ -1,10 +1,10 @@
 // Verdict and error-table printing.
-#include "verdict_report.h"
+#include "session/verdict_report.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace reduce::cli {
+namespace reduce {
 
 std::string format_number(double v) {
   if (std::isnan(v)) return "nan";
@@ -50,4 +50,4 @@ void print_verdict(const Verdict& v, std::ostream& out) {
   if (!v.outputs.empty()) print_output_table(v.outputs, out);
 }
 
-}  // namespace reduce::cli
+}  // namespace reduce

@@ -8,7 +8,7 @@
 
 #include "oracle/oracle.h"
 
-namespace reduce::cli {
+namespace reduce {
 
 // "| output | elements | max abs | max rel | mismatched | NaN | Inf | status |" rows (Markdown).
 void print_output_table(const std::vector<OutputComparison>& outputs, std::ostream& out);
@@ -22,4 +22,4 @@ void print_oracle_header(const std::string& model_path, const Model& model, cons
 // Formats a double compactly ("1.2e-05", "0.5", "inf").
 std::string format_number(double v);
 
-}  // namespace reduce::cli
+}  // namespace reduce

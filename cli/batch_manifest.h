@@ -1,0 +1,25 @@
+// What `reduce batch` reduces: the rows of a manifest, or every .onnx of a folder on one engine.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace reduce::cli {
+
+struct BatchItem {
+  std::filesystem::path model;
+  std::string engine;
+  std::string expected_kind;  // from the manifest, may be empty
+  std::string expected_ops;   // ground truth op multiset, may be empty
+};
+
+// A manifest file (tab-separated, with 'model' and 'engine' columns, as written by reduce-corpus),
+// a folder's manifest.tsv, or, without one, the folder's .onnx files on `engine`.
+Expected<std::vector<BatchItem>> batch_items(const std::filesystem::path& source,
+                                             const std::optional<std::string>& engine);
+
+}  // namespace reduce::cli

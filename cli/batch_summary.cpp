@@ -1,0 +1,108 @@
+// Rendering the batch summary.
+#include "batch_summary.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "session/verdict_report.h"
+
+namespace reduce::cli {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// "Mul:1,Add:2" and " Add:2 Mul:1" name the same multiset.
+std::string normalized_ops(std::string ops) {
+  for (char& c : ops)
+    if (c == ',') c = ' ';
+  std::vector<std::string> items;
+  std::istringstream in(ops);
+  for (std::string item; in >> item;) items.push_back(item);
+  std::sort(items.begin(), items.end());
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+bool reached_expected(const BatchRow& row) {
+  return !row.item.expected_ops.empty() && row.bucket &&
+         normalized_ops(row.item.expected_ops) == normalized_ops(row.bucket->ops);
+}
+
+void markdown_row(const BatchRow& row, std::ostream& md) {
+  std::string expected = row.item.expected_ops;
+  if (!expected.empty()) expected += reached_expected(row) ? " (reached)" : " (NOT reached)";
+  const BucketRecord b = row.bucket.value_or(BucketRecord{});
+  md << "| " << row.item.model.filename().string() << " | `" << row.item.engine << "` | " << row.status << " | "
+     << b.failure << " | " << b.original_nodes << " | " << b.reduced_nodes << " | " << b.ops << " | "
+     << (row.bucket ? (b.one_minimal ? "true" : "false") : "") << " | " << expected << " | "
+     << (row.bucket ? std::to_string(b.checks) : "") << " | " << (row.bucket ? format_number(b.seconds) : "")
+     << " |\n";
+}
+
+Json result_json(const BatchRow& row, const fs::path& out) {
+  const BucketRecord b = row.bucket.value_or(BucketRecord{});
+  return {{"model", row.item.model.string()},
+          {"engine", row.item.engine},
+          {"status", row.status},
+          {"failure", b.failure},
+          {"original_nodes", b.original_nodes},
+          {"reduced_nodes", b.reduced_nodes},
+          {"op_types", b.ops},
+          {"one_minimal", b.one_minimal},
+          {"expected_op_types", row.item.expected_ops},
+          {"reached_expected", reached_expected(row)},
+          {"bundle", (out / row.item.model.stem()).string()}};
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> batch_buckets(const std::vector<BatchRow>& rows) {
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> buckets;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].status == "reduced" && rows[i].bucket) buckets[{rows[i].bucket->failure, rows[i].bucket->form}].push_back(i);
+  std::vector<std::vector<size_t>> out;
+  for (auto& [key, members] : buckets) out.push_back(std::move(members));
+  return out;
+}
+
+std::string batch_summary_markdown(const std::vector<BatchRow>& rows) {
+  const auto buckets = batch_buckets(rows);
+  std::ostringstream md;
+  md << "# reduce batch: " << rows.size() << " models, " << buckets.size() << " distinct failures\n\n"
+     << "| model | engine | status | failure | nodes | reduced | op types | 1-minimal | expected ops | checks | seconds |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& row : rows) markdown_row(row, md);
+  md << "\n## Buckets\n\n";
+  size_t number = 0;
+  for (const auto& members : buckets) {
+    const BucketRecord& b = *rows[members[0]].bucket;
+    md << "### " << ++number << ". " << b.failure << " (" << members.size() << " model" << (members.size() > 1 ? "s" : "")
+       << ")\n\nreduced graph: " << b.ops << "\n\n";
+    for (size_t i : members)
+      md << "- " << rows[i].item.model.filename().string() << " -> `"
+         << (fs::path(rows[i].item.model.stem()) / "model.onnx").string() << "`\n";
+    md << "\n";
+  }
+  return md.str();
+}
+
+std::string batch_summary_json(const std::vector<BatchRow>& rows, const fs::path& out) {
+  const auto buckets = batch_buckets(rows);
+  Json results = Json::array(), detail = Json::array();
+  for (const auto& row : rows) results.push_back(result_json(row, out));
+  for (const auto& members : buckets) {
+    Json models = Json::array();
+    for (size_t i : members) models.push_back(rows[i].item.model.filename().string());
+    detail.push_back({{"failure", rows[members[0]].bucket->failure}, {"op_types", rows[members[0]].bucket->ops}, {"models", models}});
+  }
+  const Json j = {{"models", rows.size()}, {"buckets", buckets.size()}, {"results", results}, {"buckets_detail", detail}};
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace reduce::cli

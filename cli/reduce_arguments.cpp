@@ -1,0 +1,119 @@
+// Parsing the options of `reduce MODEL`.
+#include "reduce_arguments.h"
+
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "command.h"
+#include "command_line.h"
+#include "input_options.h"
+#include "oracle_options.h"
+
+namespace reduce::cli {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+po::options_description reduce_options() {
+  po::options_description opts(
+      "usage: reduce MODEL.onnx --engine SPEC [options]\n\n"
+      "Shrinks MODEL to the smallest model that still shows the same failure on the engine (same kind,\n"
+      "same normalized error message, or a mismatch of comparable size) and writes a bundle: model.onnx,\n"
+      "inputs/, expected/, actual/, report.json, report.md, graph.svg, journal.\n"
+      "Exit code: 0 bundle written, 3 the model does not fail, 2 bad usage or input.\n\noptions");
+  opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the failing model")
+      ("output,o", po::value<std::string>(), "bundle folder (default: <model-stem>.reduced)")
+      ("jobs,j", po::value<int>()->default_value(0), "checks in flight (0: --slots, else the number of cores)")
+      ("strategy", po::value<std::string>()->default_value("default"), "default, polygraphy-bisect, polygraphy-linear, ddmin")
+      ("passes", po::value<std::string>(), "comma-separated passes to run (default: all; see --print-passes)")
+      ("skip-passes", po::value<std::string>(), "comma-separated passes not to run")
+      ("print-passes", "list the reduction passes and exit")
+      ("resume", "continue from the bundle's journal")
+      ("verbose,v", "one line per check");
+  add_oracle_options(opts);
+  add_input_options(opts);
+  return opts;
+}
+
+void print_passes() {
+  for (const auto& p : reduce_passes()) {
+    const size_t length = std::strlen(p.name);
+    std::cout << p.name << std::string(length < 20 ? 20 - length : 1, ' ') << p.help << "\n";
+  }
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+") == std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The exact command to reproduce: `reduce MODEL options...`.
+std::string command_line(const std::vector<std::string>& args) {
+  std::string command = "reduce";
+  for (const auto& a : args) command += ' ' + shell_quote(a);
+  return command;
+}
+
+// Search options; -j 0 means one check per --slots slot when slots are given, else one per core.
+std::variant<ReduceOptions, int> search_options(const po::variables_map& vm) {
+  ReduceOptions ro;
+  ro.jobs = vm["jobs"].as<int>();
+  if (ro.jobs < 0) {
+    std::cerr << "error: reduce: -j must not be negative\n";
+    return kExitUsage;
+  }
+  if (ro.jobs == 0 && vm["slots"].as<int>() > 0) ro.jobs = vm["slots"].as<int>();
+  if (ro.jobs == 0) ro.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ro.strategy = vm["strategy"].as<std::string>();
+  if (vm.count("passes")) ro.passes = split_list(vm["passes"].as<std::string>());
+  if (vm.count("skip-passes")) ro.skip_passes = split_list(vm["skip-passes"].as<std::string>());
+  ro.seed = vm["seed"].as<uint64_t>();
+  ro.verbose = vm.count("verbose") > 0;
+  return ro;
+}
+
+}  // namespace
+
+std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std::string>& args) {
+  const po::options_description opts = reduce_options();
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  ReduceArguments parsed;
+  po::variables_map& vm = parsed.vm;
+  if (auto done = parse_command_line(args, "reduce", opts, pos, vm)) return *done;
+  if (vm.count("print-passes")) {
+    print_passes();
+    return kExitOk;
+  }
+  if (!vm.count("model")) {
+    std::cerr << "error: reduce: missing MODEL (see `reduce --help`)\n";
+    return kExitUsage;
+  }
+  auto ro = search_options(vm);
+  if (const int* code = std::get_if<int>(&ro)) return *code;
+  SessionOptions& s = parsed.session;
+  s.model_path = vm["model"].as<std::string>();
+  s.out_dir = vm.count("output") ? fs::path(vm["output"].as<std::string>())
+                                 : fs::path(s.model_path.stem().string() + ".reduced");
+  s.command_line = command_line(args);
+  s.reduce = std::get<ReduceOptions>(std::move(ro));
+  s.resume = vm.count("resume") > 0;
+  return parsed;
+}
+
+}  // namespace reduce::cli

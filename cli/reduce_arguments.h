@@ -1,0 +1,29 @@
+// The options of `reduce MODEL.onnx --engine SPEC [options]`, parsed into a session's options.
+// `reduce MODEL` and `reduce batch` (for each model) both parse with it.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <stop_token>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "session/session.h"
+
+namespace reduce::cli {
+
+struct ReduceArguments {
+  boost::program_options::variables_map vm;  // also holds the oracle and input options
+  SessionOptions session;
+};
+
+// The parsed arguments, or the exit code when the command is done (help, --print-passes, usage
+// error printed on one line). args[0] is the model.
+std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std::string>& args);
+
+// Loads the model, builds the oracle, runs the session and prints its outcome (reduce_command.cpp).
+// Returns the exit code; `outcome`, when given, receives the session's outcome.
+int run_reduction(const ReduceArguments& args, std::stop_token stop, SessionOutcome* outcome = nullptr);
+
+}  // namespace reduce::cli

@@ -1,0 +1,40 @@
+// Signals to a stop request, without a signal handler or a global flag.
+#include "stop_on_signal.h"
+
+#include <pthread.h>
+
+namespace reduce::cli {
+
+StopOnSignal::StopOnSignal() {
+  sigemptyset(&signals_);
+  sigaddset(&signals_, SIGINT);
+  sigaddset(&signals_, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals_, &previous_mask_);
+  waiter_ = std::thread([this] { wait_for_signals(); });
+}
+
+void StopOnSignal::wait_for_signals() {
+  while (true) {
+    int signal = 0;
+    if (sigwait(&signals_, &signal) != 0) continue;
+    if (done_.load()) return;
+    source_.request_stop();
+  }
+}
+
+StopOnSignal::~StopOnSignal() {
+  done_.store(true);
+  pthread_kill(waiter_.native_handle(), SIGTERM);  // wakes sigwait; the thread sees done_
+  waiter_.join();
+  pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
+}
+
+void unblock_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+}
+
+}  // namespace reduce::cli

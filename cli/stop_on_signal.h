@@ -1,0 +1,36 @@
+// Ctrl-C (SIGINT) and SIGTERM as a stop request that reductions observe: the signals are blocked
+// in every thread and one thread waits for them (sigwait) and requests stop on a stop_source owned
+// here. Construct it in `main` before any other thread starts (threads inherit the blocked mask).
+#pragma once
+
+#include <signal.h>
+
+#include <atomic>
+#include <stop_token>
+#include <thread>
+
+namespace reduce::cli {
+
+class StopOnSignal {
+ public:
+  StopOnSignal();
+  ~StopOnSignal();  // ends the waiting thread and restores the signal mask
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+  std::stop_token token() const { return source_.get_token(); }
+
+ private:
+  void wait_for_signals();
+
+  std::stop_source source_;
+  sigset_t signals_{};
+  sigset_t previous_mask_{};
+  std::atomic<bool> done_{false};
+  std::thread waiter_;
+};
+
+// Lets SIGINT and SIGTERM end the process again (a worker process inherits the blocked mask).
+void unblock_stop_signals();
+
+}  // namespace reduce::cli

@@ -1,0 +1,26 @@
+// The reproducer bundle: model.onnx, inputs/, expected/, actual/, report.json, report.md, journal,
+// graph.dot/svg and bucket.txt — everything a bug report needs, written so that a half-written
+// bundle never looks complete (bucket.txt comes last).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "oracle/oracle.h"
+#include "session/report.h"
+
+namespace reduce {
+
+// Op type -> count, without Constant nodes.
+std::map<std::string, size_t> op_type_counts(const Graph& graph);
+
+// Writes the reduced model and its inputs (the "best so far" part), atomically per file.
+Status write_bundle_model(const std::filesystem::path& dir, const CandidateRun& run);
+
+// Writes the whole bundle for `candidate`: runs it once more on the engine for `actual/`. `report`
+// comes with the search facts; the reproducer's facts (graph, verdict, engine) are filled in here.
+Status write_bundle(const std::filesystem::path& dir, Oracle& oracle, const Candidate& candidate,
+                    ReductionReport& report);
+
+}  // namespace reduce

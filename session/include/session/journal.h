@@ -1,0 +1,17 @@
+// The bundle's journal: one JSON line per committed candidate, so that `reduce --resume` continues
+// from the last one.
+#pragma once
+
+#include <filesystem>
+
+#include "oracle/oracle.h"
+
+namespace reduce {
+
+// Appends {"candidate": {...}} to DIR/journal.
+Status append_journal(const std::filesystem::path& dir, const Candidate& candidate);
+
+// The last candidate of DIR/journal.
+Expected<Candidate> read_journal(const std::filesystem::path& dir);
+
+}  // namespace reduce

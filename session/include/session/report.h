@@ -1,0 +1,83 @@
+// The report model: one value saying what a reduction did, rendered to report.json (JSON) and
+// report.md (Markdown) by separate renderers, and the bucket record `reduce batch` groups by.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oracle/oracle.h"
+
+namespace reduce {
+
+struct PassReport {
+  std::string name;
+  uint64_t checks = 0;
+  uint64_t successes = 0;
+  double seconds = 0;
+};
+
+struct ReductionReport {
+  // The original model.
+  std::string model_path;
+  size_t original_nodes = 0;
+  size_t original_op_types = 0;
+  // The reproducer.
+  size_t reduced_nodes = 0;
+  std::map<std::string, size_t> reduced_op_types;  // op type -> count, without Constant nodes
+  size_t inputs = 0;
+  size_t outputs = 0;
+  std::map<std::string, double> filled_weights;   // weight -> the one value it was filled with
+  std::vector<std::string> dropped_attributes;    // "node.attribute"
+  std::vector<OutputComparison> reduced_errors;   // per output of the reproducer, when the engine ran
+  // The failure kept, and the reproducer's own verdict.
+  FailureSignature failure;
+  FailureSignature reduced_failure;
+  // How it was searched.
+  std::string engine;
+  std::string reference;
+  Tolerance tolerance;
+  std::string strategy;
+  int jobs = 1;
+  uint64_t checks = 0;       // every verdict, refused and cached ones included
+  uint64_t engine_runs = 0;  // verdicts that ran the engine under test (the original's check included)
+  uint64_t cache_hits = 0;
+  uint64_t slipped = 0;
+  uint64_t invalid = 0;
+  double seconds = 0;
+  bool one_minimal = false;
+  bool interrupted = false;  // stopped (Ctrl-C): the best reproducer so far
+  std::vector<PassReport> passes;
+  std::string command;      // the exact command to reproduce (shell-quoted)
+  std::string environment;  // compiler, system, CPU
+  bool graph_svg = false;   // graph.svg was rendered next to graph.dot
+};
+
+// report.json: every key users script against (see README "The bundle").
+std::string report_json(const ReductionReport& report);
+// report.md: paste-ready for an issue tracker.
+std::string report_markdown(const ReductionReport& report);
+
+// What `reduce batch` groups reproducers by: failure key and canonical graph form. Stored as one
+// JSON line in a bundle's bucket.txt.
+struct BucketRecord {
+  std::string failure;  // kind, plus the normalized message or signal
+  size_t original_nodes = 0;
+  size_t reduced_nodes = 0;
+  uint64_t checks = 0;
+  double seconds = 0;
+  bool one_minimal = false;
+  std::string ops;   // "Add:2 Mul:1"
+  std::string form;  // canonical_form of the reduced graph
+};
+
+BucketRecord bucket_record(const ReductionReport& report, const std::string& canonical_form);
+std::string bucket_json_line(const BucketRecord& record);
+std::optional<BucketRecord> parse_bucket(const std::string& text);
+
+// "reduce (built with g++ ...), Linux 6.1 x86_64, <CPU model>".
+std::string environment_line();
+
+}  // namespace reduce

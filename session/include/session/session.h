@@ -1,0 +1,52 @@
+// A reduction session: reduces one model on one oracle into a bundle folder. It owns its stop flag
+// (requested by the caller's stop token, e.g. Ctrl-C, or by itself when the original model does not
+// fail), its progress line and its log, so that sessions run one after another (`reduce batch`)
+// never see each other's state. Both `reduce MODEL` and `reduce batch` call it.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <stop_token>
+#include <string>
+
+#include "oracle/oracle.h"
+#include "reducer/reducer.h"
+#include "session/report.h"
+
+namespace reduce {
+
+struct SessionOptions {
+  std::filesystem::path model_path;
+  std::filesystem::path out_dir;  // the bundle folder
+  std::string command_line;       // recorded in the report (shell-quoted)
+  // Search options; the session sets the callbacks, the stop flag and `start` (from the journal).
+  ReduceOptions reduce;
+  bool resume = false;  // continue from out_dir's journal
+};
+
+// Where the session's progress and log lines go.
+struct SessionConsole {
+  std::ostream* err = nullptr;  // null: silent
+  bool tty = false;             // redraw one progress line instead of printing one every 5 s
+};
+
+enum class SessionStatus {
+  Reduced,            // bundle written (report.interrupted when stopped early)
+  DoesNotFail,        // the original passes: nothing to reduce, nothing written
+  StoppedBeforeStart,  // stopped before the original's check ended: nothing written
+  Failed,             // bad input or a write error (`error`)
+};
+
+struct SessionOutcome {
+  SessionStatus status = SessionStatus::Failed;
+  Verdict original;                      // the original model's verdict
+  std::optional<ReductionReport> report;  // Reduced
+  std::optional<Error> error;             // Failed
+};
+
+// Runs one reduction to its end. `oracle` must have been created on `model`.
+SessionOutcome run_session(Oracle& oracle, const Model& model, const SessionOptions& options,
+                           const SessionConsole& console, std::stop_token stop);
+
+}  // namespace reduce

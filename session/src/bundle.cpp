@@ -1,0 +1,123 @@
+// Writing the reproducer bundle.
+#include "session/bundle.h"
+
+#include "core/mapped_file.h"
+#include "core/model_io.h"
+#include "graph_picture.h"
+#include "session/canonical_graph.h"
+#include "session/report.h"
+
+namespace reduce {
+
+namespace fs = std::filesystem;
+
+std::map<std::string, size_t> op_type_counts(const Graph& graph) {
+  std::map<std::string, size_t> counts;
+  for (const Node& n : graph.nodes)
+    if (!is_constant_node(n))
+      ++counts[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
+  return counts;
+}
+
+namespace {
+
+// Weights stay inline unless they are large (then one model.data file next to model.onnx).
+constexpr uint64_t kInlineWeightLimit = 64ull << 20;
+
+Status make_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{dir.string(), "cannot create folder: " + ec.message()};
+  return {};
+}
+
+// Replaces DIR/NAME/ with fresh tensor files: written into a temporary folder, then swapped in.
+Status write_tensor_folder(const fs::path& dir, const std::string& name, const std::string& prefix,
+                           const std::vector<NamedTensor>& tensors) {
+  const fs::path tmp = dir / ("." + name + ".tmp"), old = dir / ("." + name + ".old"), final_dir = dir / name;
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  REDUCE_TRY(make_dir(tmp));
+  for (size_t k = 0; k < tensors.size(); ++k)
+    REDUCE_TRY(write_tensor_pb(tmp / (prefix + "_" + std::to_string(k) + ".pb"), tensors[k].name, tensors[k].tensor));
+  fs::remove_all(old, ec);
+  if (fs::exists(final_dir)) fs::rename(final_dir, old, ec);
+  fs::rename(tmp, final_dir, ec);
+  if (ec) return Error{final_dir.string(), "cannot replace folder: " + ec.message()};
+  fs::remove_all(old, ec);
+  return {};
+}
+
+}  // namespace
+
+Status write_bundle_model(const fs::path& dir, const CandidateRun& run) {
+  REDUCE_TRY(make_dir(dir));
+  uint64_t weight_bytes = 0;
+  for (const auto& init : run.model.graph.initializers) weight_bytes += init.tensor.byte_size();
+  SaveOptions so;
+  if (weight_bytes > kInlineWeightLimit) {
+    so.weights = SaveOptions::Weights::External;
+    so.external_file = "model.data";
+  }
+  // Inputs first: a model.onnx on disk always has its inputs next to it.
+  REDUCE_TRY(write_tensor_folder(dir, "inputs", "input", run.inputs));
+  return save_model(run.model, dir / "model.onnx", so);
+}
+
+
+namespace {
+
+// actual/: the engine's outputs of the reproducer (or its error message). Returns its verdict.
+Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate,
+                               const CandidateRun& run) {
+  TensorMap actual;
+  Verdict verdict = oracle.evaluate(candidate, nullptr, &actual);
+  std::vector<NamedTensor> actual_list;
+  for (const auto& e : run.expected)
+    if (auto it = actual.find(e.name); it != actual.end()) actual_list.push_back({e.name, it->second});
+  REDUCE_TRY(write_tensor_folder(dir, "actual", "output", actual_list));
+  const FailureKind kind = verdict.signature.kind;
+  if (kind == FailureKind::Error || kind == FailureKind::Crash || kind == FailureKind::Timeout)
+    REDUCE_TRY(write_file_atomic(dir / "actual" / "error.txt", verdict.signature.message + "\n"));
+  return verdict;
+}
+
+// The reproducer's part of the report: its graph, what the reduction left out, its own verdict.
+void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Candidate& candidate,
+                         const CandidateRun& run, const Verdict& verdict) {
+  const Graph& reduced = run.model.graph;
+  report.original_op_types = op_type_counts(oracle.model().graph).size();
+  report.reduced_nodes = count_nodes(reduced);
+  report.reduced_op_types = op_type_counts(reduced);
+  report.inputs = run.inputs.size();
+  report.outputs = reduced.outputs.size();
+  report.filled_weights = {candidate.filled.begin(), candidate.filled.end()};
+  report.dropped_attributes.clear();
+  for (const auto& [node, attr] : candidate.dropped_attributes)
+    report.dropped_attributes.push_back(oracle.model().graph.nodes[node].name + "." + attr);
+  report.reduced_errors = verdict.outputs;
+  report.failure = oracle.target();
+  report.reduced_failure = verdict.signature;
+  report.engine = oracle.options().engine;
+  report.reference = oracle.options().reference;
+  report.tolerance = oracle.options().tolerance;
+  report.environment = environment_line();
+}
+
+}  // namespace
+
+Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candidate, ReductionReport& report) {
+  REDUCE_ASSIGN(CandidateRun run, oracle.materialize(candidate));
+  REDUCE_TRY(write_bundle_model(dir, run));
+  REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
+  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run));
+  describe_reproducer(report, oracle, candidate, run, verdict);
+  REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
+  REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(run.model.graph)));
+  report.graph_svg = render_svg(dir / "graph.dot", dir / "graph.svg");
+  REDUCE_TRY(write_file_atomic(dir / "report.md", report_markdown(report)));
+  // Last: a bundle with bucket.txt is complete (`reduce batch` skips it).
+  return write_file_atomic(dir / "bucket.txt", bucket_json_line(bucket_record(report, canonical_form(run.model.graph))));
+}
+
+}  // namespace reduce

@@ -1,0 +1,53 @@
+// Candidates judged by the oracle.
+#include "oracle_test.h"
+
+#include <sstream>
+
+
+namespace reduce {
+
+void TargetGate::open(bool proceed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_ = proceed ? State::Open : State::Closed;
+  changed_.notify_all();
+}
+
+bool TargetGate::wait(const std::atomic<bool>& cancel) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (state_ == State::Pending && !cancel.load()) changed_.wait_for(lock, std::chrono::milliseconds(20));
+  return state_ == State::Open;
+}
+
+TestOutcome OracleTest::outcome_of(const Verdict& v) {
+  if (v.invalid) return TestOutcome::Invalid;
+  switch (oracle_.classify(v)) {
+    case SignatureMatch::Same: return TestOutcome::Interesting;
+    case SignatureMatch::Pass: return TestOutcome::Uninteresting;
+    case SignatureMatch::Different: return TestOutcome::Slipped;
+  }
+  return TestOutcome::Uninteresting;
+}
+
+TestResult OracleTest::test(const Candidate& candidate, const std::atomic<bool>& cancel) {
+  if (cancel.load()) return {TestOutcome::Cancelled, false, {}};
+  Verdict v = oracle_.evaluate(candidate, &cancel);
+  TestResult r;
+  r.cache_hit = v.cache_hit;
+  if (!gate_.wait(cancel)) return {TestOutcome::Cancelled, false, {}};
+  r.outcome = v.cancelled || cancel.load() ? TestOutcome::Cancelled : outcome_of(v);
+  if (r.outcome == TestOutcome::Interesting)
+    for (const auto& o : v.outputs)
+      if (!o.passed) r.failing_outputs.push_back(o.name);
+  if (verbose_) log_check(candidate, v, r);
+  return r;
+}
+
+void OracleTest::log_check(const Candidate& candidate, const Verdict& v, const TestResult& r) {
+  std::ostringstream line;
+  line << "check: " << candidate_size(model_, candidate) << " nodes -> " << to_string(r.outcome)
+       << (r.cache_hit ? " (cached)" : "") << (v.invalid ? " [" + v.invalid_reason + "]" : "")
+       << (r.outcome == TestOutcome::Slipped ? " [" + v.signature.to_string() + "]" : "");
+  log_.line(line.str());
+}
+
+}  // namespace reduce

@@ -1,0 +1,46 @@
+// The reducer's view of the oracle (same failure = interesting), and the gate that holds its
+// answers until the original model's verdict has set the failure to keep.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "oracle/oracle.h"
+#include "reducer/candidate.h"
+#include "session_log.h"
+
+namespace reduce {
+
+// The original model's check runs while the reduction already runs its first candidates (with a
+// slow engine that saves one engine run of wall time); candidates are judged once it is known.
+class TargetGate {
+ public:
+  void open(bool proceed);
+  // True once the target is set; false when the reduction will not go on or `cancel` is set.
+  bool wait(const std::atomic<bool>& cancel);
+
+ private:
+  enum class State { Pending, Open, Closed } state_ = State::Pending;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+};
+
+class OracleTest : public CandidateTest {
+ public:
+  OracleTest(Oracle& oracle, TargetGate& gate, SessionLog& log, bool verbose, const Model& model)
+      : oracle_(oracle), gate_(gate), log_(log), verbose_(verbose), model_(model) {}
+  TestResult test(const Candidate& candidate, const std::atomic<bool>& cancel) override;
+
+ private:
+  TestOutcome outcome_of(const Verdict& verdict);
+  void log_check(const Candidate& candidate, const Verdict& verdict, const TestResult& result);
+
+  Oracle& oracle_;
+  TargetGate& gate_;
+  SessionLog& log_;
+  bool verbose_;
+  const Model& model_;
+};
+
+}  // namespace reduce

@@ -1,0 +1,96 @@
+// report.json and bucket.txt from the report model, with nlohmann-json (keys in the order written).
+#include <nlohmann/json.hpp>
+
+#include "session/report.h"
+
+namespace reduce {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// Engine messages may hold any bytes: invalid UTF-8 is replaced, never an exception.
+std::string dump(const Json& j, int indent) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+Json original_json(const ReductionReport& r) {
+  return {{"model", r.model_path}, {"nodes", r.original_nodes}, {"op_types", r.original_op_types}};
+}
+
+Json reduced_json(const ReductionReport& r) {
+  Json op_types = Json::object(), filled = Json::object();
+  for (const auto& [op, n] : r.reduced_op_types) op_types[op] = n;
+  for (const auto& [name, value] : r.filled_weights) filled[name] = value;
+  return {{"nodes", r.reduced_nodes}, {"op_types", op_types},         {"inputs", r.inputs},
+          {"outputs", r.outputs},     {"filled_weights", filled},     {"dropped_attributes", r.dropped_attributes}};
+}
+
+Json failure_json(const ReductionReport& r) {
+  return {{"kind", to_string(r.failure.kind)},
+          {"message", r.failure.message},
+          {"signature", r.failure.to_string()},
+          {"reduced_kind", to_string(r.reduced_failure.kind)},
+          {"reduced_message", r.reduced_failure.message}};
+}
+
+Json passes_json(const ReductionReport& r) {
+  Json passes = Json::array();
+  for (const auto& p : r.passes)
+    passes.push_back({{"name", p.name}, {"checks", p.checks}, {"successes", p.successes}, {"seconds", p.seconds}});
+  return passes;
+}
+
+}  // namespace
+
+std::string report_json(const ReductionReport& r) {
+  Json j;
+  j["original"] = original_json(r);
+  j["reduced"] = reduced_json(r);
+  j["failure"] = failure_json(r);
+  j["engine"] = r.engine;
+  j["reference"] = r.reference;
+  j["tolerance"] = {{"atol", r.tolerance.atol}, {"rtol", r.tolerance.rtol}, {"error_stat", to_string(r.tolerance.stat)}};
+  j["strategy"] = r.strategy;
+  j["jobs"] = r.jobs;
+  j["checks"] = r.checks;
+  j["engine_runs"] = r.engine_runs;
+  j["cache_hits"] = r.cache_hits;
+  j["slipped"] = r.slipped;
+  j["invalid"] = r.invalid;
+  j["seconds"] = r.seconds;
+  j["one_minimal"] = r.one_minimal;
+  j["interrupted"] = r.interrupted;
+  j["passes"] = passes_json(r);
+  j["command"] = r.command;
+  j["environment"] = r.environment;
+  return dump(j, 2) + "\n";
+}
+
+std::string bucket_json_line(const BucketRecord& b) {
+  const Json j = {{"failure", b.failure}, {"original_nodes", b.original_nodes}, {"reduced_nodes", b.reduced_nodes},
+                  {"checks", b.checks},   {"seconds", b.seconds},               {"one_minimal", b.one_minimal},
+                  {"ops", b.ops},         {"form", b.form}};
+  return dump(j, -1) + "\n";
+}
+
+std::optional<BucketRecord> parse_bucket(const std::string& text) {
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  try {
+    BucketRecord b;
+    b.failure = j.at("failure").get<std::string>();
+    b.original_nodes = j.at("original_nodes").get<size_t>();
+    b.reduced_nodes = j.at("reduced_nodes").get<size_t>();
+    b.checks = j.at("checks").get<uint64_t>();
+    b.seconds = j.at("seconds").get<double>();
+    b.one_minimal = j.at("one_minimal").get<bool>();
+    b.ops = j.at("ops").get<std::string>();
+    b.form = j.at("form").get<std::string>();
+    return b;
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace reduce

@@ -1,0 +1,69 @@
+// report.md from the report model: paste-ready for an issue tracker.
+#include <sstream>
+
+#include "session/report.h"
+#include "session/verdict_report.h"
+
+namespace reduce {
+
+namespace {
+
+void write_reduced_line(const ReductionReport& r, std::ostream& md) {
+  md << "**Reduced:** " << r.original_nodes << " nodes -> " << r.reduced_nodes << " nodes (";
+  bool first = true;
+  for (const auto& [op, n] : r.reduced_op_types) md << (first ? "" : ", ") << op << " x" << n, first = false;
+  md << ")" << (r.one_minimal ? ", 1-minimal (removing any single node makes the failure disappear)" : "")
+     << (r.interrupted ? ", interrupted: best reproducer so far" : "") << ".\n\n";
+}
+
+void write_what_does_not_matter(const ReductionReport& r, std::ostream& md) {
+  if (!r.filled_weights.empty()) {
+    md << "**Weights that do not matter** (filled with one value, the failure stays):";
+    for (const auto& [name, value] : r.filled_weights) md << " `" << name << "` = " << format_number(value) << ";";
+    md << "\n\n";
+  }
+  if (!r.dropped_attributes.empty()) {
+    md << "**Attributes that do not matter** (removed, the failure stays):";
+    for (const auto& d : r.dropped_attributes) md << " `" << d << "`";
+    md << "\n\n";
+  }
+}
+
+void write_reproduce(const ReductionReport& r, std::ostream& md) {
+  md << "**Reproduce:** `model.onnx` with `inputs/input_K.pb`; expected values (reference `" << r.reference
+     << "`) in `expected/`, the engine's in `actual/`.\n\n```sh\n" << r.command << "\n"
+     << "reduce check model.onnx --engine '" << r.engine << "' --inputs inputs\n```\n\n"
+     << "**Engine:** `" << r.engine << "`, reference `" << r.reference << "`, tolerance atol "
+     << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
+     << to_string(r.tolerance.stat) << ")\n\n"
+     << "**Environment:** " << r.environment << "\n\n";
+}
+
+void write_search(const ReductionReport& r, std::ostream& md) {
+  if (!r.reduced_errors.empty()) {
+    md << "**Errors of the reduced model:**\n\n";
+    print_output_table(r.reduced_errors, md);
+    md << "\n";
+  }
+  md << "**Search:** " << r.checks << " checks (" << r.engine_runs << " engine runs, " << r.cache_hits
+     << " cache hits, " << r.slipped << " slipped, " << r.invalid << " invalid) in " << format_number(r.seconds)
+     << " s with -j " << r.jobs << ", strategy " << r.strategy << ".\n\n";
+}
+
+}  // namespace
+
+std::string report_markdown(const ReductionReport& r) {
+  std::ostringstream md;
+  md << "# " << to_string(r.failure.kind) << " on `" << r.engine << "`\n\n"
+     << "**Failure:** " << r.failure.to_string() << "\n\n";
+  if (!r.failure.message.empty()) md << "```\n" << r.failure.message << "\n```\n\n";
+  write_reduced_line(r, md);
+  write_what_does_not_matter(r, md);
+  write_reproduce(r, md);
+  write_search(r, md);
+  if (r.graph_svg) md << "![reduced graph](graph.svg)\n";
+  else md << "(graph.dot: install Graphviz `dot` for a picture)\n";
+  return md.str();
+}
+
+}  // namespace reduce

@@ -1,0 +1,160 @@
+// One reduction from the original's check to the written bundle.
+#include "session/session.h"
+
+#include <atomic>
+#include <thread>
+
+#include "oracle_test.h"
+#include "session/bundle.h"
+#include "session/journal.h"
+#include "session/verdict_report.h"
+#include "session_log.h"
+
+namespace reduce {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class Session {
+ public:
+  Session(Oracle& oracle, const Model& model, const SessionOptions& options, const SessionConsole& console,
+          std::stop_token stop)
+      : oracle_(oracle), model_(model), options_(options), log_(console),
+        // The caller's stop (Ctrl-C) stops this session; this session's own stop stops only itself.
+        on_caller_stop_(std::move(stop), [this] { stop_.store(true); }) {}
+
+  SessionOutcome run();
+
+ private:
+  Status prepare_start(ReduceOptions& ro);
+  ReduceOptions search_options();
+  void check_original();
+  void keep_improvement(const Candidate& c);
+  SessionOutcome write_result(const ReduceResult& result);
+  ReductionReport search_report(const ReduceResult& result, uint64_t engine_runs) const;
+
+  Oracle& oracle_;
+  const Model& model_;
+  const SessionOptions& options_;
+  SessionLog log_;
+  std::atomic<bool> stop_{false};
+  std::stop_callback<std::function<void()>> on_caller_stop_;
+  TargetGate gate_;
+  Verdict original_;
+  bool original_fails_ = false;
+  Status write_status_;  // the first failed write of a best-so-far model
+};
+
+SessionOutcome failed(Error error) {
+  SessionOutcome o;
+  o.status = SessionStatus::Failed;
+  o.error = std::move(error);
+  return o;
+}
+
+// --resume starts from the journal's last candidate; otherwise an old journal is removed.
+Status Session::prepare_start(ReduceOptions& ro) {
+  if (!options_.resume) {
+    std::error_code ec;
+    fs::remove(options_.out_dir / "journal", ec);
+    return {};
+  }
+  REDUCE_ASSIGN(ro.start, read_journal(options_.out_dir));
+  log_.line("reduce: resuming from " + std::to_string(candidate_size(model_, *ro.start)) + " nodes");
+  return {};
+}
+
+ReduceOptions Session::search_options() {
+  ReduceOptions ro = options_.reduce;
+  ro.on_improvement = [this](const Candidate& c) { keep_improvement(c); };
+  ro.on_progress = [this](const ReduceProgress& p) { log_.progress(p); };
+  ro.log = [this](std::string line) { log_.line(line); };
+  ro.stop = &stop_;
+  return ro;
+}
+
+// Each new best candidate is on disk at once: an interrupted reduction leaves a reproducer.
+void Session::keep_improvement(const Candidate& c) {
+  auto run = oracle_.materialize(c);
+  if (!run) return;
+  Status s = write_bundle_model(options_.out_dir, *run);
+  if (s.ok()) s = append_journal(options_.out_dir, c);
+  if (!s.ok() && write_status_.ok()) write_status_ = s;
+}
+
+// The original's verdict decides whether there is anything to reduce; meanwhile the reducer starts
+// its first checks, which wait for the verdict before they count.
+void Session::check_original() {
+  original_ = oracle_.evaluate(Candidate::whole(model_.graph), &stop_);
+  original_fails_ = !original_.invalid && !original_.cancelled && original_.signature.fails();
+  if (original_fails_) {
+    oracle_.set_target(original_.signature);
+    log_.line("reduce: failure to keep: " + original_.signature.to_string());
+  } else {
+    log_.silence();
+    stop_.store(true);  // calls off this session only
+  }
+  gate_.open(original_fails_);
+}
+
+SessionOutcome Session::run() {
+  ReduceOptions ro = search_options();
+  if (Status s = prepare_start(ro); !s.ok()) return failed(s.error());
+  std::thread original_check([this] { check_original(); });
+  OracleTest test(oracle_, gate_, log_, ro.verbose, model_);
+  auto result = reduce_model(model_, test, ro);
+  original_check.join();
+  log_.finish();
+  SessionOutcome outcome;
+  outcome.original = original_;
+  if (original_.cancelled) outcome.status = SessionStatus::StoppedBeforeStart;
+  else if (original_.invalid) return failed(Error{options_.model_path.string(), original_.invalid_reason});
+  else if (!original_fails_) outcome.status = SessionStatus::DoesNotFail;
+  else if (!result) return failed(result.error().at(options_.model_path.string()));
+  else if (!write_status_.ok()) return failed(write_status_.error());
+  else return write_result(*result);
+  return outcome;
+}
+
+ReductionReport Session::search_report(const ReduceResult& result, uint64_t engine_runs) const {
+  ReductionReport r;
+  r.model_path = options_.model_path.string();
+  r.command = options_.command_line;
+  r.strategy = options_.reduce.strategy;
+  r.jobs = options_.reduce.jobs;
+  r.original_nodes = count_nodes(model_.graph);
+  r.checks = result.checks;
+  r.engine_runs = engine_runs;
+  r.cache_hits = result.cache_hits;
+  r.slipped = result.slipped;
+  r.invalid = result.invalid;
+  r.seconds = result.seconds;
+  r.one_minimal = result.one_minimal;
+  r.interrupted = result.stopped;
+  for (const auto& p : result.passes) r.passes.push_back({p.name, p.checks, p.successes, p.seconds});
+  return r;
+}
+
+SessionOutcome Session::write_result(const ReduceResult& result) {
+  // Runs that reached the engine: evaluations not answered from the cache and not refused before
+  // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
+  const OracleStatistics stats = oracle_.statistics();
+  ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
+  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report); !s.ok())
+    return failed(s.error());
+  SessionOutcome outcome;
+  outcome.status = SessionStatus::Reduced;
+  outcome.original = original_;
+  outcome.report = std::move(report);
+  return outcome;
+}
+
+}  // namespace
+
+SessionOutcome run_session(Oracle& oracle, const Model& model, const SessionOptions& options,
+                           const SessionConsole& console, std::stop_token stop) {
+  return Session(oracle, model, options, console, std::move(stop)).run();
+}
+
+}  // namespace reduce

@@ -1,0 +1,111 @@
+// `reduce batch` end to end: every model is its own reduction, so a model that does not fail, an
+// invalid model or a crashing engine gives its own row and never stops the models after it.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+#include "fault_models.h"
+#include "process_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::read_bytes;
+using testing::run_reduce;
+using testing::TempDir;
+using testing::write_bytes;
+
+struct Row {
+  std::string model, engine;
+};
+
+// A manifest of `rows` (models relative to the folder) in `dir`.
+std::string write_manifest(const TempDir& dir, const std::vector<Row>& rows) {
+  std::string tsv = "model\tengine\n";
+  for (const auto& r : rows) tsv += r.model + "\t" + r.engine + "\n";
+  write_bytes(dir / "manifest.tsv", tsv);
+  return (dir / "manifest.tsv").string();
+}
+
+// a.onnxtxt does not fail on its engine, b.onnxtxt (the same model) does.
+std::string passing_then_failing(const TempDir& dir) {
+  write_bytes(dir / "a.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "b.onnxtxt", testing::kBroadcastChain);
+  return write_manifest(dir, {{"a.onnxtxt", "ref"}, {"b.onnxtxt", "opt:fault=broadcast-batch1"}});
+}
+
+// summary.json's results by model file name.
+std::map<std::string, nlohmann::json> results_by_model(const std::filesystem::path& out) {
+  const auto summary = nlohmann::json::parse(read_bytes(out / "summary.json"));
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& r : summary.at("results"))
+    rows[std::filesystem::path(r.at("model").get<std::string>()).filename().string()] = r;
+  return rows;
+}
+
+TEST(BatchCli, EachRowIsRightForFailingPassingInvalidAndCrashingModels) {
+  TempDir dir;
+  write_bytes(dir / "failing.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "passing.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "invalid.onnx", "this is not a protobuf");
+  write_bytes(dir / "crashing.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "crash.sh", "#!/bin/sh\nkill -SEGV $$\n");
+  const std::string manifest = write_manifest(dir, {{"failing.onnxtxt", "opt:fault=broadcast-batch1"},
+                                                    {"passing.onnxtxt", "ref"},
+                                                    {"invalid.onnx", "opt"},
+                                                    {"crashing.onnxtxt", "check:sh " + (dir / "crash.sh").string()}});
+  const auto out = dir / "out";
+  auto r = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("4 models (2 reduced now, 0 already done, 1 without failure, 1 failed), 2 buckets"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("interrupted"), std::string::npos) << r.err;
+
+  auto rows = results_by_model(out);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows["failing.onnxtxt"].at("status"), "reduced");
+  EXPECT_EQ(rows["failing.onnxtxt"].at("failure"), "mismatch");
+  EXPECT_EQ(rows["failing.onnxtxt"].at("op_types"), "Mul:1");
+  EXPECT_EQ(rows["passing.onnxtxt"].at("status"), "no failure");
+  EXPECT_EQ(rows["invalid.onnx"].at("status"), "error (exit 2)");
+  EXPECT_EQ(rows["crashing.onnxtxt"].at("status"), "reduced");
+  EXPECT_EQ(rows["crashing.onnxtxt"].at("failure"), "crash: signal 11");
+  EXPECT_TRUE(std::filesystem::exists(out / "failing" / "model.onnx"));
+  EXPECT_TRUE(std::filesystem::exists(out / "crashing" / "model.onnx"));
+  EXPECT_FALSE(std::filesystem::exists(out / "passing" / "report.json"));
+}
+
+TEST(BatchCli, AModelThatDoesNotFailDoesNotStopTheNextOne) {
+  TempDir dir;
+  const std::string manifest = passing_then_failing(dir);
+  const auto out = dir / "out";
+  auto r = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("interrupted"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("2 models (1 reduced now, 0 already done, 1 without failure), 1 buckets"), std::string::npos)
+      << r.out;
+  auto rows = results_by_model(out);
+  EXPECT_EQ(rows["a.onnxtxt"].at("status"), "no failure");
+  EXPECT_EQ(rows["b.onnxtxt"].at("status"), "reduced");
+  EXPECT_EQ(rows["b.onnxtxt"].at("reduced_nodes"), 1);
+  // The bundle of b still fails on its own inputs.
+  auto check = run_reduce({"check", (out / "b" / "model.onnx").string(), "--engine", "opt:fault=broadcast-batch1",
+                           "--inputs", (out / "b" / "inputs").string()});
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+}
+
+TEST(BatchCli, ASecondRunSkipsTheReducedModelsAndRetriesTheOthers) {
+  TempDir dir;
+  const std::string manifest = passing_then_failing(dir);
+  const auto out = dir / "out";
+  ASSERT_EQ(run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"}).exit_code, 0);
+  auto again = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("2 models (0 reduced now, 1 already done, 1 without failure), 1 buckets"), std::string::npos)
+      << again.out;
+  EXPECT_EQ(results_by_model(out)["b.onnxtxt"].at("status"), "reduced");
+}
+
+}  // namespace
+}  // namespace reduce

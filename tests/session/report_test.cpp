@@ -1,0 +1,115 @@
+// The report model's JSON renderer and the journal: values read back exactly, keys keep their
+// names, a journal line cut short is skipped.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "session/journal.h"
+#include "session/report.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::read_bytes;
+using testing::TempDir;
+using testing::write_bytes;
+
+ReductionReport sample_report() {
+  ReductionReport r;
+  r.model_path = "m.onnx";
+  r.original_nodes = 50;
+  r.reduced_nodes = 2;
+  r.reduced_op_types = {{"Conv", 1}, {"BatchNormalization", 1}};
+  r.filled_weights = {{"w", 0.1}, {"b", 1.0 / 3.0}};
+  r.failure.kind = FailureKind::Mismatch;
+  r.checks = 61;
+  r.engine_runs = 39;
+  r.seconds = 0.068907333123456789;
+  r.passes = {{"certify", 3, 0, 1.2345678901234567e-05}};
+  return r;
+}
+
+TEST(ReportJson, DoublesReadBackExactly) {
+  const auto j = nlohmann::json::parse(report_json(sample_report()));
+  EXPECT_EQ(j.at("seconds").get<double>(), 0.068907333123456789);
+  EXPECT_EQ(j.at("reduced").at("filled_weights").at("b").get<double>(), 1.0 / 3.0);
+  EXPECT_EQ(j.at("passes").at(0).at("seconds").get<double>(), 1.2345678901234567e-05);
+}
+
+TEST(ReportJson, HasEveryKeyWithEngineRunsNextToChecks) {
+  const std::string text = report_json(sample_report());
+  const auto j = nlohmann::json::parse(text);
+  for (const char* key : {"original", "reduced", "failure", "engine", "reference", "tolerance", "strategy", "jobs",
+                          "checks", "engine_runs", "cache_hits", "slipped", "invalid", "seconds", "one_minimal",
+                          "interrupted", "passes", "command", "environment"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j.at("checks"), 61);
+  EXPECT_EQ(j.at("engine_runs"), 39);
+  EXPECT_NE(text.find("\"checks\": 61,\n  \"engine_runs\": 39,"), std::string::npos) << text;
+}
+
+TEST(ReportJson, InvalidUtf8InAnEngineMessageIsReplacedNotThrown) {
+  ReductionReport r = sample_report();
+  r.failure.message = "bad byte \xff here";
+  const auto j = nlohmann::json::parse(report_json(r));
+  EXPECT_NE(j.at("failure").at("message").get<std::string>().find("here"), std::string::npos);
+}
+
+TEST(Bucket, ReadsBackWhatItWrote) {
+  const BucketRecord b = bucket_record(sample_report(), "Conv<>(in).0\nBatchNormalization<>(0).0\n");
+  const auto back = parse_bucket(bucket_json_line(b));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->failure, "mismatch");
+  EXPECT_EQ(back->ops, "BatchNormalization:1 Conv:1");
+  EXPECT_EQ(back->form, b.form);
+  EXPECT_EQ(back->seconds, b.seconds);
+  EXPECT_FALSE(parse_bucket("failure mismatch\nnodes 50 2\n"));
+}
+
+TEST(Journal, ResumesFromTheLastCandidateWithOddNamesAndExactValues) {
+  TempDir dir;
+  CandidateSpec first;
+  first.nodes = {0, 1, 2};
+  CandidateSpec last;
+  last.nodes = {2};
+  last.frozen = {"a,b:c=d %e"};
+  last.outputs = {"y\ttab"};
+  last.input_shapes["x y"] = {1, 3};
+  last.filled["w:0"] = 0.1 + 0.2;
+  last.dropped_attributes = {{2, "kernel_shape"}};
+  ASSERT_TRUE(append_journal(dir.path(), first).ok());
+  ASSERT_TRUE(append_journal(dir.path(), last).ok());
+  auto read = read_journal(dir.path());
+  ASSERT_TRUE(read) << read.error().message();
+  EXPECT_EQ(read->nodes, last.nodes);
+  EXPECT_EQ(read->frozen, last.frozen);
+  EXPECT_EQ(read->outputs, last.outputs);
+  EXPECT_EQ(read->input_shapes, last.input_shapes);
+  EXPECT_EQ(read->filled.at("w:0"), 0.1 + 0.2);
+  EXPECT_EQ(read->dropped_attributes, last.dropped_attributes);
+}
+
+TEST(Journal, ALineCutShortIsSkipped) {
+  TempDir dir;
+  CandidateSpec c;
+  c.nodes = {4, 5};
+  ASSERT_TRUE(append_journal(dir.path(), c).ok());
+  std::ofstream(dir / "journal", std::ios::app) << "{\"candidate\": {\"nodes\": [4";
+  auto read = read_journal(dir.path());
+  ASSERT_TRUE(read) << read.error().message();
+  EXPECT_EQ(read->nodes, c.nodes);
+}
+
+TEST(Journal, MissingOrMalformedIsAnError) {
+  TempDir dir;
+  EXPECT_FALSE(read_journal(dir.path()));
+  write_bytes(dir / "journal", "candidate nodes=1,2\n");
+  auto read = read_journal(dir.path());
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message().find("malformed journal line"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reduce
