@@ -70,9 +70,9 @@ TEST(Bucket, ReadsBackWhatItWrote) {
 
 TEST(Journal, ResumesFromTheLastCandidateWithOddNamesAndExactValues) {
   TempDir dir;
-  CandidateSpec first;
+  Candidate first;
   first.nodes = {0, 1, 2};
-  CandidateSpec last;
+  Candidate last;
   last.nodes = {2};
   last.frozen = {"a,b:c=d %e"};
   last.outputs = {"y\ttab"};
@@ -93,7 +93,7 @@ TEST(Journal, ResumesFromTheLastCandidateWithOddNamesAndExactValues) {
 
 TEST(Journal, ALineCutShortIsSkipped) {
   TempDir dir;
-  CandidateSpec c;
+  Candidate c;
   c.nodes = {4, 5};
   ASSERT_TRUE(append_journal(dir.path(), c).ok());
   std::ofstream(dir / "journal", std::ios::app) << "{\"candidate\": {\"nodes\": [4";
