@@ -74,12 +74,6 @@ TEST(EngineSpec, ExternalEnginesAreTheOnesThatAreNotOurs) {
   for (const char* text : {"ref", "opt:fp16", "isolated:ref", "isolated:opt"}) EXPECT_FALSE(parsed(text).external()) << text;
 }
 
-TEST(EngineSpec, OutOfProcessEnginesAreCommandsScriptsAndWorkers) {
-  for (const char* text : {"cmd:x {outputs}", "check:x", "opencv", "isolated:ref"})
-    EXPECT_TRUE(parsed(text).runs_outside_process()) << text;
-  for (const char* text : {"ref", "opt", "opencv-inprocess"}) EXPECT_FALSE(parsed(text).runs_outside_process()) << text;
-}
-
 TEST(EngineSpec, UnknownKindListsTheKnownOnes) {
   const std::string what = problem("optimized:fp16");
   EXPECT_NE(what.find("unknown engine 'optimized'"), std::string::npos) << what;

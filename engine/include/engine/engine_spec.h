@@ -38,8 +38,6 @@ struct EngineSpec {
   // The engine that reads candidate models is not this project's own (a command, a check: script,
   // OpenCV), isolated or not: it gets only models the ONNX checker accepts.
   bool external() const;
-  // Runs in other processes (commands, scripts, workers): its crashes and hangs become errors.
-  bool runs_outside_process() const;
   // Reduced precision of the optimized engine (FP32 for every other engine).
   Precision precision() const;
 };

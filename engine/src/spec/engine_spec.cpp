@@ -97,11 +97,6 @@ bool EngineSpec::external() const {
   }
 }
 
-bool EngineSpec::runs_outside_process() const {
-  return kind == EngineKind::Cmd || kind == EngineKind::Check || kind == EngineKind::OpenCV ||
-         kind == EngineKind::Isolated;
-}
-
 Precision EngineSpec::precision() const {
   const EngineSpec& s = innermost();
   return s.kind == EngineKind::Opt ? s.opt.precision : Precision::FP32;
