@@ -13,7 +13,7 @@ namespace po = boost::program_options;
 void add_oracle_options(po::options_description& opts) {
   opts.add_options()
       ("engine", po::value<std::string>()->default_value("ref"),
-       "engine under test: ref, opt[:fp16|bf16,fault=A+B,no-PASS], opencv, cmd:TEMPLATE, check:TEMPLATE")
+       "engine under test: ref, opt[:fp16|bf16,fault=A+B,no-PASS], opencv, cmd:TEMPLATE, check:TEMPLATE, isolated:SPEC")
       ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values")
       ("atol", po::value<double>(), "absolute tolerance (default 1e-4; fp16 engines 1e-2, bf16 5e-2)")
       ("rtol", po::value<double>(), "relative tolerance (default 1e-3; fp16 engines 1e-2, bf16 5e-2)")
@@ -38,7 +38,11 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   OracleOptions o;
   o.engine = vm["engine"].as<std::string>();
   o.reference = vm["reference"].as<std::string>();
-  o.tolerance = default_tolerance(o.engine);
+  // Both specs are checked here, before the model is loaded or any engine runs.
+  auto engine = parse_engine_spec(o.engine);
+  if (!engine) return Error{"--engine", engine.error().message()};
+  if (auto reference = parse_engine_spec(o.reference); !reference) return Error{"--reference", reference.error().message()};
+  o.tolerance = default_tolerance(engine->precision());
   if (vm.count("atol")) o.tolerance.atol = vm["atol"].as<double>();
   if (vm.count("rtol")) o.tolerance.rtol = vm["rtol"].as<double>();
   if (o.tolerance.atol < 0 || o.tolerance.rtol < 0) return make_error("--atol and --rtol must not be negative");

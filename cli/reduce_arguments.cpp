@@ -80,8 +80,14 @@ std::variant<ReduceOptions, int> search_options(const po::variables_map& vm) {
   if (ro.jobs == 0 && vm["slots"].as<int>() > 0) ro.jobs = vm["slots"].as<int>();
   if (ro.jobs == 0) ro.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ro.strategy = vm["strategy"].as<std::string>();
-  if (vm.count("passes")) ro.passes = split_list(vm["passes"].as<std::string>());
-  if (vm.count("skip-passes")) ro.skip_passes = split_list(vm["skip-passes"].as<std::string>());
+  const auto chosen = vm.count("passes") ? split_list(vm["passes"].as<std::string>()) : std::vector<std::string>{};
+  const auto skipped = vm.count("skip-passes") ? split_list(vm["skip-passes"].as<std::string>()) : std::vector<std::string>{};
+  auto passes = select_passes(chosen, skipped);
+  if (!passes) {
+    std::cerr << "error: " << (select_passes(chosen).ok() ? "--skip-passes" : "--passes") << ": " << passes.error().message() << "\n";
+    return kExitUsage;
+  }
+  ro.passes = std::move(*passes);
   ro.seed = vm["seed"].as<uint64_t>();
   ro.verbose = vm.count("verbose") > 0;
   return ro;

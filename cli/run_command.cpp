@@ -49,7 +49,7 @@ std::string engine_help() {
   out += "opt passes (no-NAME disables one):\n";
   for (const auto& [name, help] : optimized_passes()) out += "  " + name + ": " + help + "\n";
   out += "opt faults (fault=NAME[+NAME...]):\n";
-  for (const auto& [name, help] : optimized_faults()) out += "  " + name + ": " + help + "\n";
+  for (const auto& f : faults()) out += "  " + std::string(f.name) + ": " + std::string(f.help) + "\n";
   return out;
 }
 

@@ -7,24 +7,33 @@
 #include <system_error>
 
 #include "core/model_io.h"
+#include "engine/fault.h"
 #include "triggers/triggers.h"
 
 namespace reduce::corpus {
 
 namespace {
 
-constexpr Family kFamilies[] = {
+// The spec of the optimized engine with one fault (and a precision): `opt:[PRECISION,]fault=NAME`.
+std::string fault_spec(Fault fault, std::string_view precision = "") {
+  return "opt:" + (precision.empty() ? std::string() : std::string(precision) + ",") + "fault=" + std::string(fault_name(fault));
+}
+
+const std::vector<Family>& family_table() {
+  static const std::vector<Family> table = {
 #define CORPUS_FAMILY(fault, stem, engine, kind, build, description) {fault, stem, engine, kind, build, description},
 #include "families.def"
 #undef CORPUS_FAMILY
-};
+  };
+  return table;
+}
 
 }  // namespace
 
-std::span<const Family> families() { return kFamilies; }
+std::span<const Family> families() { return family_table(); }
 
 const Family* find_family(std::string_view fault) {
-  for (const auto& f : kFamilies)
+  for (const auto& f : family_table())
     if (f.fault == fault) return &f;
   return nullptr;
 }

@@ -25,7 +25,7 @@ using BuildFn = void (*)(GraphBuilder& b, size_t target, Random& rng);
 struct Family {
   std::string_view fault;        // the --faults name: a fault of the catalog, or "fp16-overflow"
   std::string_view stem;         // file names are <stem>_<size>.onnx
-  std::string_view engine;       // the engine spec on which the models fail
+  std::string engine;            // the engine spec on which the models fail
   std::string_view kind;         // mismatch, nonfinite or error
   BuildFn build;
   std::string_view description;

@@ -30,21 +30,10 @@ const char* to_string(ErrorStat stat) {
   return "?";
 }
 
-Tolerance default_tolerance(std::string_view engine_spec) {
+Tolerance default_tolerance(Precision precision) {
   Tolerance t;
-  auto has = [&](std::string_view word) {
-    if (engine_spec.substr(0, 4) != "opt:") return false;
-    std::string_view rest = engine_spec.substr(4);
-    while (!rest.empty()) {
-      const size_t comma = rest.find(',');
-      if (rest.substr(0, comma) == word) return true;
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
-    }
-    return false;
-  };
-  if (has("fp16")) t.atol = t.rtol = 1e-2;
-  if (has("bf16")) t.atol = t.rtol = 5e-2;
+  if (precision == Precision::FP16) t.atol = t.rtol = 1e-2;
+  if (precision == Precision::BF16) t.atol = t.rtol = 5e-2;
   return t;
 }
 

@@ -18,8 +18,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
 // Declares new shapes for (sliced) inputs; inferred shapes of everything downstream are dropped.
 void redeclare_inputs(Model& model, const std::map<std::string, Shape, std::less<>>& shapes) {
   for (auto& vi : model.graph.inputs) {
@@ -44,9 +42,13 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   o->model_ = &model;
   o->inputs_ = std::move(inputs);
   o->options_ = std::move(options);
-  const std::string& spec = o->options_.engine;
-  o->external_ = starts_with(spec, "cmd:") || starts_with(spec, "check:") || spec == "opencv" ||
-                 starts_with(spec, "opencv:");
+  // An engine instance needs no spec: `engine` only names it then.
+  EngineSpec spec;
+  if (!o->options_.engine_instance) {
+    REDUCE_ASSIGN(spec, parse_engine_spec(o->options_.engine));
+  }
+  REDUCE_ASSIGN(const EngineSpec reference, parse_engine_spec(o->options_.reference));
+  o->external_ = !o->options_.engine_instance && spec.external();
   if (o->options_.slots < 1) return make_error("the number of slots must be at least 1");
   bool per_slot = false;
   for (const auto& e : o->options_.environment.env) per_slot |= e.find("{slot}") != std::string::npos;
@@ -57,18 +59,18 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
     o->slot_environments_.push_back(env);
     if (o->options_.engine_instance) {
       o->slot_engines_.push_back(o->options_.engine_instance);
-    } else if (!starts_with(spec, "check:")) {
+    } else if (spec.kind != EngineKind::Check) {
       REDUCE_ASSIGN(auto engine, make_engine(spec, env));
       o->slot_engines_.push_back(std::move(engine));
     }
   }
   o->slot_busy_.assign(slots, false);
   if (!o->slot_engines_.empty()) o->engine_ = o->slot_engines_[0];
-  if (starts_with(spec, "check:")) {
-    REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.substr(6)));
+  if (!o->options_.engine_instance && spec.kind == EngineKind::Check) {
+    REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.command));
     o->check_script_ = std::make_unique<CheckScript>(std::move(script));
   }
-  REDUCE_ASSIGN(o->reference_, make_engine(o->options_.reference, o->options_.environment));
+  REDUCE_ASSIGN(o->reference_, make_engine(reference, o->options_.environment));
   if (!o->options_.fail_regex.empty()) {
     try {
       o->fail_regex_ = std::regex(o->options_.fail_regex, std::regex::ECMAScript);

@@ -28,11 +28,6 @@ const std::vector<PassEntry>& pass_table() {
   return table;
 }
 
-bool known_pass(const std::string& name) {
-  const auto& t = pass_table();
-  return std::any_of(t.begin(), t.end(), [&](const PassEntry& e) { return name == e.name; });
-}
-
 bool contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
@@ -67,7 +62,33 @@ Status check_start(const Candidate& c, size_t node_count) {
   return {};
 }
 
+// The index of a pass in pass_table(), or an error naming it.
+Expected<size_t> pass_index(const std::string& name) {
+  const auto& t = pass_table();
+  for (size_t i = 0; i < t.size(); ++i)
+    if (name == t[i].name) return i;
+  return make_error("unknown pass '" + name + "' (see --print-passes)");
+}
+
 }  // namespace
+
+PassSelection::PassSelection() : runs_(pass_table().size(), true) {}
+
+size_t PassSelection::count() const { return static_cast<size_t>(std::count(runs_.begin(), runs_.end(), true)); }
+
+Expected<PassSelection> select_passes(const std::vector<std::string>& passes, const std::vector<std::string>& skip_passes) {
+  PassSelection selection;
+  if (!passes.empty()) selection.runs_.assign(selection.runs_.size(), false);
+  for (const auto& name : passes) {
+    REDUCE_ASSIGN(const size_t i, pass_index(name));
+    selection.runs_[i] = true;
+  }
+  for (const auto& name : skip_passes) {
+    REDUCE_ASSIGN(const size_t i, pass_index(name));
+    selection.runs_[i] = false;
+  }
+  return selection;
+}
 
 const std::vector<PassInfo>& reduce_passes() {
   static const std::vector<PassInfo> list = [] {
@@ -94,9 +115,6 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   const auto& strategies = reduce_strategies();
   if (!contains(strategies, options.strategy))
     return make_error("unknown strategy '" + options.strategy + "' (default, polygraphy-bisect, polygraphy-linear, ddmin)");
-  for (const auto* list : {&options.passes, &options.skip_passes})
-    for (const auto& name : *list)
-      if (!known_pass(name)) return make_error("unknown pass '" + name + "' (see --print-passes)");
   if (options.jobs < 1) return make_error("the number of jobs must be at least 1");
   REDUCE_ASSIGN(GraphIndex index, GraphIndex::build(model.graph));
   const size_t node_count = model.graph.nodes.size();
@@ -110,11 +128,9 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   r.log("reducing " + std::to_string(r.size()) + " nodes with strategy " + options.strategy);
   if (options.strategy == "default") {
     std::vector<const PassEntry*> selected;
-    for (const auto& e : pass_table())
-      if ((options.passes.empty() || contains(options.passes, e.name)) && !contains(options.skip_passes, e.name))
-        selected.push_back(&e);
-    const bool certifies = std::any_of(selected.begin(), selected.end(),
-                                       [](const PassEntry* e) { return std::string(e->name) == "certify"; });
+    for (size_t i = 0; i < pass_table().size(); ++i)
+      if (options.passes.runs(i)) selected.push_back(&pass_table()[i]);
+    const bool certifies = options.passes.runs(static_cast<size_t>(detail::PassId::run_certify));
     std::vector<Reduction::PassFunction> functions;
     for (const PassEntry* e : selected) functions.push_back(e->run);
     r.set_passes(std::move(functions));

@@ -1,6 +1,8 @@
 // `reduce check`, `reduce compare` and `reduce MODEL.onnx` end to end, on the optimized engine's faults.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fault_models.h"
 #include "process_support.h"
 
@@ -195,6 +197,35 @@ TEST(ReduceCli, ExitsWithThreeWhenTheModelDoesNotFail) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("does not fail"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir / "out" / "report.json"));
+}
+
+// Bad specs and pass names are usage errors found before anything is loaded: the model named here
+// does not exist, and the message is about the flag, in one line.
+TEST(CheckCli, AnUnknownFaultIsAUsageErrorListingTheKnownFaults) {
+  auto r = run_reduce({"check", "no-such-model.onnx", "--engine", "opt:fault=nonsense"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("error: --engine: opt:fault=nonsense: unknown fault 'nonsense' (known: broadcast-batch1, ", 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find("input-binding-order)"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(CheckCli, ABadReferenceSpecIsAUsageError) {
+  auto r = run_reduce({"compare", "no-such-model.onnx", "--engine", "opt", "--reference", "isolated:isolated:ref"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "error: --reference: isolated:isolated:ref: an isolated engine is already isolated\n");
+}
+
+TEST(ReduceCli, BadEngineSpecsAndPassNamesAreUsageErrorsBeforeAnyWork) {
+  auto engine = run_reduce({"no-such-model.onnx", "--engine", "cmd:"});
+  EXPECT_EQ(engine.exit_code, 2) << engine.err;
+  EXPECT_EQ(engine.err, "error: --engine: cmd:: 'cmd' needs a command template: cmd:TEMPLATE\n");
+  auto passes = run_reduce({"no-such-model.onnx", "--engine", "opt", "--passes", "node-removal,nonsense"});
+  EXPECT_EQ(passes.exit_code, 2) << passes.err;
+  EXPECT_EQ(passes.err, "error: --passes: unknown pass 'nonsense' (see --print-passes)\n");
+  auto skipped = run_reduce({"no-such-model.onnx", "--engine", "opt", "--skip-passes", "nonsense"});
+  EXPECT_EQ(skipped.exit_code, 2) << skipped.err;
+  EXPECT_EQ(skipped.err, "error: --skip-passes: unknown pass 'nonsense' (see --print-passes)\n");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/engine_spec.h"
+#include "engine/isolated_worker.h"
 #include "test_support.h"
 
 namespace reduce {
@@ -91,7 +92,7 @@ g (float[3] X) => (float[3] Y)
 }
 
 TEST(IsolatedEngine, ACrashIsReportedWithItsSignalAndTheNextRunGetsAFreshWorker) {
-  auto engine = make_engine("isolated:test-crash:11", test_worker());
+  auto engine = make_isolated_engine("test-crash:11", test_worker());
   ASSERT_TRUE(engine.ok()) << engine.error().message();
   Model m = parse_model(kIdentity);
   auto prepared = (*engine)->prepare(m);
@@ -107,7 +108,7 @@ TEST(IsolatedEngine, ACrashIsReportedWithItsSignalAndTheNextRunGetsAFreshWorker)
 }
 
 TEST(IsolatedEngine, AnAbortIsACrashBySigabrt) {
-  auto engine = make_engine("isolated:test-crash:6", test_worker());
+  auto engine = make_isolated_engine("test-crash:6", test_worker());
   ASSERT_TRUE(engine.ok());
   Model m = parse_model(kIdentity);
   auto prepared = (*engine)->prepare(m);
@@ -119,7 +120,7 @@ TEST(IsolatedEngine, AnAbortIsACrashBySigabrt) {
 }
 
 TEST(IsolatedEngine, AHangingRunIsKilledAtTheTimeout) {
-  auto engine = make_engine("isolated:test-hang", test_worker(0.5));
+  auto engine = make_isolated_engine("test-hang", test_worker(0.5));
   ASSERT_TRUE(engine.ok());
   Model m = parse_model(kIdentity);
   auto prepared = (*engine)->prepare(m);
@@ -133,7 +134,7 @@ TEST(IsolatedEngine, AHangingRunIsKilledAtTheTimeout) {
 }
 
 TEST(IsolatedEngine, ConcurrentRunsUseSeparateWorkers) {
-  auto engine = make_engine("isolated:test-crash:11", test_worker());
+  auto engine = make_isolated_engine("test-crash:11", test_worker());
   ASSERT_TRUE(engine.ok());
   Model m = parse_model(kIdentity);
   auto prepared = (*engine)->prepare(m);

@@ -32,7 +32,7 @@ TensorMap broadcast_inputs(int64_t batch) {
 
 TEST(OptimizedFaults, BroadcastBatch1GivesWrongValuesForAChannelBroadcastAtBatch1) {
   Model m = broadcast_model(1);
-  EXPECT_TRUE(report_of("opt:fault=broadcast-batch1", m).armed("broadcast-batch1"));
+  EXPECT_TRUE(report_of("opt:fault=broadcast-batch1", m).armed(Fault::BroadcastBatch1));
   const TensorMap in = broadcast_inputs(1);
   EXPECT_GT(max_abs_diff(run_spec("ref", m, in).at("Y"), run_spec("opt:fault=broadcast-batch1", m, in).at("Y")), 0.01);
 }
@@ -46,14 +46,14 @@ g (float[1, 3, 2, 4] X, float[1, 1, 2, 4] B) => (float[1, 3, 2, 4] Y)
   Y = Relu(s)
 }
 )");
-  EXPECT_TRUE(report_of("opt:fault=broadcast-batch1", m).armed("broadcast-batch1"));
+  EXPECT_TRUE(report_of("opt:fault=broadcast-batch1", m).armed(Fault::BroadcastBatch1));
   const TensorMap in = broadcast_inputs(1);
   EXPECT_GT(max_abs_diff(run_spec("ref", m, in).at("Y"), run_spec("opt:fault=broadcast-batch1", m, in).at("Y")), 0.01);
 }
 
 TEST(OptimizedFaults, BroadcastBatch1IsSilentAtBatch2) {
   Model m = broadcast_model(2);
-  EXPECT_FALSE(report_of("opt:fault=broadcast-batch1", m).armed("broadcast-batch1"));
+  EXPECT_FALSE(report_of("opt:fault=broadcast-batch1", m).armed(Fault::BroadcastBatch1));
   expect_matches_reference("opt:fault=broadcast-batch1", m, broadcast_inputs(2), 0);
 }
 
@@ -79,14 +79,14 @@ TensorMap large_logits() {
 
 TEST(OptimizedFaults, AttentionUnstableSoftmaxGivesNaNForLargeLogits) {
   Model m = parse_model(kAttention);
-  EXPECT_TRUE(report_of("opt:fault=attention-unstable-softmax", m).armed("attention-unstable-softmax"));
+  EXPECT_TRUE(report_of("opt:fault=attention-unstable-softmax", m).armed(Fault::AttentionUnstableSoftmax));
   EXPECT_FALSE(has_nan_or_inf(run_spec("ref", m, large_logits()).at("Y")));
   EXPECT_TRUE(has_nan_or_inf(run_spec("opt:fault=attention-unstable-softmax", m, large_logits()).at("Y")));
 }
 
 TEST(OptimizedFaults, AttentionUnstableSoftmaxDisappearsWhenTheScoresAreRequested) {
   Model m = parse_model(kAttention);
-  EXPECT_FALSE(report_of("opt:fault=attention-unstable-softmax", m, {"Y", "probs"}).armed("attention-unstable-softmax"));
+  EXPECT_FALSE(report_of("opt:fault=attention-unstable-softmax", m, {"Y", "probs"}).armed(Fault::AttentionUnstableSoftmax));
   RunOptions both;
   both.outputs = {"Y", "probs"};
   expect_matches_reference("opt:fault=attention-unstable-softmax", m, large_logits(), 1e-5, both);
@@ -117,14 +117,14 @@ TensorMap flat_row() { return {{"X", floats({2, 4}, {3, 3, 3, 3, 1, 2, 3, 4})}};
 
 TEST(OptimizedFaults, LayerNormDropEpsGivesNaNOnAZeroVarianceRow) {
   Model m = parse_model(kLayerNorm);
-  EXPECT_TRUE(report_of("opt:fault=layernorm-drop-eps", m).armed("layernorm-drop-eps"));
+  EXPECT_TRUE(report_of("opt:fault=layernorm-drop-eps", m).armed(Fault::LayerNormDropEps));
   EXPECT_FALSE(has_nan_or_inf(run_spec("ref", m, flat_row()).at("Y")));
   EXPECT_TRUE(has_nan_or_inf(run_spec("opt:fault=layernorm-drop-eps", m, flat_row()).at("Y")));
 }
 
 TEST(OptimizedFaults, LayerNormDropEpsDisappearsWhenAnIntermediateIsRequested) {
   Model m = parse_model(kLayerNorm);
-  EXPECT_FALSE(report_of("opt:fault=layernorm-drop-eps", m, {"Y", "var"}).armed("layernorm-drop-eps"));
+  EXPECT_FALSE(report_of("opt:fault=layernorm-drop-eps", m, {"Y", "var"}).armed(Fault::LayerNormDropEps));
   RunOptions both;
   both.outputs = {"Y", "var"};
   expect_matches_reference("opt:fault=layernorm-drop-eps", m, flat_row(), 1e-5, both);
@@ -144,7 +144,7 @@ g (float[1, 1, 3, 3] X) => (float[1, 2, 3, 3] Y)
 
 TEST(OptimizedFaults, ConvBnFoldEpsGivesWrongValuesWhenTheVarianceIsSmall) {
   Model m = parse_model(kConvBn);
-  EXPECT_TRUE(report_of("opt:fault=conv-bn-fold-eps", m).armed("conv-bn-fold-eps"));
+  EXPECT_TRUE(report_of("opt:fault=conv-bn-fold-eps", m).armed(Fault::ConvBnFoldEps));
   const TensorMap in = {{"X", ramp({1, 1, 3, 3})}};
   // Channel 0: 1/sqrt(0.0001) = 100 instead of 1/sqrt(0.0101) ~ 9.95.
   EXPECT_GT(max_abs_diff(run_spec("ref", m, in).at("Y"), run_spec("opt:fault=conv-bn-fold-eps", m, in).at("Y")), 1.0);
@@ -152,7 +152,7 @@ TEST(OptimizedFaults, ConvBnFoldEpsGivesWrongValuesWhenTheVarianceIsSmall) {
 
 TEST(OptimizedFaults, ConvBnFoldEpsDisappearsWhenTheConvOutputIsRequested) {
   Model m = parse_model(kConvBn);
-  EXPECT_FALSE(report_of("opt:fault=conv-bn-fold-eps", m, {"Y", "c"}).armed("conv-bn-fold-eps"));
+  EXPECT_FALSE(report_of("opt:fault=conv-bn-fold-eps", m, {"Y", "c"}).armed(Fault::ConvBnFoldEps));
   RunOptions both;
   both.outputs = {"Y", "c"};
   expect_matches_reference("opt:fault=conv-bn-fold-eps", m, {{"X", ramp({1, 1, 3, 3})}}, 1e-5, both);
@@ -196,14 +196,14 @@ g (float[1, 1, 2, 3] X) => (float[1, 1, 4, 6] Y)
 
 TEST(OptimizedFaults, ResizeHalfPixelShiftsALinearHalfPixelResize) {
   Model m = resize_model("linear", "half_pixel");
-  EXPECT_TRUE(report_of("opt:fault=resize-half-pixel", m).armed("resize-half-pixel"));
+  EXPECT_TRUE(report_of("opt:fault=resize-half-pixel", m).armed(Fault::ResizeHalfPixel));
   const TensorMap in = {{"X", floats({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6})}};
   EXPECT_GT(max_abs_diff(run_spec("ref", m, in).at("Y"), run_spec("opt:fault=resize-half-pixel", m, in).at("Y")), 0.1);
 }
 
 TEST(OptimizedFaults, ResizeHalfPixelIsSilentForOtherModesAndCoordinates) {
   const TensorMap in = {{"X", floats({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6})}};
-  EXPECT_FALSE(report_of("opt:fault=resize-half-pixel", resize_model("linear", "align_corners")).armed("resize-half-pixel"));
+  EXPECT_FALSE(report_of("opt:fault=resize-half-pixel", resize_model("linear", "align_corners")).armed(Fault::ResizeHalfPixel));
   expect_matches_reference("opt:fault=resize-half-pixel", resize_model("linear", "align_corners"), in, 0);
   expect_matches_reference("opt:fault=resize-half-pixel", resize_model("nearest", "half_pixel"), in, 0);
 }
@@ -219,7 +219,7 @@ g (float[2] b, float[2] a) => (float[2] Y)
 
 TEST(OptimizedFaults, InputBindingOrderBindsByAlphabeticalPosition) {
   Model m = parse_model(kTwoInputs);
-  EXPECT_TRUE(report_of("opt:fault=input-binding-order", m).armed("input-binding-order"));
+  EXPECT_TRUE(report_of("opt:fault=input-binding-order", m).armed(Fault::InputBindingOrder));
   const TensorMap in = {{"a", floats({2}, {1, 2})}, {"b", floats({2}, {10, 20})}};
   EXPECT_EQ(testing::values(run_spec("ref", m, in).at("Y")), (std::vector<float>{9, 18}));
   // "a" (first alphabetically) is bound to the first declared input, b.
@@ -234,7 +234,7 @@ g (float[2] b) => (float[2] Y)
   Y = Neg(b)
 }
 )");
-  EXPECT_FALSE(report_of("opt:fault=input-binding-order", m).armed("input-binding-order"));
+  EXPECT_FALSE(report_of("opt:fault=input-binding-order", m).armed(Fault::InputBindingOrder));
   expect_matches_reference("opt:fault=input-binding-order", m, {{"b", floats({2}, {1, 2})}}, 0);
 }
 

@@ -16,7 +16,7 @@ TEST(OptimizedOptions, ParsesPrecisionFaultsAndDisabledPasses) {
   auto o = parse_optimized_options("bf16,fault=broadcast-batch1+layernorm-drop-eps,no-constant-folding");
   ASSERT_TRUE(o.ok()) << o.error().message();
   EXPECT_EQ(o->precision, Precision::BF16);
-  EXPECT_EQ(o->faults, (std::vector<std::string>{"broadcast-batch1", "layernorm-drop-eps"}));
+  EXPECT_EQ(o->faults, (std::vector<Fault>{Fault::BroadcastBatch1, Fault::LayerNormDropEps}));
   EXPECT_EQ(o->disabled_passes, (std::vector<std::string>{"constant-folding"}));
   EXPECT_EQ(parse_optimized_options("fp16")->precision, Precision::FP16);
   EXPECT_EQ(parse_optimized_options("")->precision, Precision::FP32);

@@ -133,9 +133,12 @@ TEST(Comparison, ShapeDifferenceIsReportedNotCompared) {
 }
 
 TEST(Comparison, Fp16EnginesGetLooserDefaults) {
-  EXPECT_EQ(default_tolerance("ref").atol, 1e-4);
-  EXPECT_EQ(default_tolerance("opt:fp16,fault=x").rtol, 1e-2);
-  EXPECT_EQ(default_tolerance("opt:bf16").atol, 5e-2);
+  auto precision = [](std::string_view spec) { return parse_engine_spec(spec).value().precision(); };
+  EXPECT_EQ(default_tolerance(precision("ref")).atol, 1e-4);
+  EXPECT_EQ(default_tolerance(precision("opt:fp16,fault=broadcast-batch1")).rtol, 1e-2);
+  EXPECT_EQ(default_tolerance(precision("opt:bf16")).atol, 5e-2);
+  EXPECT_EQ(default_tolerance(precision("isolated:opt:fp16")).rtol, 1e-2);  // the precision of the wrapped engine
+  EXPECT_EQ(default_tolerance(precision("opt:fp16,fp32")).atol, 1e-4);      // the last precision given wins
 }
 
 TEST(Signature, NormalizationMasksNumbersAddressesPathsAndGraphNames) {
@@ -310,6 +313,42 @@ g (float[2, 3] X) => (float[2, 3] y)
   EXPECT_NE(candidate_hash(c), candidate_hash(Candidate{{0, 1}, {}, {}, {}, {{"w", 0.0}}, {{1, "alpha"}}}));
   // Filling what is not a kept initializer is refused, not ignored.
   EXPECT_FALSE(oracle->materialize(Candidate{{1}, {}, {}, {}, {{"w", 1.0}}, {}}).ok());
+}
+
+// A model the ONNX checker refuses (an attribute Relu does not have) that the reference still runs.
+const char* kUncheckable = R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[2, 3] X) => (float[2, 3] Y)
+{
+  Y = Relu <no_such_attribute = 1> (X)
+}
+)";
+
+Verdict verdict_on(const Model& m, const std::string& spec) {
+  OracleOptions o;
+  o.engine = spec;
+  o.environment.worker_program = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  auto oracle = Oracle::create(m, {{"X", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, o);
+  EXPECT_TRUE(oracle.ok()) << oracle.error().message();
+  return oracle.ok() ? (*oracle)->evaluate({}) : Verdict{};
+}
+
+TEST(Oracle, ExternalEnginesGetOnlyModelsTheOnnxCheckerAccepts) {
+  Model m = parse_model(kUncheckable);
+  // The command would fail if it ran: the checker refuses the candidate first.
+  const Verdict cmd = verdict_on(m, "cmd:false {model} {inputs} {outputs}");
+  EXPECT_TRUE(cmd.invalid);
+  EXPECT_EQ(cmd.invalid_reason.rfind("ONNX checker:", 0), 0u) << cmd.invalid_reason;
+  // Isolated or not, the engine reading the model is the same command: the same gate.
+  const Verdict isolated = verdict_on(m, "isolated:cmd:false {model} {inputs} {outputs}");
+  EXPECT_TRUE(isolated.invalid);
+  EXPECT_EQ(isolated.invalid_reason, cmd.invalid_reason);
+  // Our own engines run what the reference runs.
+  for (const char* own : {"ref", "opt"}) {
+    const Verdict v = verdict_on(m, own);
+    EXPECT_FALSE(v.invalid) << own << ": " << v.invalid_reason;
+    EXPECT_EQ(v.signature.kind, FailureKind::None) << own;
+  }
 }
 
 TEST(Oracle, LayerwiseComparisonFindsTheFirstDivergingValue) {

@@ -111,7 +111,7 @@ TEST(Reducer, FirstDivergenceFindsTheFailingNodeWhenOutputsCanBeMarked) {
     return false;
   });
   ReduceOptions opts;
-  opts.passes = {"first-divergence", "certify"};
+  opts.passes = select_passes({"first-divergence", "certify"}).value();
   auto r = run(m, t, opts);
   log_counts("residual 30, first divergence at b17", r);
   EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"b17"}));
@@ -126,7 +126,7 @@ TEST(Reducer, FirstDivergenceGoesStraightToTheFirstValueTheTestReportsWrong) {
   });
   t.failing_outputs = wrong;
   ReduceOptions opts;
-  opts.passes = {"first-divergence"};
+  opts.passes = select_passes({"first-divergence"}).value();
   auto r = run(m, t, opts);
   EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"b17"}));
   // The fully marked model, the prefix ending at b17, b17 with its ancestors (no bisection),
@@ -392,7 +392,7 @@ slopes (float[2] x) => (float[2] c)
     return v.has("a") && v.has("b") && v.has("c") && v.candidate.dropped_attributes.size() <= 2;
   });
   ReduceOptions opts;
-  opts.passes = {"drop-attributes"};
+  opts.passes = select_passes({"drop-attributes"}).value();
   auto r = run(m, t, opts);
   // In order: the first two are accepted, the third would make three.
   EXPECT_EQ(r.best.dropped_attributes, (std::vector<std::pair<size_t, std::string>>{{0, "alpha"}, {1, "alpha"}}));
@@ -409,18 +409,33 @@ TEST(Reducer, PassListComesFromTheDefFile) {
   Model m = parse_model(testing::chain_model_text(5));
   SyntheticTest t(m, needs({"n1"}));
   ReduceOptions opts;
-  opts.passes = {"no-such-pass"};
-  EXPECT_FALSE(reduce_model(m, t, opts).ok());
-  opts.passes = {};
+  EXPECT_FALSE(select_passes({"no-such-pass"}).ok());
+  EXPECT_FALSE(select_passes({}, {"no-such-pass"}).ok());
   opts.strategy = "no-such-strategy";
   EXPECT_FALSE(reduce_model(m, t, opts).ok());
+}
+
+TEST(Reducer, PassSelectionIsResolvedFromNamesOnce) {
+  EXPECT_EQ(PassSelection().count(), reduce_passes().size());
+  auto only = select_passes({"node-removal", "certify"}, {"certify"});
+  ASSERT_TRUE(only.ok());
+  EXPECT_EQ(only->count(), 1u);
+  for (size_t i = 0; i < reduce_passes().size(); ++i)
+    EXPECT_EQ(only->runs(i), std::string(reduce_passes()[i].name) == "node-removal") << reduce_passes()[i].name;
+  auto skip = select_passes({}, {"certify"});
+  ASSERT_TRUE(skip.ok());
+  EXPECT_EQ(skip->count(), reduce_passes().size() - 1);
+  EXPECT_FALSE(skip->runs(reduce_passes().size() - 1));  // certify is the last pass
+  auto bad = select_passes({"first-divergence", "nonsense"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().what, "unknown pass 'nonsense' (see --print-passes)");
 }
 
 TEST(Reducer, WithoutCertifyTheResultIsNotClaimedOneMinimal) {
   Model m = parse_model(testing::chain_model_text(60));
   SyntheticTest t(m, needs({"n7", "n40"}));
   ReduceOptions opts;
-  opts.skip_passes = {"certify"};
+  opts.passes = select_passes({}, {"certify"}).value();
   auto r = run(m, t, opts);
   EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n7", "n40"}));
   EXPECT_FALSE(r.one_minimal);

@@ -1,5 +1,6 @@
 // Engine specs: the strings that name an engine everywhere (`ref`, `opt:fp16,fault=...`, `opencv`,
-// `cmd:TEMPLATE`), and the one factory that turns a spec into an Engine.
+// `cmd:TEMPLATE`, `isolated:SPEC`), parsed once into an EngineSpec, and the one factory that turns
+// a spec into an Engine.
 #pragma once
 
 #include <filesystem>
@@ -11,8 +12,44 @@
 
 #include "core/status.h"
 #include "engine/engine.h"
+#include "engine/optimized.h"
 
 namespace reduce {
+
+enum class EngineKind {
+  Ref,              // `ref`: the reference interpreter
+  Opt,              // `opt[:OPTIONS]`: the optimized engine
+  OpenCV,           // `opencv`: OpenCV DNN in a worker process
+  OpenCVInProcess,  // `opencv-inprocess`: OpenCV DNN in this process
+  Cmd,              // `cmd:TEMPLATE`: a command per run
+  Check,            // `check:TEMPLATE`: a script that decides by itself (not an engine: no outputs)
+  Isolated,         // `isolated:SPEC`: SPEC in a worker process
+};
+
+// A parsed engine spec. Build one with parse_engine_spec; to_string gives it back in canonical form.
+struct EngineSpec {
+  EngineKind kind = EngineKind::Ref;
+  OptimizedOptions opt;                     // Opt: precision, faults, disabled passes
+  std::string command;                      // Cmd, Check: the command template (never empty)
+  std::shared_ptr<const EngineSpec> inner;  // Isolated: the spec the worker runs (never Isolated or Check)
+
+  // The spec that computes: the wrapped one for `isolated:`, else this one.
+  const EngineSpec& innermost() const { return inner ? inner->innermost() : *this; }
+  // The engine that reads candidate models is not this project's own (a command, a check: script,
+  // OpenCV), isolated or not: it gets only models the ONNX checker accepts.
+  bool external() const;
+  // Reduced precision of the optimized engine (FP32 for every other engine).
+  Precision precision() const;
+};
+
+// Parses a spec. Errors are one line naming the spec (Error::where) and the problem: unknown
+// engine, unknown option or fault (listing the known ones), options on an engine that takes none,
+// an empty template, `isolated:` of an isolated engine or of a check: script.
+Expected<EngineSpec> parse_engine_spec(std::string_view spec);
+// The canonical spec string; parse_engine_spec(to_string(s)) gives s back, and a spec written in
+// canonical form (`opt:fp16,fault=A+B,no-PASS`: precision, faults, passes) prints unchanged.
+std::string to_string(const EngineSpec& spec);
+bool operator==(const EngineSpec& a, const EngineSpec& b);
 
 // What the environment gives engines that run outside this process (`cmd:`), or in a worker.
 struct EngineEnvironment {
@@ -27,8 +64,10 @@ struct EngineEnvironment {
   std::filesystem::path worker_program;
 };
 
-// Builds the engine a spec names. Errors (one line) name the spec and the problem: unknown engine,
-// unknown option, engine not built in (e.g. `opencv` without OpenCV).
+// Builds the engine a spec names. Errors (one line) name the spec and the problem: a check: script
+// (not an engine), engine not built in (e.g. `opencv` without OpenCV), a bad command template.
+Expected<std::unique_ptr<Engine>> make_engine(const EngineSpec& spec, const EngineEnvironment& environment = {});
+// The same for a spec string (parse_engine_spec, then make_engine).
 Expected<std::unique_ptr<Engine>> make_engine(std::string_view spec, const EngineEnvironment& environment = {});
 
 // The engine kinds `make_engine` knows, with a one-line description each (for --help texts).

@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "engine/engine.h"
+#include "engine/fault.h"
 
 namespace reduce {
 
@@ -18,31 +19,35 @@ enum class Precision { FP32, FP16, BF16 };
 
 struct OptimizedOptions {
   Precision precision = Precision::FP32;
-  std::vector<std::string> faults;           // names from optimized_faults()
-  std::vector<std::string> disabled_passes;  // names from optimized_passes()
-  int threads = 0;                           // worker threads per run (0: all cores)
+  std::vector<Fault> faults;                 // in the order given, each once
+  std::vector<std::string> disabled_passes;  // names from optimized_passes(), each once
+  int threads = 0;                           // worker threads per run (0: all cores); not part of a spec
+
+  bool has(Fault fault) const;
 };
 
 // Parses the part of an engine spec after "opt:": a comma list of `fp32|fp16|bf16`,
 // `fault=NAME[+NAME...]` and `no-PASS`. Unknown words, faults and passes are one-line errors that
 // list the known ones.
 Expected<OptimizedOptions> parse_optimized_options(std::string_view options);
+// The canonical form of options (what parse_optimized_options reads back to the same options):
+// `[fp16|bf16][,fault=A+B][,no-PASS...]`, empty for the defaults.
+std::string to_string(const OptimizedOptions& options);
 
 std::unique_ptr<Engine> make_optimized_engine(const OptimizedOptions& options);
 
-// The passes in the order they run, and the faults, each with a one-line description.
+// The passes in the order they run, each with a one-line description (faults: engine/fault.h).
 std::vector<std::pair<std::string, std::string>> optimized_passes();
-std::vector<std::pair<std::string, std::string>> optimized_faults();
 
 // What the optimizer did for one requested output set.
 struct OptimizationReport {
   std::vector<std::pair<std::string, int>> rewrites;  // per pass, in run order: how often it fired
-  std::vector<std::string> armed_faults;  // requested faults whose trigger pattern is in the plan
+  std::vector<Fault> armed_faults;        // requested faults whose trigger pattern is in the plan (faults.def order)
   size_t nodes_before = 0;                // nodes of the graph (Constant included)
   size_t nodes_after = 0;                 // nodes of the optimized plan
 
   int fired(std::string_view pass) const;
-  bool armed(std::string_view fault) const;
+  bool armed(Fault fault) const;
   std::string to_string() const;  // one line: "constant-folding 3, conv-bn-fold 1, ...; faults: ..."
 };
 

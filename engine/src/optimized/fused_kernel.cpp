@@ -26,10 +26,6 @@ Expected<KernelPtr> make_reference_kernel(const Node& node, int64_t opset) {
   return factory(node, opset);
 }
 
-bool has_fault(const OptimizedOptions& options, std::string_view fault) {
-  return std::find(options.faults.begin(), options.faults.end(), fault) != options.faults.end();
-}
-
 Expected<Tensor> run_part(const Kernel& kernel, std::vector<const Tensor*> inputs, std::vector<bool> constant) {
   ChainContext ctx(std::move(inputs), std::move(constant), 1);
   REDUCE_TRY(kernel.compute(ctx));

@@ -28,8 +28,6 @@ FusedKernelFactory find_fused_kernel(const std::string& op_type);
 // The reference kernel of a node (errors name the op when there is none).
 Expected<KernelPtr> make_reference_kernel(const Node& node, int64_t opset);
 
-bool has_fault(const OptimizedOptions& options, std::string_view fault);
-
 // Runs a reference kernel on tensors held by a fused kernel (no executor frame, no subgraphs).
 class ChainContext : public KernelContext {
  public:

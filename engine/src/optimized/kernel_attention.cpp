@@ -79,7 +79,7 @@ Expected<KernelPtr> make_attention(const FusedKernelSpec& spec) {
   REDUCE_ASSIGN(KernelPtr scores, make_reference_kernel(matmul, spec.opset));
   REDUCE_ASSIGN(KernelPtr weighted, make_reference_kernel(matmul, spec.opset));
   return KernelPtr(new AttentionKernel(std::move(scores), std::move(weighted), static_cast<ScaleOp>(scale_op),
-                                       has_fault(spec.options, "attention-unstable-softmax")));
+                                       spec.options.has(Fault::AttentionUnstableSoftmax)));
 }
 
 }  // namespace reduce::opt

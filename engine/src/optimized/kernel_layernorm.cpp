@@ -100,7 +100,7 @@ Expected<KernelPtr> make_layernorm(const FusedKernelSpec& spec) {
   const Attribute* eps = spec.node.attribute("epsilon");
   const Attribute* axes = spec.node.attribute("axes");
   if (!eps || !axes || axes->i < 1) return make_error("LayerNorm needs epsilon and axes");
-  return KernelPtr(new LayerNormKernel(eps->f, static_cast<size_t>(axes->i), has_fault(spec.options, "layernorm-drop-eps")));
+  return KernelPtr(new LayerNormKernel(eps->f, static_cast<size_t>(axes->i), spec.options.has(Fault::LayerNormDropEps)));
 }
 
 }  // namespace reduce::opt

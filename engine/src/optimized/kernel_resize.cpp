@@ -12,7 +12,7 @@ bool resize_half_pixel_triggers(const Node& node, int64_t opset) {
 }
 
 Expected<KernelPtr> make_resize_kernel(const Node& node, int64_t opset, const OptimizedOptions& options) {
-  if (!has_fault(options, "resize-half-pixel") || !resize_half_pixel_triggers(node, opset))
+  if (!options.has(Fault::ResizeHalfPixel) || !resize_half_pixel_triggers(node, opset))
     return make_reference_kernel(node, opset);
   Node asymmetric = node;
   std::erase_if(asymmetric.attributes, [](const Attribute& a) { return a.name == "coordinate_transformation_mode"; });

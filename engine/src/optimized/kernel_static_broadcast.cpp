@@ -109,7 +109,7 @@ Expected<KernelPtr> make_static_broadcast(const FusedKernelSpec& spec) {
   bool specializable = out && !out->empty();
   for (int64_t d : out ? *out : Shape{}) specializable = specializable && d > 0;
   if (!specializable) return generic;
-  return KernelPtr(new StaticBroadcastKernel(arith, a->ints, b->ints, *out, has_fault(spec.options, "broadcast-batch1"),
+  return KernelPtr(new StaticBroadcastKernel(arith, a->ints, b->ints, *out, spec.options.has(Fault::BroadcastBatch1),
                                              std::move(generic)));
 }
 

@@ -72,7 +72,7 @@ class PlanBuilder {
       : model_(model), rounded_(rounded), types_(types), options_(options) {}
 
   Expected<std::shared_ptr<Plan>> build(const std::vector<std::string>& outputs) const {
-    if (options_.precision != Precision::FP32 && contains(options_.faults, "cast-fp16-conflict"))
+    if (options_.precision != Precision::FP32 && options_.has(Fault::CastFp16Conflict))
       REDUCE_TRY(check_cast_precision(model_.graph));
     auto plan = std::make_shared<Plan>();
     plan->model = std::make_unique<Model>(model_);
@@ -103,12 +103,12 @@ class PlanBuilder {
       if (it != rounded_.end() && init.tensor.shares_storage_with(it->second.first)) init.tensor = it->second.second;
       else REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
     }
-    std::set<std::string> armed = editor.armed_faults();
+    std::set<Fault> armed = editor.armed_faults();
     const int64_t opset = plan->model->opset("").value_or(0);
     for (const Node& n : graph.nodes)
-      if (contains(options_.faults, "resize-half-pixel") && resize_half_pixel_triggers(n, opset)) armed.insert("resize-half-pixel");
-    if (contains(options_.faults, "input-binding-order") && runtime_inputs(model_.graph).size() >= 2)
-      armed.insert("input-binding-order");
+      if (options_.has(Fault::ResizeHalfPixel) && resize_half_pixel_triggers(n, opset)) armed.insert(Fault::ResizeHalfPixel);
+    if (options_.has(Fault::InputBindingOrder) && runtime_inputs(model_.graph).size() >= 2)
+      armed.insert(Fault::InputBindingOrder);
     plan->report.armed_faults.assign(armed.begin(), armed.end());
     REDUCE_ASSIGN(plan->executor, ref::prepare_with_hooks(*plan->model, options_.threads, hooks(*plan, opset)));
     return plan;
@@ -185,7 +185,7 @@ class OptimizedModel : public OptimizedPreparedModel {
   // Fault input-binding-order: with two or more runtime inputs, the given tensors are taken in
   // alphabetical order of their names and bound to the inputs in declaration order.
   TensorMap bind(const TensorMap& inputs) const {
-    if (!contains(options_.faults, "input-binding-order")) return inputs;
+    if (!options_.has(Fault::InputBindingOrder)) return inputs;
     const auto declared = runtime_inputs(model_.graph);
     if (declared.size() < 2) return inputs;
     std::vector<const Tensor*> given;  // alphabetical: TensorMap is ordered by name
@@ -248,7 +248,7 @@ int OptimizationReport::fired(std::string_view pass) const {
   return 0;
 }
 
-bool OptimizationReport::armed(std::string_view fault) const {
+bool OptimizationReport::armed(Fault fault) const {
   return std::find(armed_faults.begin(), armed_faults.end(), fault) != armed_faults.end();
 }
 
@@ -257,7 +257,7 @@ std::string OptimizationReport::to_string() const {
   for (const auto& [name, n] : rewrites) out += " " + name + " " + std::to_string(n) + ",";
   out.pop_back();
   out += "; faults armed:";
-  for (const auto& f : armed_faults) out += " " + f;
+  for (Fault f : armed_faults) out += " " + std::string(fault_name(f));
   if (armed_faults.empty()) out += " none";
   return out;
 }

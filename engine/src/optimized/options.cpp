@@ -1,4 +1,4 @@
-// Parses `opt:OPTIONS` and lists the passes and faults (from passes.def and faults.def).
+// Parses and prints `opt:OPTIONS`, and lists the passes (from passes.def; faults: engine/fault.h).
 #include <algorithm>
 
 #include "engine/optimized.h"
@@ -13,28 +13,38 @@ std::vector<std::pair<std::string, std::string>> optimized_passes() {
   };
 }
 
-std::vector<std::pair<std::string, std::string>> optimized_faults() {
-  return {
-#define REDUCE_FAULT(name, help) {name, help},
-#include "faults.def"
-#undef REDUCE_FAULT
-  };
-}
+bool OptimizedOptions::has(Fault fault) const { return std::find(faults.begin(), faults.end(), fault) != faults.end(); }
 
 namespace {
 
-std::string name_list(const std::vector<std::pair<std::string, std::string>>& entries, const std::string& prefix = "") {
+std::string pass_names(const std::string& prefix = "") {
   std::string out;
-  for (const auto& [name, help] : entries) out += (out.empty() ? "" : ", ") + prefix + name;
+  for (const auto& [name, help] : optimized_passes()) out += (out.empty() ? "" : ", ") + prefix + name;
   return out;
 }
 
-bool known(const std::vector<std::pair<std::string, std::string>>& entries, std::string_view name) {
-  return std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.first == name; });
+bool known_pass(std::string_view name) {
+  const auto passes = optimized_passes();
+  return std::any_of(passes.begin(), passes.end(), [&](const auto& p) { return p.first == name; });
 }
 
-void add_unique(std::vector<std::string>& list, std::string_view name) {
-  if (std::find(list.begin(), list.end(), name) == list.end()) list.emplace_back(name);
+template <typename T, typename U>
+void add_unique(std::vector<T>& list, const U& item) {
+  if (std::find(list.begin(), list.end(), item) == list.end()) list.emplace_back(item);
+}
+
+// `A+B+...` after `fault=`.
+Status parse_faults(std::string_view names, std::vector<Fault>& out) {
+  size_t s = 0;
+  while (s <= names.size()) {
+    const size_t plus = std::min(names.find('+', s), names.size());
+    const std::string_view name = names.substr(s, plus - s);
+    s = plus + 1;
+    const std::optional<Fault> fault = find_fault(name);
+    if (!fault) return make_error("unknown fault '" + std::string(name) + "' (known: " + fault_names() + ")");
+    add_unique(out, *fault);
+  }
+  return {};
 }
 
 }  // namespace
@@ -53,26 +63,29 @@ Expected<OptimizedOptions> parse_optimized_options(std::string_view options) {
     if (word == "fp32") out.precision = Precision::FP32;
     else if (word == "fp16") out.precision = Precision::FP16;
     else if (word == "bf16") out.precision = Precision::BF16;
-    else if (word.substr(0, 6) == "fault=") {
-      std::string_view names = word.substr(6);
-      size_t s = 0;
-      while (s <= names.size()) {
-        const size_t plus = std::min(names.find('+', s), names.size());
-        const std::string_view fault = names.substr(s, plus - s);
-        s = plus + 1;
-        if (!known(optimized_faults(), fault))
-          return make_error("unknown fault '" + std::string(fault) + "' (known: " + name_list(optimized_faults()) + ")");
-        add_unique(out.faults, fault);
-      }
-    } else if (word.substr(0, 3) == "no-" && known(optimized_passes(), word.substr(3))) {
-      add_unique(out.disabled_passes, word.substr(3));
-    } else if (word.substr(0, 3) == "no-") {
-      return make_error("unknown pass '" + std::string(word.substr(3)) + "' (known: " + name_list(optimized_passes()) + ")");
-    } else {
+    else if (word.substr(0, 6) == "fault=") REDUCE_TRY(parse_faults(word.substr(6), out.faults));
+    else if (word.substr(0, 3) == "no-" && known_pass(word.substr(3))) add_unique(out.disabled_passes, word.substr(3));
+    else if (word.substr(0, 3) == "no-")
+      return make_error("unknown pass '" + std::string(word.substr(3)) + "' (known: " + pass_names() + ")");
+    else
       return make_error("unknown option '" + std::string(word) + "' (known: fp32, fp16, bf16, fault=NAME[+NAME...], " +
-                        name_list(optimized_passes(), "no-") + ")");
-    }
+                        pass_names("no-") + ")");
   }
+  return out;
+}
+
+std::string to_string(const OptimizedOptions& options) {
+  std::vector<std::string> words;
+  if (options.precision == Precision::FP16) words.push_back("fp16");
+  if (options.precision == Precision::BF16) words.push_back("bf16");
+  if (!options.faults.empty()) {
+    std::string faults = "fault=";
+    for (size_t i = 0; i < options.faults.size(); ++i) faults += (i ? "+" : "") + std::string(fault_name(options.faults[i]));
+    words.push_back(faults);
+  }
+  for (const auto& pass : options.disabled_passes) words.push_back("no-" + pass);
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ",") + w;
   return out;
 }
 

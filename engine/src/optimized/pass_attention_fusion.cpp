@@ -71,7 +71,7 @@ Expected<int> fuse_attention(PlanGraph& g) {
     attention.inputs = {scores->inputs[0], scores->inputs[1], g.node(*out).inputs[1], scale};
     attention.outputs = {g.node(*out).outputs[0]};
     attention.attributes = {int_attribute("scale_op", scale_op)};
-    if (g.fault("attention-unstable-softmax")) g.arm_fault("attention-unstable-softmax");
+    if (g.fault(Fault::AttentionUnstableSoftmax)) g.arm_fault(Fault::AttentionUnstableSoftmax);
     g.replace(nodes, std::move(attention));
     ++fused;
   }

@@ -31,8 +31,8 @@ Expected<int> fold_one(PlanGraph& g, size_t conv_index, size_t bn_index) {
     auto b = g.constant(conv.inputs[2])->data<float>();
     bias.assign(b.begin(), b.end());
   }
-  const bool drop_eps = g.fault("conv-bn-fold-eps");
-  if (drop_eps) g.arm_fault("conv-bn-fold-eps");
+  const bool drop_eps = g.fault(Fault::ConvBnFoldEps);
+  if (drop_eps) g.arm_fault(Fault::ConvBnFoldEps);
   REDUCE_ASSIGN(Tensor new_w, Tensor::allocate_uninitialized(DType::Float, w.shape()));
   REDUCE_ASSIGN(Tensor new_b, Tensor::allocate_uninitialized(DType::Float, {channels}));
   const size_t per_channel = static_cast<size_t>(w.elements() / static_cast<uint64_t>(channels));

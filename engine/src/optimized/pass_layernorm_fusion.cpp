@@ -133,7 +133,7 @@ Expected<int> fuse_layernorm(PlanGraph& g) {
     axes.kind = Attribute::Kind::Int;
     axes.i = static_cast<int64_t>(k);
     ln.attributes = {epsilon, axes};
-    if (g.fault("layernorm-drop-eps")) g.arm_fault("layernorm-drop-eps");
+    if (g.fault(Fault::LayerNormDropEps)) g.arm_fault(Fault::LayerNormDropEps);
     g.replace(nodes, std::move(ln));
     ++fused;
   }

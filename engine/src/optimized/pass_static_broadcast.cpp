@@ -59,8 +59,8 @@ Expected<int> specialize_broadcast(PlanGraph& g) {
     s.inputs = n.inputs;
     s.outputs = n.outputs;
     s.attributes = {ints_attribute("a_shape", *a), ints_attribute("b_shape", *b)};
-    if (g.fault("broadcast-batch1") && (broadcast_batch1_triggers(*a, *b, 0) || broadcast_batch1_triggers(*a, *b, 1)))
-      g.arm_fault("broadcast-batch1");
+    if (g.fault(Fault::BroadcastBatch1) && (broadcast_batch1_triggers(*a, *b, 0) || broadcast_batch1_triggers(*a, *b, 1)))
+      g.arm_fault(Fault::BroadcastBatch1);
     const size_t nodes[] = {i};
     g.replace(nodes, std::move(s));
     ++specialized;

@@ -16,10 +16,6 @@ PlanGraph::PlanGraph(Model& model, FusedParts& parts, const ValueTypes& types, c
   refresh();
 }
 
-bool PlanGraph::fault(std::string_view name) const {
-  return std::find(options_->faults.begin(), options_->faults.end(), name) != options_->faults.end();
-}
-
 void PlanGraph::refresh() {
   auto& nodes = model_->graph.nodes;
   if (!removed_.empty()) {

@@ -30,9 +30,9 @@ class PlanGraph {
   const Model& model() const { return *model_; }
   Graph& graph() { return model_->graph; }
   const OptimizedOptions& options() const { return *options_; }
-  bool fault(std::string_view name) const;
-  void arm_fault(const std::string& name) { armed_.insert(name); }
-  const std::set<std::string>& armed_faults() const { return armed_; }
+  bool fault(Fault fault) const { return options_->has(fault); }
+  void arm_fault(Fault fault) { armed_.insert(fault); }
+  const std::set<Fault>& armed_faults() const { return armed_; }
 
   // Rebuilds producer/consumer lookups and drops removed nodes; passes call it when they start.
   void refresh();
@@ -78,7 +78,7 @@ class PlanGraph {
   std::unordered_set<std::string> overridable_;
   std::unordered_map<std::string, size_t> initializers_;  // name -> index in graph().initializers  // initializers that are also graph inputs
   std::unordered_set<std::string> names_;
-  std::set<std::string> armed_;
+  std::set<Fault> armed_;
   size_t fresh_ = 0;
 };
 

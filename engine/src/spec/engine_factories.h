@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "engine/engine_spec.h"
+#include "engine/isolated_worker.h"
 
 namespace reduce {
 
@@ -15,9 +16,5 @@ Expected<std::unique_ptr<Engine>> make_command_engine(std::string_view command_t
 
 // `opencv`: OpenCV's DNN module in this process; an error when OpenCV was not found at build time.
 Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment& environment);
-
-// `isolated:SPEC`: runs SPEC in worker processes (`reduce __worker`), so crashes become errors.
-Expected<std::unique_ptr<Engine>> make_isolated_engine(std::string_view inner_spec,
-                                                       const EngineEnvironment& environment);
 
 }  // namespace reduce

@@ -8,6 +8,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "engine/optimized.h"
 
 namespace reduce {
 
@@ -29,8 +30,8 @@ struct Tolerance {
 
 // Default tolerances for an engine's precision: fp32 engines atol 1e-4 / rtol 1e-3; fp16 engines
 // atol 1e-2 / rtol 1e-2 (half has 11 significant bits: ~5e-4 per rounding, accumulated over layers);
-// bf16 engines atol 5e-2 / rtol 5e-2 (8 significant bits).
-Tolerance default_tolerance(std::string_view engine_spec);
+// bf16 engines atol 5e-2 / rtol 5e-2 (8 significant bits). The precision: EngineSpec::precision().
+Tolerance default_tolerance(Precision precision);
 
 struct OutputComparison {
   std::string name;

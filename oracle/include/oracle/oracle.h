@@ -29,8 +29,10 @@
 namespace reduce {
 
 struct OracleOptions {
-  std::string engine;             // spec of the engine under test
-  // When set, this engine is used instead of building `engine` from its spec (embedding, tests).
+  // Spec of the engine under test, as given (reports print it); create() parses it (EngineSpec).
+  std::string engine;
+  // When set, this engine is used instead of building `engine` from its spec (embedding, tests);
+  // `engine` then only names it.
   std::shared_ptr<Engine> engine_instance;
   std::string reference = "ref";  // spec of the engine that gives expected values
   EngineEnvironment environment;
@@ -143,7 +145,7 @@ class Oracle {
   std::unordered_set<std::string> names_;  // node and value names, masked in messages
   std::regex fail_regex_;
   bool has_fail_regex_ = false;
-  bool external_ = false;  // run the ONNX checker on candidates first
+  bool external_ = false;  // EngineSpec::external(): run the ONNX checker on candidates first
   FailureSignature target_;
   bool has_target_ = false;
   double reference_seconds_ = 0;

@@ -26,10 +26,27 @@ struct ReduceProgress {
   std::string pass;       // the pass or strategy step running
 };
 
+// Which passes of the default strategy run: one flag per entry of reduce_passes(), in that order.
+// Made from names once by select_passes; every pass by default.
+class PassSelection {
+ public:
+  PassSelection();  // every pass
+  bool runs(size_t pass) const { return runs_.at(pass); }  // `pass`: an index into reduce_passes()
+  size_t count() const;                                     // passes that run
+
+ private:
+  friend Expected<PassSelection> select_passes(const std::vector<std::string>&, const std::vector<std::string>&);
+  std::vector<bool> runs_;
+};
+
+// The passes named in `passes` (empty: every pass) minus those in `skip_passes`. An unknown name
+// is an error: "unknown pass 'NAME' (see --print-passes)".
+Expected<PassSelection> select_passes(const std::vector<std::string>& passes,
+                                      const std::vector<std::string>& skip_passes = {});
+
 struct ReduceOptions {
-  int jobs = 1;                          // tests in flight
-  std::vector<std::string> passes;       // default strategy: passes to run (empty: all default passes)
-  std::vector<std::string> skip_passes;  // default strategy: passes not to run
+  int jobs = 1;            // tests in flight
+  PassSelection passes;    // default strategy: the passes to run
   // "default", "polygraphy-bisect", "polygraphy-linear" or "ddmin" (see reduce_strategies()).
   std::string strategy = "default";
   uint64_t seed = 0;  // reserved for randomized minimizers; the current ones are deterministic
@@ -76,7 +93,7 @@ const std::vector<std::string>& reduce_strategies();
 size_t candidate_size(const Model& model, const Candidate& candidate);
 
 // Reduces `model`, whose whole-model candidate (all nodes, default outputs) or `options.start`
-// is assumed interesting. Fails for unknown pass/strategy names, an unindexable graph, or an
+// is assumed interesting. Fails for an unknown strategy name, an unindexable graph, or an
 // invalid start candidate; otherwise returns the smallest interesting candidate found.
 Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, const ReduceOptions& options);
 

@@ -125,11 +125,7 @@ void run_node_removal(Reduction& r) {
     phases.push_back({std::move(groups), 1});
   // Topological bands shrinking towards single nodes; the single-node round is certify's sweep
   // when that pass runs.
-  const auto& passes = r.options().passes;
-  const auto& skipped = r.options().skip_passes;
-  const bool certify_runs = (passes.empty() || std::find(passes.begin(), passes.end(), "certify") != passes.end()) &&
-                            std::find(skipped.begin(), skipped.end(), "certify") == skipped.end();
-  phases.push_back({{}, certify_runs ? size_t{2} : size_t{1}});
+  phases.push_back({{}, selected(r, PassId::run_certify) ? size_t{2} : size_t{1}});
   CddPlan plan(std::move(phases));
   run_removals(r, plan);
 }

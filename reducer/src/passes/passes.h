@@ -13,6 +13,16 @@ namespace reduce::detail {
 #include "passes.def"
 #undef REDUCER_PASS
 
+// A pass by its function's name (PassId::run_certify); the value is its index in reduce_passes().
+enum class PassId : size_t {
+#define REDUCER_PASS(name, function, help) function,
+#include "passes.def"
+#undef REDUCER_PASS
+};
+
+// Whether pass `id` runs in this reduction (ReduceOptions::passes).
+inline bool selected(const Reduction& r, PassId id) { return r.options().passes.runs(static_cast<size_t>(id)); }
+
 // Tries removing each group of units in order, each against the best candidate at that point
 // (llvm-reduce's chunk loop: the first interesting removal in order is committed, the scan goes
 // on after it). Groups already gone are skipped. Returns whether anything was committed.

@@ -1,0 +1,44 @@
+// make_engine: builds the engine a parsed spec names.
+#include "engine/engine_spec.h"
+#include "engine/optimized.h"
+#include "spec/engine_factories.h"
+
+namespace reduce {
+
+Expected<std::unique_ptr<Engine>> make_engine(const EngineSpec& spec, const EngineEnvironment& environment) {
+  switch (spec.kind) {
+    case EngineKind::Ref: return make_reference_engine(environment.threads);
+    case EngineKind::Opt: {
+      OptimizedOptions opt = spec.opt;
+      opt.threads = environment.threads;
+      return make_optimized_engine(opt);
+    }
+    case EngineKind::Cmd: return make_command_engine(spec.command, environment);
+    case EngineKind::OpenCV:
+      REDUCE_TRY(make_opencv_engine(environment));
+      return make_isolated_engine("opencv-inprocess", environment);
+    case EngineKind::OpenCVInProcess: return make_opencv_engine(environment);
+    case EngineKind::Isolated: return make_isolated_engine(to_string(*spec.inner), environment);
+    case EngineKind::Check:
+      return Error{to_string(spec), "a check: script decides by itself; it is not an engine that computes outputs"};
+  }
+  return Error{to_string(spec), "unknown engine kind"};
+}
+
+Expected<std::unique_ptr<Engine>> make_engine(std::string_view spec, const EngineEnvironment& environment) {
+  REDUCE_ASSIGN(EngineSpec parsed, parse_engine_spec(spec));
+  return make_engine(parsed, environment);
+}
+
+std::vector<std::pair<std::string, std::string>> engine_spec_help() {
+  return {{"ref", "the exact reference interpreter"},
+          {"opt[:OPTIONS]",
+           "the optimized engine: graph passes and fused kernels; OPTIONS is a comma list of fp32|fp16|bf16, "
+           "fault=NAME[+NAME...], no-PASS (docs/engine.md, docs/faults.md)"},
+          {"opencv", "OpenCV DNN (CPU), in a worker process so that its crashes become 'crash' errors"},
+          {"opencv-inprocess", "OpenCV DNN (CPU) in this process (faster; a crash ends the tool)"},
+          {"cmd:TEMPLATE", "a command that runs {model} on {inputs} (input_K.pb) and writes {outputs} (output_K.pb or NAME.npy)"},
+          {"isolated:SPEC", "engine SPEC in a worker process: crashes and hangs become errors"}};
+}
+
+}  // namespace reduce
