@@ -118,13 +118,18 @@ Status write_empty_zip(const fs::path& path) {
 
 Expected<std::vector<NamedTensor>> read_npz(const fs::path& path) {
   const std::string where = path.string();
-  std::error_code ec;
-  const uint64_t archive_size = fs::file_size(path, ec);
-  if (ec) return Error{where, "cannot open: " + ec.message()};
+  // Mapped (only regular files: a FIFO is refused, not waited on); libzip reads the map.
+  REDUCE_ASSIGN(auto file, MappedFile::open(path));
+  const uint64_t archive_size = file->bytes().size();
   if (archive_size == 0) return Error{where, "the file is empty"};
-  int code = 0;
-  ZipArchive zip(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(file->bytes().data(), archive_size, 0, &error);
+  ZipArchive zip(source ? zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error) : nullptr);
+  const int code = zip_error_code_zip(&error);
+  zip_error_fini(&error);
   if (!zip) {
+    if (source) zip_source_free(source);
     if (code == ZIP_ER_NOZIP) return Error{where, "not a zip archive (truncated, or not an .npz file?)"};
     return Error{where, "cannot open the archive: " + zip_error_text(code)};
   }
