@@ -324,5 +324,23 @@ TEST(NotRegularFiles, CheckAndRunExitTwoOnFifos) {
   EXPECT_NE(r.err.find(inputs.string() + ": is a FIFO, not a regular file"), std::string::npos) << r.err;
 }
 
+TEST(NotRegularFiles, AFifoInAConformanceFolderFailsThatTest) {
+  TempDir dir;
+  const fs::path test = dir / "suite" / "test_relu";
+  fs::create_directories(test / "test_data_set_0");
+  ASSERT_TRUE(save_model(testing::parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y)
+{
+  y = Relu(x)
+}
+)"), test / "model.onnx").ok());
+  ASSERT_TRUE(write_tensor_pb(test / "test_data_set_0" / "output_0.pb", "y", Tensor::allocate(DType::Float, {2}).value()).ok());
+  const fs::path fifo = make_fifo(test / "test_data_set_0" / "input_0.pb");
+  auto r = testing::run_reduce({"conformance", (dir / "suite").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find(fifo.string() + ": is a FIFO, not a regular file"), std::string::npos) << r.out << r.err;
+}
+
 }  // namespace
 }  // namespace reduce
