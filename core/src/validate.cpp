@@ -93,19 +93,32 @@ Status check_attributes(const Node& node) {
   return {};
 }
 
-Status validate_graph(const Graph& graph, const Model& model, int depth) {
-  if (depth > kMaxSubgraphDepth)
-    return make_error("subgraphs are nested more than " + std::to_string(kMaxSubgraphDepth) + " deep");
+// The deepest subgraph under `graph` (at `depth`), stopping once past kMaxSubgraphDepth.
+int subgraph_depth(const Graph& graph, int depth) {
+  int deepest = depth;
+  for (const Node& node : graph.nodes)
+    for (const Attribute& a : node.attributes) {
+      if (deepest > kMaxSubgraphDepth) return deepest;
+      if (a.g) deepest = std::max(deepest, subgraph_depth(*a.g, depth + 1));
+      for (const auto& g : a.graphs) deepest = std::max(deepest, subgraph_depth(*g, depth + 1));
+    }
+  return deepest;
+}
+
+// Problems inside a subgraph name the node that holds it: "node 'if_0' (If) subgraph 'then': ...".
+Status validate_graph(const Graph& graph, const Model& model) {
   for (const Node& node : graph.nodes) {
     auto fail = [&](const Error& e) { return Error{{}, node_label(node) + ": " + e.what}; };
     if (const auto* schema = schema_of(node, model.opset(node.domain).value_or(0)))
       if (Status s = check_arity(node, *schema); !s) return fail(s.error());
     if (Status s = check_attributes(node); !s) return fail(s.error());
     for (const Attribute& a : node.attributes) {
-      if (a.g)
-        if (Status s = validate_graph(*a.g, model, depth + 1); !s) return s;
-      for (const auto& g : a.graphs)
-        if (Status s = validate_graph(*g, model, depth + 1); !s) return s;
+      std::vector<const Graph*> subs;
+      if (a.g) subs.push_back(a.g.get());
+      for (const auto& g : a.graphs) subs.push_back(g.get());
+      for (const Graph* sub : subs)
+        if (Status s = validate_graph(*sub, model); !s)
+          return Error{{}, node_label(node) + " subgraph '" + sub->name + "': " + s.error().what};
     }
   }
   return {};
@@ -113,7 +126,11 @@ Status validate_graph(const Graph& graph, const Model& model, int depth) {
 
 }  // namespace
 
-Status validate_model(const Model& model) { return validate_graph(model.graph, model, 0); }
+Status validate_model(const Model& model) {
+  if (subgraph_depth(model.graph, 0) > kMaxSubgraphDepth)
+    return make_error("subgraphs are nested more than " + std::to_string(kMaxSubgraphDepth) + " deep");
+  return validate_graph(model.graph, model);
+}
 
 std::vector<bool> required_inputs(const Node& node, int64_t opset) {
   const onnx::OpSchema* schema = schema_of(node, opset);

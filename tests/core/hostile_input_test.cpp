@@ -237,6 +237,23 @@ TEST(SubgraphDepth, BinaryModelsNestedPastTheLimitAreRefusedWithTheReason) {
   }
 }
 
+TEST(Validation, ProblemsInsideSubgraphsNameTheEnclosingNode) {
+  Model m = nested_ifs_model(2);
+  // Subgraphs are shared and const: edit copies, innermost first.
+  Graph middle = *m.graph.nodes[0].attributes[0].g;
+  Graph innermost = *middle.nodes[0].attributes[0].g;
+  innermost.nodes[0].inputs = {""};
+  middle.nodes[0].name = "inner";
+  middle.nodes[0].attributes[0].g = std::make_shared<const Graph>(std::move(innermost));
+  m.graph.nodes[0].attributes[0].g = std::make_shared<const Graph>(std::move(middle));
+  m.graph.nodes[0].name = "outer";
+  Status s = validate_model(m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().what,
+            "node 'outer' (If) subgraph 'g_r1': node 'inner' (If) subgraph 'g_r0': node producing 'r0' (Identity): "
+            "input 0 is required");
+}
+
 TEST(SubgraphDepth, ValidationRefusesDeepModelsBuiltInMemory) {
   Status s = validate_model(nested_ifs_model(kMaxSubgraphDepth + 1));
   ASSERT_FALSE(s.ok());
