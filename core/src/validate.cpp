@@ -49,14 +49,24 @@ std::string ints_to_string(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-Status check_arity(const Node& node, const onnx::OpSchema& schema) {
+// Whether the ONNX library knows opset `opset` of the node's domain. For newer opsets the schema
+// found is an older version of the op: its required inputs still are, but newer versions may
+// take more inputs or outputs.
+bool opset_known(const Node& node, int64_t opset) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find(default_domain(node) ? std::string() : node.domain);
+  return it != ranges.end() && opset <= it->second.second;
+}
+
+Status check_arity(const Node& node, const onnx::OpSchema& schema, bool exact) {
   const size_t n = node.inputs.size();
-  if (n > static_cast<size_t>(schema.max_input()))
+  if (exact && n > static_cast<size_t>(schema.max_input()))
     return make_error("takes at most " + std::to_string(schema.max_input()) + " inputs, got " + std::to_string(n));
   const size_t checked = std::max(n, static_cast<size_t>(std::max(schema.min_input(), 0)));
   for (size_t k = 0; k < checked; ++k)
     if ((k >= n || node.inputs[k].empty()) && requires_input(schema, k))
       return make_error("input " + std::to_string(k) + " is required");
+  if (!exact) return {};
   const size_t m = node.outputs.size();
   if (m > static_cast<size_t>(schema.max_output()))
     return make_error("has " + std::to_string(m) + " outputs, at most " + std::to_string(schema.max_output()));
@@ -109,8 +119,9 @@ int subgraph_depth(const Graph& graph, int depth) {
 Status validate_graph(const Graph& graph, const Model& model) {
   for (const Node& node : graph.nodes) {
     auto fail = [&](const Error& e) { return Error{{}, node_label(node) + ": " + e.what}; };
-    if (const auto* schema = schema_of(node, model.opset(node.domain).value_or(0)))
-      if (Status s = check_arity(node, *schema); !s) return fail(s.error());
+    const int64_t opset = model.opset(node.domain).value_or(0);
+    if (const auto* schema = schema_of(node, opset))
+      if (Status s = check_arity(node, *schema, opset_known(node, opset)); !s) return fail(s.error());
     if (Status s = check_attributes(node); !s) return fail(s.error());
     for (const Attribute& a : node.attributes) {
       std::vector<const Graph*> subs;

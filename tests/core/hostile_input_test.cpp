@@ -254,6 +254,20 @@ TEST(Validation, ProblemsInsideSubgraphsNameTheEnclosingNode) {
             "input 0 is required");
 }
 
+TEST(Validation, OpsetsNewerThanTheOnnxLibraryMayAddInputsButKeepRequiredOnes) {
+  // ONNX 1.12 knows Pad up to opset 13 (three inputs); Pad-18 adds `axes`.
+  const char* kPad19 = R"(
+<ir_version: 9, opset_import: ["" : 19]>
+g (float[2, 3] X, int64[2] P, int64[1] A) => (float[2, 7] Y) { Y = Pad <mode = "wrap"> (X, P, , A) }
+)";
+  auto m = parse_model_text(kPad19);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  m->graph.nodes[0].inputs[1] = "";
+  Status s = validate_model(*m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().what, "node producing 'Y' (Pad): input 1 is required");
+}
+
 TEST(SubgraphDepth, ValidationRefusesDeepModelsBuiltInMemory) {
   Status s = validate_model(nested_ifs_model(kMaxSubgraphDepth + 1));
   ASSERT_FALSE(s.ok());
