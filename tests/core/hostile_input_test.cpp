@@ -151,15 +151,18 @@ TEST(BadAttributes, CheckExitsTwoEvenWhenTheNodeIsDead) {
 
 // A text model whose output comes from `depth` Ifs, each in the then-branch of the one before.
 std::string nested_ifs_text(int depth) {
-  std::string body = "r0 = Identity(X)";
+  // Level L wraps level L-1: its prefix, then the inner levels, then its suffix.
+  std::string prefixes, suffixes;
+  for (int level = depth; level >= 1; --level) {
+    const std::string l = std::to_string(level);
+    prefixes += "r" + l + " = If(C) <then_branch = t" + l + " () => (float[2] r" + std::to_string(level - 1) + ") { ";
+  }
   for (int level = 1; level <= depth; ++level) {
-    const std::string r = "r" + std::to_string(level);
-    body = r + " = If(C) <then_branch = t" + std::to_string(level) + " () => (float[2] r" + std::to_string(level - 1) +
-           ") { " + body + " }, else_branch = e" + std::to_string(level) + " () => (float[2] e" +
-           std::to_string(level) + ") { e" + std::to_string(level) + " = Identity(X) }>";
+    const std::string l = std::to_string(level);
+    suffixes += " }, else_branch = e" + l + " () => (float[2] e" + l + ") { e" + l + " = Identity(X) }>";
   }
   return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool C, float[2] X) => (float[2] r" + std::to_string(depth) +
-         ")\n{\n  " + body + "\n}\n";
+         ")\n{\n  " + prefixes + "r0 = Identity(X)" + suffixes + "\n}\n";
 }
 
 // The same model built in the IR (no parser involved), for binary files of any depth.
