@@ -8,8 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <random>
+#include <utility>
 
 namespace reduce {
 
@@ -19,36 +19,77 @@ MappedFile::~MappedFile() {
   if (data_ && size_) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
-Expected<std::shared_ptr<MappedFile>> MappedFile::open(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{path.string(), std::string("cannot open: ") + std::strerror(errno)};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Error{path.string(), "not a regular file"};
+namespace {
+
+// What a file that is not a regular file is, for errors.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// An open regular file and its size. Opening does not block (O_NONBLOCK: a FIFO without a writer
+// would wait forever) and anything but a regular file (FIFOs, /dev/zero, sockets) is refused.
+class RegularFile {
+ public:
+  static Expected<RegularFile> open(const fs::path& path) {
+    RegularFile f;
+    f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (f.fd_ < 0) return Error{path.string(), std::string("cannot open: ") + std::strerror(errno)};
+    struct stat st {};
+    if (::fstat(f.fd_, &st) != 0) return Error{path.string(), std::string("cannot open: ") + std::strerror(errno)};
+    if (!S_ISREG(st.st_mode))
+      return Error{path.string(), std::string("is ") + file_kind(st.st_mode) + ", not a regular file"};
+    f.size_ = static_cast<uint64_t>(st.st_size);
+    return f;
   }
+  RegularFile(RegularFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)), size_(other.size_) {}
+  RegularFile& operator=(RegularFile&&) = delete;
+  ~RegularFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int fd() const { return fd_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  RegularFile() = default;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+}  // namespace
+
+Expected<std::shared_ptr<MappedFile>> MappedFile::open(const fs::path& path) {
+  REDUCE_ASSIGN(RegularFile f, RegularFile::open(path));
   std::shared_ptr<MappedFile> file(new MappedFile());
   file->path_ = path;
-  file->size_ = static_cast<size_t>(st.st_size);
-  if (file->size_ > 0) {
-    void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      file->size_ = 0;
-      return Error{path.string(), std::string("cannot map: ") + std::strerror(err)};
-    }
+  if (f.size() > 0) {
+    void* p = ::mmap(nullptr, f.size(), PROT_READ, MAP_PRIVATE, f.fd(), 0);
+    if (p == MAP_FAILED) return Error{path.string(), std::string("cannot map: ") + std::strerror(errno)};
     file->data_ = static_cast<const std::byte*>(p);
+    file->size_ = f.size();
   }
-  ::close(fd);
   return file;
 }
 
-Expected<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path.string(), std::string("cannot open: ") + std::strerror(errno)};
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Error{path.string(), "read error"};
+Expected<std::string> read_file(const fs::path& path, uint64_t max_bytes) {
+  REDUCE_ASSIGN(RegularFile f, RegularFile::open(path));
+  if (f.size() > max_bytes)
+    return Error{path.string(), "the file has " + std::to_string(f.size()) + " bytes, more than the limit of " +
+                                    std::to_string(max_bytes)};
+  std::string text(f.size(), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::read(f.fd(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error{path.string(), std::string("read error: ") + std::strerror(errno)};
+    if (n == 0) break;  // the file shrank
+    done += static_cast<size_t>(n);
+  }
+  text.resize(done);
   return text;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/graph_index.h"
 #include "core/mapped_file.h"
+#include "core/validate.h"
 #include "onnx_convert.h"
 
 namespace reduce {
@@ -23,6 +24,36 @@ Status validate(const Model& m) {
   if (m.opset_imports.empty()) return make_error("the model imports no opset (is the file truncated?)");
   auto ix = GraphIndex::build(m.graph);
   if (!ix) return ix.error();
+  return validate_model(m);
+}
+
+// ONNX's text parser recurses once per bracket level (a subgraph body is one `{` level deeper);
+// text nested deeper than this is refused before the parser runs out of stack.
+constexpr int kMaxTextNesting = kMaxSubgraphDepth + 16;
+
+Status check_text_nesting(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  bool in_comment = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_comment) {
+      in_comment = c != '\n';
+    } else if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '#') {
+      in_comment = true;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '(' || c == '[') {
+      if (++depth > kMaxTextNesting)
+        return make_error("brackets are nested more than " + std::to_string(kMaxTextNesting) +
+                          " deep (subgraphs may nest " + std::to_string(kMaxSubgraphDepth) + " deep)");
+    } else if (c == '}' || c == ')' || c == ']') {
+      --depth;
+    }
+  }
   return {};
 }
 
@@ -51,13 +82,14 @@ Expected<Model> load_model(const fs::path& path) {
     return m;
   }
   onnx::ModelProto proto;
-  REDUCE_TRY(detail::parse_proto_file(path, proto, "an ONNX model (weights of 2 GB or more must be in external data)"));
+  REDUCE_TRY(detail::parse_model_file(path, proto));
   auto m = import_proto(proto, path.parent_path().empty() ? fs::path(".") : path.parent_path());
   if (!m) return m.error().at(where);
   return m;
 }
 
 Expected<Model> parse_model_text(std::string_view text, const fs::path& base_dir) {
+  REDUCE_TRY(check_text_nesting(text));
   onnx::ModelProto proto;
   try {
     const std::string owned(text);

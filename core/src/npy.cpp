@@ -10,6 +10,7 @@
 
 #include "core/mapped_file.h"
 #include "core/tensor_file.h"
+#include "npy_layout.h"
 
 namespace reduce {
 
@@ -213,7 +214,40 @@ std::string shape_literal(const Shape& shape) {
 
 }  // namespace
 
-Expected<Tensor> parse_npy(std::span<const std::byte> bytes, std::shared_ptr<const void> owner) {
+namespace {
+
+// The header of a .npy image: its parsed dict and the byte size of the header.
+struct NpyPrefix {
+  NpyHeader header;
+  size_t size = 0;
+};
+
+Expected<NpyPrefix> parse_prefix(std::span<const std::byte> bytes) {
+  REDUCE_ASSIGN(uint64_t size, detail::npy_header_size(bytes));
+  if (size > bytes.size()) return make_error("truncated .npy header");
+  const size_t prefix = bytes[6] == std::byte{1} ? 10 : 12;
+  const std::string_view text(reinterpret_cast<const char*>(&bytes[prefix]), size - prefix);
+  REDUCE_ASSIGN(NpyHeader h, HeaderParser(text).parse());
+  return NpyPrefix{std::move(h), static_cast<size_t>(size)};
+}
+
+std::string describe(const NpyHeader& h) {
+  return ".npy shape " + shape_to_string(h.shape) + " of " + std::string(dtype_name(h.dtype));
+}
+
+// The data size the header declares; `note` follows "is too large" when it cannot be represented.
+Expected<uint64_t> data_size(const NpyHeader& h, const std::string& note) {
+  const size_t esize = dtype_size(h.dtype);
+  REDUCE_ASSIGN(uint64_t n, element_count(h.shape));
+  if (n > std::numeric_limits<uint64_t>::max() / esize) return make_error(describe(h) + " is too large" + note);
+  return n * esize;
+}
+
+}  // namespace
+
+namespace detail {
+
+Expected<uint64_t> npy_header_size(std::span<const std::byte> bytes) {
   if (bytes.size() < kMagic.size() + 2 || std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) != 0)
     return make_error("not a .npy file (the magic string \\x93NUMPY is missing)");
   const auto major = static_cast<unsigned>(bytes[6]), minor = static_cast<unsigned>(bytes[7]);
@@ -222,20 +256,26 @@ Expected<Tensor> parse_npy(std::span<const std::byte> bytes, std::shared_ptr<con
   const size_t len_size = major == 1 ? 2 : 4;
   const size_t prefix = 8 + len_size;
   if (bytes.size() < prefix) return make_error("truncated .npy header");
-  const uint64_t header_len = read_le(&bytes[8], len_size);
-  if (header_len > bytes.size() - prefix) return make_error("truncated .npy header");
-  const std::string_view text(reinterpret_cast<const char*>(&bytes[prefix]), header_len);
-  REDUCE_ASSIGN(NpyHeader h, HeaderParser(text).parse());
+  return prefix + uint64_t{read_le(&bytes[8], len_size)};
+}
 
+Expected<uint64_t> npy_data_size(std::span<const std::byte> header) {
+  REDUCE_ASSIGN(NpyPrefix p, parse_prefix(header));
+  return data_size(p.header, "");
+}
+
+}  // namespace detail
+
+Expected<Tensor> parse_npy(std::span<const std::byte> bytes, std::shared_ptr<const void> owner) {
+  REDUCE_ASSIGN(NpyPrefix p, parse_prefix(bytes));
+  const NpyHeader& h = p.header;
   // Check the shape against the data present before allocating anything.
-  const auto data = bytes.subspan(prefix + header_len);
+  const auto data = bytes.subspan(p.size);
   const size_t esize = dtype_size(h.dtype);
-  REDUCE_ASSIGN(uint64_t n, element_count(h.shape));
-  const std::string what = ".npy shape " + shape_to_string(h.shape) + " of " + std::string(dtype_name(h.dtype));
-  if (n > std::numeric_limits<uint64_t>::max() / esize)
-    return make_error(what + " is too large (the file has " + std::to_string(data.size()) + " bytes of data)");
-  if (n * esize != data.size())
-    return make_error(what + " needs " + std::to_string(n * esize) + " bytes of data, the file has " +
+  const std::string what = describe(h);
+  REDUCE_ASSIGN(const uint64_t size, data_size(h, " (the file has " + std::to_string(data.size()) + " bytes of data)"));
+  if (size != data.size())
+    return make_error(what + " needs " + std::to_string(size) + " bytes of data, the file has " +
                       std::to_string(data.size()));
 
   const bool convert = h.swap || (h.fortran_order && h.shape.size() > 1);

@@ -1,12 +1,14 @@
 // NumPy .npz archives (zips of .npy entries), read and written through libzip.
 #include <zip.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string_view>
 
 #include "core/mapped_file.h"
 #include "core/tensor_file.h"
+#include "npy_layout.h"
 
 namespace reduce {
 
@@ -64,16 +66,36 @@ Expected<Tensor> read_entry(zip_t* zip, zip_uint64_t index, const zip_stat_t& st
 
   ZipEntry file(zip_fopen_index(zip, index, 0));
   if (!file) return make_error(std::string("cannot open: ") + zip_strerror(zip));
+  uint64_t done = 0;
+  auto read_to = [&](std::byte* buffer, uint64_t end) -> Status {
+    while (done < end) {
+      const zip_int64_t n = zip_fread(file.get(), buffer + done, end - done);
+      if (n < 0) return make_error(std::string("cannot read: ") + zip_file_strerror(file.get()));
+      if (n == 0) return make_error("data ends after " + std::to_string(done) + " of " + std::to_string(st.size) + " bytes");
+      done += static_cast<uint64_t>(n);
+    }
+    return {};
+  };
+  // The .npy header first: the entry must hold what it declares before the rest is inflated.
+  std::vector<std::byte> head(std::min<uint64_t>(st.size, detail::kNpyPreambleBytes));
+  REDUCE_TRY(read_to(head.data(), head.size()));
+  REDUCE_ASSIGN(const uint64_t header_size, detail::npy_header_size(head));
+  if (header_size > st.size || header_size > kMaxNpyHeader)
+    return make_error("its .npy header of " + std::to_string(header_size) + " bytes does not fit in its " +
+                      std::to_string(st.size) + " bytes");
+  if (header_size > head.size()) {
+    head.resize(header_size);
+    REDUCE_TRY(read_to(head.data(), header_size));
+  }
+  REDUCE_ASSIGN(const uint64_t data_size, detail::npy_data_size(head));
+  // Within the size limit too, since the entry's size is (checked above).
+  if (header_size + data_size != st.size)
+    return make_error("its .npy header needs " + std::to_string(data_size) + " bytes of data, the file has " +
+                      std::to_string(st.size - header_size));
   // The tensor will be a view of this buffer; new[] aligns it for every element type.
   std::shared_ptr<std::byte[]> buffer(new std::byte[st.size ? st.size : 1]);
-  uint64_t done = 0;
-  while (done < st.size) {
-    const zip_int64_t n = zip_fread(file.get(), buffer.get() + done, st.size - done);
-    if (n < 0) return make_error(std::string("cannot read: ") + zip_file_strerror(file.get()));
-    if (n == 0)
-      return make_error("data ends after " + std::to_string(done) + " of " + std::to_string(st.size) + " bytes");
-    done += static_cast<uint64_t>(n);
-  }
+  std::copy(head.begin(), head.end(), buffer.get());
+  REDUCE_TRY(read_to(buffer.get(), st.size));
   // Reading up to the end is what makes libzip check the CRC.
   std::byte extra;
   const zip_int64_t n = zip_fread(file.get(), &extra, 1);
@@ -118,13 +140,18 @@ Status write_empty_zip(const fs::path& path) {
 
 Expected<std::vector<NamedTensor>> read_npz(const fs::path& path) {
   const std::string where = path.string();
-  std::error_code ec;
-  const uint64_t archive_size = fs::file_size(path, ec);
-  if (ec) return Error{where, "cannot open: " + ec.message()};
+  // Mapped (only regular files: a FIFO is refused, not waited on); libzip reads the map.
+  REDUCE_ASSIGN(auto file, MappedFile::open(path));
+  const uint64_t archive_size = file->bytes().size();
   if (archive_size == 0) return Error{where, "the file is empty"};
-  int code = 0;
-  ZipArchive zip(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(file->bytes().data(), archive_size, 0, &error);
+  ZipArchive zip(source ? zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS, &error) : nullptr);
+  const int code = zip_error_code_zip(&error);
+  zip_error_fini(&error);
   if (!zip) {
+    if (source) zip_source_free(source);
     if (code == ZIP_ER_NOZIP) return Error{where, "not a zip archive (truncated, or not an .npz file?)"};
     return Error{where, "cannot open the archive: " + zip_error_text(code)};
   }

@@ -41,6 +41,9 @@ void tensor_header_to_proto(const Tensor& tensor, onnx::TensorProto& proto);
 // in errors ("an ONNX model"); errors carry the file as `where`.
 Status parse_proto_file(const std::filesystem::path& path, google::protobuf::MessageLite& message,
                         const std::string& what);
+// Maps and parses a binary model, refusing subgraphs nested deeper than kMaxSubgraphDepth
+// (checked on the wire, before protobuf recurses into them).
+Status parse_model_file(const std::filesystem::path& path, onnx::ModelProto& model);
 void value_type_to_proto(const ValueType& type, onnx::TypeProto& proto);
 onnx::ModelProto model_to_proto(const Model& model, WeightPlacement* placement);
 

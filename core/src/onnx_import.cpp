@@ -1,7 +1,10 @@
 // Import of onnx::ModelProto into the IR: tensors (inline, typed fields, external), types, graphs.
+#include <google/protobuf/io/coded_stream.h>
+
 #include <climits>
 #include <cstring>
 
+#include "core/validate.h"
 #include "onnx_convert.h"
 
 namespace reduce::detail {
@@ -268,6 +271,18 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, ImportContext& ctx) {
   return g;
 }
 
+// The deepest subgraph under `graph` (at `depth`), stopping once past kMaxSubgraphDepth.
+int subgraph_depth(const onnx::GraphProto& graph, int depth) {
+  int deepest = depth;
+  for (const auto& node : graph.node())
+    for (const auto& attr : node.attribute()) {
+      if (deepest > kMaxSubgraphDepth) return deepest;
+      if (attr.has_g()) deepest = std::max(deepest, subgraph_depth(attr.g(), depth + 1));
+      for (const auto& g : attr.graphs()) deepest = std::max(deepest, subgraph_depth(g, depth + 1));
+    }
+  return deepest;
+}
+
 }  // namespace
 
 Expected<Model> model_from_proto(onnx::ModelProto& proto, ImportContext& ctx) {
@@ -282,6 +297,9 @@ Expected<Model> model_from_proto(onnx::ModelProto& proto, ImportContext& ctx) {
   for (const auto& kv : proto.metadata_props()) m.metadata_props.emplace_back(kv.key(), kv.value());
   for (const auto& f : proto.functions()) m.functions.push_back(f.SerializeAsString());
   if (!proto.has_graph()) return make_error("the model has no graph");
+  // Import, validation and every later pass recurse into subgraphs: their depth is bounded first.
+  if (subgraph_depth(proto.graph(), 0) > kMaxSubgraphDepth)
+    return make_error("subgraphs are nested more than " + std::to_string(kMaxSubgraphDepth) + " deep");
   REDUCE_ASSIGN(m.graph, graph_from_proto(*proto.mutable_graph(), ctx));
   const fs::path base = ctx.base_dir.empty() ? fs::path(".") : ctx.base_dir;
   std::error_code ec;
@@ -291,17 +309,88 @@ Expected<Model> model_from_proto(onnx::ModelProto& proto, ImportContext& ctx) {
   return m;
 }
 
-Status parse_proto_file(const fs::path& path, google::protobuf::MessageLite& message, const std::string& what) {
-  const std::string where = path.string();
-  REDUCE_ASSIGN(auto file, MappedFile::open(path));
-  const auto bytes = file->bytes();
+namespace {
+
+// Protobuf's own nesting limit (100 messages) stops at about 32 subgraph levels; each level is
+// three messages (Graph, Node, Attribute), and value types nest too.
+constexpr int kProtoRecursionLimit = 3 * (kMaxSubgraphDepth + 2) + 100;
+
+// The messages on the way from a model to its subgraphs, as the wire-format scan sees them.
+enum class Wire { Model, Function, Graph, Node, Attribute };
+
+bool read_varint(const uint8_t*& p, const uint8_t* end, uint64_t& value) {
+  value = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    const uint8_t b = *p++;
+    value |= uint64_t{b & 0x7fu} << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+// The deepest subgraph nesting in the serialized message [p, end) of kind `kind`, whose graphs
+// are at `depth`; stops as soon as it exceeds kMaxSubgraphDepth. Malformed bytes end the scan
+// (protobuf reports them). Only fields that lead to subgraphs are entered; others are skipped.
+int subgraph_depth(const uint8_t* p, const uint8_t* end, Wire kind, int depth) {
+  int deepest = kind == Wire::Graph ? depth : 0;
+  while (p < end && deepest <= kMaxSubgraphDepth) {
+    uint64_t key = 0, value = 0;
+    if (!read_varint(p, end, key)) break;
+    const uint64_t field = key >> 3;
+    switch (key & 7) {
+      case 0: if (!read_varint(p, end, value)) return deepest; continue;
+      case 1:
+      case 5: {
+        const ptrdiff_t size = (key & 7) == 1 ? 8 : 4;
+        if (end - p < size) return deepest;
+        p += size;
+        continue;
+      }
+      case 2: break;
+      default: return deepest;  // groups: not in ONNX
+    }
+    if (!read_varint(p, end, value) || value > static_cast<uint64_t>(end - p)) break;
+    const uint8_t* sub = p;
+    p += value;
+    std::optional<std::pair<Wire, int>> next;
+    if (kind == Wire::Model && field == 7) next = {Wire::Graph, 0};
+    else if (kind == Wire::Model && field == 25) next = {Wire::Function, 0};
+    else if ((kind == Wire::Graph && field == 1) || (kind == Wire::Function && field == 7)) next = {Wire::Node, depth};
+    else if (kind == Wire::Node && field == 5) next = {Wire::Attribute, depth};
+    else if (kind == Wire::Attribute && (field == 6 || field == 11)) next = {Wire::Graph, depth + 1};
+    if (next) deepest = std::max(deepest, subgraph_depth(sub, p, next->first, next->second));
+  }
+  return deepest;
+}
+
+Status parse_bytes(std::span<const std::byte> bytes, google::protobuf::MessageLite& message,
+                   const std::string& where, const std::string& what) {
   if (bytes.empty()) return Error{where, "the file is empty"};
   // Protobuf cannot parse messages of 2 GB or more.
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     return Error{where, "the file is larger than 2 GB, too large for " + what};
-  if (!message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(kProtoRecursionLimit);
+  if (!message.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     return Error{where, "not " + what + " (protobuf parsing failed; truncated or another kind of file?)"};
   return {};
+}
+
+}  // namespace
+
+Status parse_proto_file(const fs::path& path, google::protobuf::MessageLite& message, const std::string& what) {
+  REDUCE_ASSIGN(auto file, MappedFile::open(path));
+  return parse_bytes(file->bytes(), message, path.string(), what);
+}
+
+Status parse_model_file(const fs::path& path, onnx::ModelProto& model) {
+  const std::string where = path.string();
+  REDUCE_ASSIGN(auto file, MappedFile::open(path));
+  const auto bytes = file->bytes();
+  const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (subgraph_depth(begin, begin + bytes.size(), Wire::Model, 0) > kMaxSubgraphDepth)
+    return Error{where, "subgraphs are nested more than " + std::to_string(kMaxSubgraphDepth) + " deep"};
+  return parse_bytes(bytes, model, where, "an ONNX model (weights of 2 GB or more must be in external data)");
 }
 
 }  // namespace reduce::detail

@@ -3,6 +3,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "core/extract.h"
+#include "core/validate.h"
 #include "onnx_convert.h"
 
 namespace reduce {
@@ -87,6 +88,8 @@ TypeMap collect(const onnx::ModelProto& proto, const Model& model) {
 }  // namespace
 
 Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Model& model) {
+  // ONNX's inference trusts arity and attributes (a zero stride is a division by zero in it).
+  REDUCE_TRY(validate_model(model));
   TypeOnlyPlacement placement;
   onnx::ModelProto proto = detail::model_to_proto(model, &placement);
   TypeMap types;

@@ -1,5 +1,6 @@
 // Tensor files: .pb, .npy and .npz round trips, formats written by others, and refusal of bad input.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <thread>
@@ -645,6 +646,39 @@ TEST(Npz, DeflatedEntryClaimingMoreThanDeflateCanHoldIsRefusedBeforeAllocating) 
   ASSERT_FALSE(t.ok());
   expect_error(t.error(), dir / "t.npz",
                "entry 'x.npy': claims 2147483647 bytes, more than its 100 compressed bytes can hold");
+}
+
+// Raw deflate (as in zip entries) of `data`.
+std::string deflated(const std::string& data) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, data.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST(Npz, EntryIsCheckedAgainstItsHeaderBeforeTheRestIsInflated) {
+  // A header declaring one float, then 1 MiB the entry does hold; the second half of the deflated
+  // stream is garbage, so inflating past the header would fail with a read or CRC error instead.
+  std::string data(1 << 20, '\0');
+  uint64_t state = 1;
+  for (char& c : data) c = static_cast<char>((state = state * 6364136223846793005u + 1442695040888963407u) >> 56);
+  const std::string image = npy_image(1, dict("<f4", "(1,)"), data);
+  std::string compressed = deflated(image);
+  for (size_t i = compressed.size() / 2; i < compressed.size(); ++i) compressed[i] = '\xff';
+  ZipEntrySpec entry{"x.npy", compressed, 8, static_cast<uint32_t>(image.size())};
+  TempDir dir;
+  write_bytes(dir / "t.npz", hand_written_zip({entry}));
+  auto t = read_npz(dir / "t.npz");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message(), (dir / "t.npz").string() +
+                                     ": entry 'x.npy': its .npy header needs 4 bytes of data, the file has 1048576");
 }
 
 TEST(Npz, CorruptDataFailsTheCrcCheck) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -16,6 +17,7 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
+  // Only regular files: FIFOs, devices and sockets are refused without blocking.
   static Expected<std::shared_ptr<MappedFile>> open(const std::filesystem::path& path);
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
@@ -28,8 +30,9 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-// Reads a small whole file into memory (for protobuf text, test scripts).
-Expected<std::string> read_file(const std::filesystem::path& path);
+// Reads a small whole regular file into memory (for protobuf text, test scripts); FIFOs and
+// devices are refused without blocking, files over `max_bytes` before reading.
+Expected<std::string> read_file(const std::filesystem::path& path, uint64_t max_bytes = uint64_t{1} << 31);
 // Writes a file in pieces, atomically: the data goes to a temporary file in the same folder that
 // commit() renames into place. Without commit() (an error, an exception) the temporary is removed.
 class AtomicFileWriter {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/extract.h"
+#include "core/validate.h"
 #include "core/tensor_set.h"
 #include "fused_kernel.h"
 #include "kernel_resize.h"
@@ -212,6 +213,8 @@ class OptimizedEngine : public Engine {
   std::string name() const override { return "opt"; }
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
+    // Fusions hand inputs to reference kernels directly: arity and attributes are checked first.
+    REDUCE_TRY(validate_model(model));
     // Shapes and types drive the static specializations; a model ONNX cannot infer gets none.
     auto inferred = infer_value_types(model);
     ValueTypes types = inferred ? std::move(*inferred) : ValueTypes{};

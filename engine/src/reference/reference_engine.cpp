@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/graph_algorithms.h"
+#include "core/validate.h"
 #include "engine/engine.h"
 #include "executor.h"
 #include "kernel.h"
@@ -62,6 +63,7 @@ class GraphProgram {
         kernel = std::move(*built);
       }
       program->kernels_.push_back(std::move(kernel));
+      program->required_.push_back(required_inputs(node, opset));
       for (const auto& a : node.attributes) {
         std::vector<const Graph*> subs;
         if (a.g) subs.push_back(a.g.get());
@@ -95,6 +97,7 @@ class GraphProgram {
   std::shared_ptr<const ExecutorHooks> hooks_;
   GraphIndex index_;
   std::vector<KernelPtr> kernels_;
+  std::vector<std::vector<bool>> required_;  // per node: the inputs its operator requires
   std::unordered_map<std::string, const Tensor*> initializers_;
   std::unordered_map<const Graph*, std::unique_ptr<GraphProgram>> subprograms_;
 };
@@ -150,6 +153,13 @@ class NodeContext : public KernelContext {
     for (const auto& o : graph.outputs) wanted.push_back(o.name);
     return sub->run(child, wanted);
   }
+  // Fails, naming the first one, unless every input marked in `required` (the operator's schema,
+  // core/validate.h) is present: kernels may then dereference the inputs their operator requires.
+  Status require_inputs(const std::vector<bool>& required) const {
+    for (size_t i = 0; i < required.size(); ++i)
+      if (required[i] && !input(i)) return make_error("input " + std::to_string(i) + " is required");
+    return {};
+  }
   bool is_set(size_t i) const { return set_[i]; }
   Tensor& output(size_t i) { return outputs_[i]; }
 
@@ -185,6 +195,7 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
     for (size_t k = 0; k < node.inputs.size(); ++k)
       if (!node.inputs[k].empty() && !ctx.input(k))
         return make_error(node_label(node) + ": input '" + node.inputs[k] + "' has no value");
+    if (Status r = ctx.require_inputs(required_[i]); !r.ok()) return make_error(node_label(node) + ": " + r.error().what);
     Status s = kernels_[i]->compute(ctx);
     if (!s.ok()) return make_error(node_label(node) + ": " + s.error().what);
     for (size_t k = 0; k < node.outputs.size(); ++k) {
