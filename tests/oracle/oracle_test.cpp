@@ -330,7 +330,7 @@ Verdict verdict_on(const Model& m, const std::string& spec) {
   o.environment.worker_program = std::string(REDUCE_BINARY_DIR) + "/reduce";
   auto oracle = Oracle::create(m, {{"X", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, o);
   EXPECT_TRUE(oracle.ok()) << oracle.error().message();
-  return oracle.ok() ? (*oracle)->evaluate({}) : Verdict{};
+  return oracle.ok() ? (*oracle)->evaluate(Candidate::whole(m.graph)) : Verdict{};
 }
 
 TEST(Oracle, ExternalEnginesGetOnlyModelsTheOnnxCheckerAccepts) {
