@@ -106,7 +106,8 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
 
 }  // namespace
 
-Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candidate, ReductionReport& report) {
+Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candidate, ReductionReport& report,
+                    const std::atomic<bool>* cancel) {
   REDUCE_ASSIGN(CandidateRun run, oracle.materialize(candidate));
   REDUCE_TRY(write_bundle_model(dir, run));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
@@ -114,7 +115,7 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(run.model.graph)));
-  report.graph_svg = render_svg(dir / "graph.dot", dir / "graph.svg");
+  report.graph_svg = render_svg(dir / "graph.dot", dir / "graph.svg", run.model.graph.nodes.size(), cancel);
   REDUCE_TRY(write_file_atomic(dir / "report.md", report_markdown(report)));
   // Last: a bundle with bucket.txt is complete (`reduce batch` skips it).
   return write_file_atomic(dir / "bucket.txt", bucket_json_line(bucket_record(report, canonical_form(run.model.graph))));

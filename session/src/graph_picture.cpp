@@ -1,17 +1,10 @@
 // graph.dot and graph.svg of a reduced model.
 #include "graph_picture.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
-#include <cerrno>
 #include <map>
 #include <sstream>
-#include <vector>
 
-extern char** environ;
+#include "engine/process.h"
 
 namespace reduce {
 
@@ -49,34 +42,18 @@ std::string graph_dot(const Graph& g) {
   return out.str();
 }
 
-// graph.svg from graph.dot with Graphviz, when `dot` is installed (no shell: argv as is).
-bool render_svg(const fs::path& dot_file, const fs::path& svg_file) {
-  const fs::path tmp = svg_file.string() + ".tmp";
-  const std::string in = dot_file.string(), out = "-o" + tmp.string();
-  std::vector<char*> argv{const_cast<char*>("dot"), const_cast<char*>("-Tsvg"), const_cast<char*>(in.c_str()),
-                          const_cast<char*>(out.c_str()), nullptr};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  // `dot` starts with no blocked signals (the reduction blocks SIGINT/SIGTERM): Ctrl-C ends a long
-  // rendering, and the bundle is complete without its picture.
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "dot", &actions, &attributes, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (rc != 0) return false;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+// graph.svg from graph.dot with Graphviz, when `dot` is installed.
+bool render_svg(const fs::path& dot_file, const fs::path& svg_file, size_t nodes, const std::atomic<bool>* cancel) {
   std::error_code ec;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  fs::remove(svg_file, ec);  // never the picture of an earlier reproducer
+  if (nodes > kMaxDrawnNodes || (cancel && cancel->load())) return false;
+  const fs::path tmp = svg_file.string() + ".tmp";
+  ProcessOptions options;
+  options.timeout_seconds = kDrawingSeconds;
+  options.cancel = cancel;
+  options.max_output_bytes = 4096;
+  auto result = run_process({"dot", "-Tsvg", dot_file.string(), "-o" + tmp.string()}, options);
+  if (!result || !result->exited_ok()) {
     fs::remove(tmp, ec);
     return false;
   }

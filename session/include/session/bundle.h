@@ -3,6 +3,7 @@
 // bundle never looks complete (bucket.txt comes last).
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -20,7 +21,8 @@ Status write_bundle_model(const std::filesystem::path& dir, const CandidateRun& 
 
 // Writes the whole bundle for `candidate`: runs it once more on the engine for `actual/`. `report`
 // comes with the search facts; the reproducer's facts (graph, verdict, engine) are filled in here.
+// `cancel` (Ctrl-C) ends the drawing of graph.svg, never the files a bug report needs.
 Status write_bundle(const std::filesystem::path& dir, Oracle& oracle, const Candidate& candidate,
-                    ReductionReport& report);
+                    ReductionReport& report, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace reduce
