@@ -1,8 +1,8 @@
 // Reducer bench: checks per strategy on synthetic failures, and wall time of a slow oracle for -j N.
 // Usage: reduce_parallel_bench [DELAY_MS (default 50)] [JOBS... (default 1 4 16)]; ONLY=0|3|5 runs
 // one wall-time workload and skips the checks table. `reduce_parallel_bench trips [JOBS...]`
-// counts round trips instead (RoundTripCounter: a check's answer waits until the reducer has
-// started all it can start), per pass, for every workload (ONLY=K: workload K): check times
+// counts round trips instead (RoundTripCounter: a check's answer waits until the reducer waits
+// with every test it has running held), per pass, for every workload (ONLY=K: workload K): check times
 // with unlimited cores.
 #include <chrono>
 #include <cstdio>
@@ -80,6 +80,7 @@ int count_trips(const std::vector<Workload>& ws, std::vector<int> jobs) {
       ReduceOptions o;
       o.jobs = j;
       o.on_progress = per_pass.observer();
+      o.on_wait = counter.observer();
       auto r = reduce_model(*model, counter, o);
       if (!r) return 1;
       per_pass.finish();

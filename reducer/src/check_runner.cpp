@@ -19,8 +19,14 @@ struct CheckRunner::Job {
 };
 
 CheckRunner::CheckRunner(CandidateTest& test, size_t node_count, int jobs, const std::atomic<bool>* stop,
-                         std::function<void(const Candidate&, TestOutcome, bool)> on_verdict)
-    : test_(test), node_count_(node_count), jobs_(std::max(1, jobs)), stop_(stop), on_verdict_(std::move(on_verdict)) {
+                         std::function<void(const Candidate&, TestOutcome, bool)> on_verdict,
+                         std::function<void(bool, size_t)> on_wait)
+    : test_(test),
+      node_count_(node_count),
+      jobs_(std::max(1, jobs)),
+      stop_(stop),
+      on_verdict_(std::move(on_verdict)),
+      on_wait_(std::move(on_wait)) {
   // Tests mostly wait (engines in other processes, devices): allow more threads than cores, so
   // that `jobs` tests really are in flight, and give them an arena of their own.
   const size_t wanted = static_cast<size_t>(jobs_) + 1;
@@ -196,6 +202,23 @@ void CheckRunner::drain() {
   }
 }
 
+void CheckRunner::wait_for_a_test(std::unique_lock<std::mutex>& lock) {
+  if (!done_.empty()) return;
+  // The observer runs without the lock: tests ending meanwhile are seen by the wait below.
+  const size_t running = busy();
+  if (on_wait_) {
+    lock.unlock();
+    on_wait_(true, running);
+    lock.lock();
+  }
+  finished_.wait_for(lock, std::chrono::milliseconds(20), [&] { return !done_.empty(); });
+  if (on_wait_) {
+    lock.unlock();
+    on_wait_(false, running);
+    lock.lock();
+  }
+}
+
 // res[i]: -1 unknown, 0 not interesting, 1 interesting. With stop_at_first, the scan ends once
 // every candidate before the first interesting one is known; later jobs are cancelled.
 std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& make, bool stop_at_first) {
@@ -288,7 +311,7 @@ std::vector<signed char> CheckRunner::run(size_t count, const CandidateMaker& ma
     }
     // Slots this call leaves free take queued background work while it waits.
     if (!pending && !stopped_) launch_queued();
-    finished_.wait_for(lock, std::chrono::milliseconds(20), [&] { return !done_.empty(); });
+    wait_for_a_test(lock);
     for (const auto& job : collect(lock)) {
       for (auto it = waiting.begin(); it != waiting.end();)
         if (it->job == job) {

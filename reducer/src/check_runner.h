@@ -36,8 +36,10 @@ using CandidateMaker = std::function<std::optional<Candidate>(size_t)>;
 class CheckRunner {
  public:
   // `on_verdict` runs on the calling thread after each verdict (for progress and logs).
+  // `on_wait` (may be empty): see ReduceOptions::on_wait.
   CheckRunner(CandidateTest& test, size_t node_count, int jobs, const std::atomic<bool>* stop,
-              std::function<void(const Candidate&, TestOutcome, bool cache_hit)> on_verdict);
+              std::function<void(const Candidate&, TestOutcome, bool cache_hit)> on_verdict,
+              std::function<void(bool blocked, size_t running)> on_wait = {});
   ~CheckRunner();
   CheckRunner(const CheckRunner&) = delete;
   CheckRunner& operator=(const CheckRunner&) = delete;
@@ -126,6 +128,10 @@ class CheckRunner {
   int jobs_;
   const std::atomic<bool>* stop_;
   std::function<void(const Candidate&, TestOutcome, bool)> on_verdict_;
+  std::function<void(bool, size_t)> on_wait_;
+  // Waits (up to 20 ms: queued background work may take the slots it frees) for a test to end,
+  // telling on_wait_ before and after.
+  void wait_for_a_test(std::unique_lock<std::mutex>& lock);
   std::unique_ptr<tbb::global_control> parallelism_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::unordered_map<Candidate, TestOutcome> memo_;

@@ -23,7 +23,8 @@ Reduction::Reduction(const Model& model, GraphIndex index, CandidateTest& test, 
                   verbose(std::string("check: ") + to_string(outcome) + (cache_hit ? " (cached)" : "") + " " +
                           describe(*this, c));
                 report_progress();
-              }),
+              },
+              options.on_wait),
       start_time_(std::chrono::steady_clock::now()) {
   bool any = false;
   for (size_t i = 0; i < unit_.size(); ++i) any |= unit_[i] = !is_constant_node(model.graph.nodes[i]);

@@ -167,6 +167,7 @@ TEST(Reducer, WithManySlotsTheNextPassesRunAlongsideTheEndOfAPass) {
   testing::RoundTripCounter counter(inner);
   ReduceOptions opts;
   opts.jobs = 16;
+  opts.on_wait = counter.observer();
   auto r = reduce_model(m, counter, opts);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->best, expected.best);
@@ -192,6 +193,7 @@ TEST(Reducer, NodeRemovalStartsFromWhatEarlierPassesLearnedAboutNeededNodes) {
   ReduceOptions opts;
   opts.jobs = 16;
   opts.on_progress = per_pass.observer();
+  opts.on_wait = counter.observer();
   auto r = reduce_model(m, counter, opts);
   ASSERT_TRUE(r.ok());
   per_pass.finish();

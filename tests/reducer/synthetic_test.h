@@ -6,10 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <ctime>
 #include <functional>
 #include <mutex>
-#include <pthread.h>
 #include <set>
 #include <string>
 #include <thread>
@@ -80,40 +78,35 @@ class SyntheticTest : public CandidateTest {
   int delay_ms_;
 };
 
-// Counts the reducer's round trips to a slow test: every test is held until the reducer has
-// started all it will start without an answer, then all held tests are answered together. The
-// count is what the reduction's wall time would be in check times with unlimited cores (a
-// 1-minute engine build per slot).
-// "Started all it will start" is observed, not guessed from wall time alone: no test arrived for
-// `quiet_ms` and the reducing thread (the one constructing the counter) used no CPU meanwhile,
-// so a reducer slowed down by a loaded machine (it is still computing) does not end a trip early.
+// Counts the reducer's round trips to a slow test: every test is held until the reducer waits
+// for answers and every test it has running is held here, then all held tests are answered
+// together. The count is what the reduction's wall time would be in check times with unlimited
+// cores (a 1-minute engine build per slot). "The reducer waits" is the reducer's own event
+// (ReduceOptions::on_wait, from observer()), not guessed from quiet periods: the count does not
+// depend on the machine's load.
 class RoundTripCounter : public CandidateTest {
  public:
-  explicit RoundTripCounter(CandidateTest& inner, int quiet_ms = 300)
-      : inner_(inner), quiet_(quiet_ms) {
-    pthread_getcpuclockid(pthread_self(), &reducer_clock_);
-    releaser_ = std::thread([this] { release_loop(); });
-  }
-  ~RoundTripCounter() override {
-    {
+  explicit RoundTripCounter(CandidateTest& inner) : inner_(inner) {}
+
+  // For ReduceOptions::on_wait.
+  std::function<void(bool, size_t)> observer() {
+    return [this](bool blocked, size_t running) {
       std::lock_guard<std::mutex> g(mutex_);
-      done_ = true;
-    }
-    changed_.notify_all();
-    releaser_.join();
+      blocked_ = blocked;
+      running_ = running;
+      release_if_complete();
+    };
   }
 
   TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    ++held_;
-    last_activity_ = std::chrono::steady_clock::now();
-    const size_t trip = trips_;
-    lock.unlock();
     // The answer is computed first, so that the held tests of a trip end together.
     TestResult result = inner_.test(c, cancel);
-    lock.lock();
-    while (trips_ == trip && !cancel && !done_) changed_.wait_for(lock, std::chrono::milliseconds(2));
-    if (trips_ == trip) --held_;  // cancelled while held: its trip may end without it
+    std::unique_lock<std::mutex> lock(mutex_);
+    const size_t trip = trips_;
+    ++held_;
+    release_if_complete();
+    while (trips_ == trip && !cancel) changed_.wait_for(lock, std::chrono::milliseconds(2));
+    if (trips_ == trip) --held_;  // cancelled while held: no longer part of this trip
     if (cancel) return {TestOutcome::Cancelled, false, {}};
     return result;
   }
@@ -124,40 +117,20 @@ class RoundTripCounter : public CandidateTest {
   }
 
  private:
-  std::chrono::nanoseconds reducer_cpu() const {
-    timespec t{};
-    clock_gettime(reducer_clock_, &t);
-    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
-  }
-
-  void release_loop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    auto cpu = reducer_cpu();
-    while (!done_) {
-      changed_.wait_for(lock, std::chrono::milliseconds(5));
-      const auto now = std::chrono::steady_clock::now();
-      // Waiting for verdicts costs the reducer microseconds per wake-up; building candidates
-      // costs more than a millisecond between two polls.
-      const auto used = reducer_cpu();
-      if (used - cpu > std::chrono::milliseconds(1)) last_activity_ = now;
-      cpu = used;
-      if (held_ > 0 && now - last_activity_ > quiet_) {
-        ++trips_;
-        held_ = 0;  // the tests of this trip are answered; the next trip counts its own
-        changed_.notify_all();
-      }
-    }
+  // A trip ends when the reducer waits and every test it has running is held (tests just
+  // started have arrived; cancelled ones have left).
+  void release_if_complete() {
+    if (!blocked_ || held_ == 0 || held_ != running_) return;
+    ++trips_;
+    held_ = 0;
+    changed_.notify_all();
   }
 
   CandidateTest& inner_;
-  std::chrono::milliseconds quiet_;
-  clockid_t reducer_clock_{};
   std::mutex mutex_;
   std::condition_variable changed_;
-  size_t held_ = 0, trips_ = 0;
-  bool done_ = false;
-  std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
-  std::thread releaser_;
+  size_t held_ = 0, running_ = 0, trips_ = 0;
+  bool blocked_ = false;
 };
 
 // Round trips per pass: the trips a RoundTripCounter counted while each pass was current.

@@ -55,6 +55,11 @@ struct ReduceOptions {
   std::function<void(const Candidate&)> on_improvement;
   // When set (Ctrl-C), in-flight tests are cancelled and the best candidate so far is returned.
   const std::atomic<bool>* stop = nullptr;
+  // Called on the reducing thread when it starts waiting for tests to end (blocked: true, with the
+  // number of tests running: started and not yet collected) and when it goes on (blocked: false).
+  // A wait that only answers can end is a round trip to the test (tests/reducer/synthetic_test.h
+  // counts them exactly with it).
+  std::function<void(bool blocked, size_t running)> on_wait;
   // Continue from this candidate (assumed interesting) instead of the whole model (--resume).
   std::optional<Candidate> start;
   bool verbose = false;                   // log every check
