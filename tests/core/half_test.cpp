@@ -69,7 +69,9 @@ TEST(BFloat16, RoundsToNearestEvenAndKeepsSpecials) {
   EXPECT_TRUE(std::isnan(bfloat16_to_float(float_to_bfloat16(std::bit_cast<float>(0x7f800001u)))));
   for (uint32_t b = 0; b < 0x10000; ++b) {
     const float f = bfloat16_to_float(static_cast<uint16_t>(b));
-    if (!std::isnan(f)) EXPECT_EQ(float_to_bfloat16(f), b);
+    if (!std::isnan(f)) {
+      EXPECT_EQ(float_to_bfloat16(f), b);
+    }
   }
 }
 

@@ -219,7 +219,9 @@ TEST(Recurrent, StepsPastASequenceLengthAreZeroAndBidirectionalLstmIsThreadIndep
   for (int64_t t = 0; t < 5; ++t)
     for (int64_t d = 0; d < 2; ++d)
       for (int64_t h = 0; h < 3; ++h) {
-        if (t >= 2) EXPECT_EQ(y[static_cast<size_t>(((t * 2 + d) * 3 + 1) * 3 + h)], 0.0f);
+        if (t >= 2) {
+          EXPECT_EQ(y[static_cast<size_t>(((t * 2 + d) * 3 + 1) * 3 + h)], 0.0f);
+        }
         EXPECT_EQ(y[static_cast<size_t>(((t * 2 + d) * 3 + 2) * 3 + h)], 0.0f);
       }
 }

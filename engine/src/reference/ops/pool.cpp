@@ -133,7 +133,9 @@ class PoolKernel : public Kernel {
             taps([&](int64_t row, int64_t col) {
               // The first NaN wins so that NaN propagates, as a max over the window does in the spec.
               const T v = src[row];
-              if (best_row < 0 || v > best || (v != v && best == best)) {
+              bool nan_first = false;  // only floating types have NaN
+              if constexpr (std::is_floating_point_v<T>) nan_first = std::isnan(v) && !std::isnan(best);
+              if (best_row < 0 || v > best || nan_first) {
                 best = v;
                 best_row = row;
                 best_col = col;
