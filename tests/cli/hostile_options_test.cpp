@@ -170,6 +170,12 @@ TEST(HostileOptions, ReduceRefusesBadOptionsBeforeAnyWork) {
   }
 }
 
+TEST(HostileOptions, RunAndConformanceRefuseUnboundedThreads) {
+  Fixture f;
+  expect_refused(run_reduce({"run", f.model, "--engine", "ref", "--threads", "100000"}), "--threads");
+  expect_refused(run_reduce({"conformance", f.dir.path().string(), "--engine", "ref", "--threads", "100000"}), "--threads");
+}
+
 TEST(HostileOptions, BatchRefusesAnUnboundedJobCount) {
   Fixture f;
   const fs::path out = f.dir / "batch";
