@@ -13,6 +13,7 @@
 #include "command.h"
 #include "command_line.h"
 #include "core/mapped_file.h"
+#include "oracle_options.h"
 #include "reduce_arguments.h"
 
 namespace reduce::cli {
@@ -33,7 +34,7 @@ po::options_description batch_options() {
   opts.add_options()("help,h", "show this help")("source", po::value<std::string>(), "manifest file or folder")
       ("output,o", po::value<std::string>(), "output folder")
       ("engine", po::value<std::string>(), "engine spec for models without one (folders without a manifest)")
-      ("jobs,j", po::value<int>()->default_value(0), "checks in flight per reduction (0: the number of cores)")
+      ("jobs,j", po::value<int>()->default_value(0), "checks in flight per reduction (0: the number of cores; at most 1024)")
       ("reduce-option", po::value<std::vector<std::string>>()->multitoken(),
        "extra option passed to each reduction (e.g. --reduce-option=--timeout=60)");
   return opts;
@@ -120,6 +121,10 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (auto done = parse_command_line(args, "batch", opts, pos, vm, "source", "DIR|MANIFEST")) return *done;
   if (!vm.count("output")) {
     std::cerr << "error: batch: missing -o OUT\n";
+    return kExitUsage;
+  }
+  if (Status jobs = check_int_range("-j", vm["jobs"].as<int>(), 0, kMaxParallel); !jobs.ok()) {
+    std::cerr << "error: " << jobs.error().message() << "\n";
     return kExitUsage;
   }
   const fs::path source = vm["source"].as<std::string>(), out = vm["output"].as<std::string>();

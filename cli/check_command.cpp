@@ -16,6 +16,8 @@ namespace po = boost::program_options;
 
 namespace {
 
+constexpr int kMaxConfirm = 1000;  // each confirmation is one more engine run
+
 void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, std::ostream& out) {
   if (verdict.signature.kind != FailureKind::Mismatch && verdict.signature.kind != FailureKind::NonFinite) return;
   auto mapping = oracle.diagnose_input_binding();
@@ -38,7 +40,7 @@ int check_command(const std::vector<std::string>& args) {
       "verdict with its failure signature (kind: mismatch, nonfinite, error, crash, timeout).\n"
       "Exit code: 0 the model passes, 1 it fails, 2 bad usage or input.\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
-      ("confirm", po::value<int>()->default_value(1), "run a failing model this many times; a verdict that flips is flaky");
+      ("confirm", po::value<int>()->default_value(1), "run a failing model this many times (at most 1000); a verdict that flips is flaky");
   add_oracle_options(opts);
   add_input_options(opts);
   po::positional_options_description pos;
@@ -47,8 +49,8 @@ int check_command(const std::vector<std::string>& args) {
   if (auto done = parse_command_line(args, "check", opts, pos, vm, "model", "MODEL")) return *done;
   const std::string model_path = vm["model"].as<std::string>();
   const int confirm = vm["confirm"].as<int>();
-  if (confirm < 1) {
-    std::cerr << "error: check: --confirm must be at least 1\n";
+  if (Status s = check_int_range("--confirm", confirm, 1, kMaxConfirm); !s.ok()) {
+    std::cerr << "error: " << s.error().message() << "\n";
     return kExitUsage;
   }
   Model model;

@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "command_line.h"
+#include "oracle_options.h"
 #include "engine/conformance.h"
 #include "engine/engine_spec.h"
 
@@ -43,7 +44,7 @@ po::options_description conformance_options() {
       ("dir", po::value<std::vector<std::string>>(), "test folders (searched recursively)")
       ("rtol", po::value<double>()->default_value(1e-3), "relative tolerance")
       ("atol", po::value<double>()->default_value(1e-7), "absolute tolerance")
-      ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores)")
+      ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores; at most 1024)")
       ("engine", po::value<std::string>()->default_value("ref"), "engine spec (ref, opt, opt:OPTIONS)")
       ("verbose,v", "also print passing and skipped tests")
       ("known-failures", po::value<std::string>(),
@@ -122,6 +123,10 @@ int conformance_command(const std::vector<std::string>& args) {
   const ConformanceTolerance tol{vm["rtol"].as<double>(), vm["atol"].as<double>()};
   EngineEnvironment environment;
   environment.threads = vm["threads"].as<int>();
+  if (Status threads = check_int_range("--threads", environment.threads, 0, kMaxParallel); !threads.ok()) {
+    std::cerr << "error: " << threads.error().message() << "\n";
+    return kExitUsage;
+  }
   auto made = make_engine(vm["engine"].as<std::string>(), environment);
   if (!made) {
     std::cerr << "error: conformance: " << made.error().message() << "\n";

@@ -2,6 +2,7 @@
 #include "input_options.h"
 
 #include <charconv>
+#include <cmath>
 #include <iostream>
 
 #include "core/tensor_set.h"
@@ -51,6 +52,8 @@ Expected<std::pair<std::string, ValueRange>> parse_range_option(const std::strin
     if (used != lo_text.size()) throw std::invalid_argument(lo_text);
     const double hi = std::stod(hi_text, &used);
     if (used != hi_text.size()) throw std::invalid_argument(hi_text);
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      return make_error("--input-range '" + text + "': LO and HI must be finite numbers");
     if (hi < lo) return make_error("--input-range '" + text + "': HI is below LO");
     return std::pair{text.substr(0, colon), ValueRange{lo, hi}};
   } catch (const std::exception&) {

@@ -1,6 +1,8 @@
 // Parsing of the oracle options and building the oracle from them.
 #include "oracle_options.h"
 
+#include <cmath>
+#include <sstream>
 #include <thread>
 
 #include "core/model_io.h"
@@ -9,6 +11,24 @@
 namespace reduce::cli {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// A finite number >= 0 (NaN and infinity would decide verdicts wrongly).
+Status check_finite_non_negative(const char* option, double value) {
+  if (std::isfinite(value) && value >= 0) return {};
+  std::ostringstream got;
+  got << value;
+  return Error{option, "must be a finite number >= 0 (got " + got.str() + ")"};
+}
+
+}  // namespace
+
+Status check_int_range(const char* option, int value, int lo, int hi) {
+  if (value < lo || value > hi)
+    return Error{option, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (got " + std::to_string(value) + ")"};
+  return {};
+}
 
 void add_oracle_options(po::options_description& opts) {
   opts.add_options()
@@ -24,12 +44,12 @@ void add_oracle_options(po::options_description& opts) {
        "a failure is the same when the engine's message (or script output) matches this regex")
       ("fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that mean 'fails' (default: any non-zero)")
       ("ignore-fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that never mean 'fails'")
-      ("timeout", po::value<double>()->default_value(0), "seconds per external engine run (0: none)")
+      ("timeout", po::value<double>()->default_value(0), "seconds per external engine run (0: none; at most 604800)")
       ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
        "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot})")
       ("slots", po::value<int>()->default_value(0),
-       "concurrent engine slots, numbered from 0 for {slot} (0: the number of jobs, or of cores)")
-      ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores)")
+       "concurrent engine slots, numbered from 0 for {slot} (0: the number of jobs, or of cores; at most 1024)")
+      ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores; at most 1024)")
       ("memory-budget", po::value<double>()->default_value(2048),
        "MiB of reference values kept in memory; the rest is spilled to disk and mapped");
 }
@@ -45,7 +65,8 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   o.tolerance = default_tolerance(engine->precision());
   if (vm.count("atol")) o.tolerance.atol = vm["atol"].as<double>();
   if (vm.count("rtol")) o.tolerance.rtol = vm["rtol"].as<double>();
-  if (o.tolerance.atol < 0 || o.tolerance.rtol < 0) return make_error("--atol and --rtol must not be negative");
+  REDUCE_TRY(check_finite_non_negative("--atol", o.tolerance.atol));
+  REDUCE_TRY(check_finite_non_negative("--rtol", o.tolerance.rtol));
   REDUCE_ASSIGN(o.tolerance.stat, parse_error_stat(vm["check-error-stat"].as<std::string>()));
   o.tolerance.quantile = vm["error-quantile"].as<double>();
   if (!(o.tolerance.quantile >= 0 && o.tolerance.quantile <= 1)) return make_error("--error-quantile must be in [0, 1]");
@@ -53,17 +74,22 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   if (vm.count("fail-code")) o.fail_codes = vm["fail-code"].as<std::vector<int>>();
   if (vm.count("ignore-fail-code")) o.ignore_fail_codes = vm["ignore-fail-code"].as<std::vector<int>>();
   o.environment.timeout_seconds = vm["timeout"].as<double>();
-  if (o.environment.timeout_seconds < 0) return make_error("--timeout must not be negative");
+  REDUCE_TRY(check_finite_non_negative("--timeout", o.environment.timeout_seconds));
+  if (o.environment.timeout_seconds > kMaxTimeoutSeconds)
+    return Error{"--timeout", "must be at most " + std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " s (one week; 0: no limit)"};
   if (vm.count("slot-env")) o.environment.env = vm["slot-env"].as<std::vector<std::string>>();
   for (const auto& e : o.environment.env)
     if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
   o.environment.threads = vm["threads"].as<int>();
+  REDUCE_TRY(check_int_range("--threads", o.environment.threads, 0, kMaxParallel));
   o.slots = vm["slots"].as<int>();
-  if (o.slots < 0) return make_error("--slots must not be negative");
+  REDUCE_TRY(check_int_range("--slots", o.slots, 0, kMaxParallel));
+  if (vm.count("jobs")) REDUCE_TRY(check_int_range("-j", vm["jobs"].as<int>(), 0, kMaxParallel));
   if (o.slots == 0 && vm.count("jobs") && vm["jobs"].as<int>() > 0) o.slots = vm["jobs"].as<int>();
   if (o.slots == 0) o.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const double mib = vm["memory-budget"].as<double>();
-  if (!(mib >= 0)) return make_error("--memory-budget must not be negative");
+  REDUCE_TRY(check_finite_non_negative("--memory-budget", mib));
+  if (mib > 1024.0 * 1024 * 1024) return Error{"--memory-budget", "must be at most 1073741824 MiB"};
   o.record.memory_budget = static_cast<uint64_t>(mib * 1024 * 1024);
   return o;
 }

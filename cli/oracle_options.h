@@ -12,6 +12,15 @@
 
 namespace reduce::cli {
 
+// Limits of the options (documented in README.md): -j, --slots and --threads at most kMaxParallel
+// (each slot and thread has a cost; oneTBB fails far above it), --timeout at most one week (a
+// longer one overflows the clock's deadline; 0 means no limit).
+inline constexpr int kMaxParallel = 1024;
+inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+
+// Checks that an integer option lies in [lo, hi]; the error names the option.
+Status check_int_range(const char* option, int value, int lo, int hi);
+
 void add_oracle_options(boost::program_options::options_description& opts);
 
 Expected<OracleOptions> oracle_options_from(const boost::program_options::variables_map& vm);

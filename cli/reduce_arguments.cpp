@@ -1,6 +1,7 @@
 // Parsing the options of `reduce MODEL`.
 #include "reduce_arguments.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "command_line.h"
 #include "input_options.h"
 #include "oracle_options.h"
+#include "session/bundle.h"
 
 namespace reduce::cli {
 
@@ -27,7 +29,7 @@ po::options_description reduce_options() {
       "Exit code: 0 bundle written, 3 the model does not fail, 2 bad usage or input.\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the failing model")
       ("output,o", po::value<std::string>(), "bundle folder (default: <model-stem>.reduced)")
-      ("jobs,j", po::value<int>()->default_value(0), "checks in flight (0: --slots, else the number of cores)")
+      ("jobs,j", po::value<int>()->default_value(0), "checks in flight (0: --slots, else the number of cores; at most 1024)")
       ("strategy", po::value<std::string>()->default_value("default"), "default, polygraphy-bisect, polygraphy-linear, ddmin")
       ("passes", po::value<std::string>(), "comma-separated passes to run (default: all; see --print-passes)")
       ("skip-passes", po::value<std::string>(), "comma-separated passes not to run")
@@ -73,13 +75,18 @@ std::string command_line(const std::vector<std::string>& args) {
 std::variant<ReduceOptions, int> search_options(const po::variables_map& vm) {
   ReduceOptions ro;
   ro.jobs = vm["jobs"].as<int>();
-  if (ro.jobs < 0) {
-    std::cerr << "error: reduce: -j must not be negative\n";
+  if (Status s = check_int_range("-j", ro.jobs, 0, kMaxParallel); !s.ok()) {
+    std::cerr << "error: " << s.error().message() << "\n";
     return kExitUsage;
   }
   if (ro.jobs == 0 && vm["slots"].as<int>() > 0) ro.jobs = vm["slots"].as<int>();
   if (ro.jobs == 0) ro.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ro.strategy = vm["strategy"].as<std::string>();
+  const auto& strategies = reduce_strategies();
+  if (std::find(strategies.begin(), strategies.end(), ro.strategy) == strategies.end()) {
+    std::cerr << "error: --strategy: unknown strategy '" << ro.strategy << "' (default, polygraphy-bisect, polygraphy-linear, ddmin)\n";
+    return kExitUsage;
+  }
   const auto chosen = vm.count("passes") ? split_list(vm["passes"].as<std::string>()) : std::vector<std::string>{};
   const auto skipped = vm.count("skip-passes") ? split_list(vm["skip-passes"].as<std::string>()) : std::vector<std::string>{};
   auto passes = select_passes(chosen, skipped);
@@ -119,6 +126,11 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   s.command_line = command_line(args);
   s.reduce = std::get<ReduceOptions>(std::move(ro));
   s.resume = vm.count("resume") > 0;
+  // -o is checked before any work: a refused folder is never touched.
+  if (Status folder = check_bundle_folder(s.out_dir, s.model_path, s.resume); !folder.ok()) {
+    std::cerr << "error: " << folder.error().message() << "\n";
+    return kExitUsage;
+  }
   return parsed;
 }
 

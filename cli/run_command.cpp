@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "command_line.h"
+#include "oracle_options.h"
 #include "core/model_io.h"
 #include "core/tensor_set.h"
 #include "engine/engine.h"
@@ -71,7 +72,7 @@ po::options_description run_options() {
       ("save-format", po::value<std::string>()->default_value("both"),
        "files --save-outputs/--save-inputs write: pb, npy or both (an engine wrapper needs only one)")
       ("save-inputs", po::value<std::string>(), "folder for the inputs used, as input_K.pb and input_K.npy")
-      ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores)")
+      ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores; at most 1024)")
       ("repeat", po::value<int>()->default_value(1), "run this many times; prints the median time");
   return opts;
 }
@@ -116,6 +117,10 @@ int run_command(const std::vector<std::string>& args) {
   const std::string spec = vm["engine"].as<std::string>();
   EngineEnvironment environment;
   environment.threads = vm["threads"].as<int>();
+  if (Status threads = check_int_range("--threads", environment.threads, 0, kMaxParallel); !threads.ok()) {
+    std::cerr << "error: " << threads.error().message() << "\n";
+    return kExitUsage;
+  }
   auto engine = make_engine(spec, environment);
   if (!engine) {
     std::cerr << "error: run: " << engine.error().message() << "\n";

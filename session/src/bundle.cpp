@@ -50,6 +50,57 @@ Status write_tensor_folder(const fs::path& dir, const std::string& name, const s
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kBundleEntries[] = {"model.onnx", "model.data", "inputs",  "expected",   "actual", "report.json",
+                                          "report.md",  "graph.dot",  "graph.svg", "journal", "bucket.txt"};
+
+// A bundle file, or the hidden temporary of one (".inputs.tmp", ".report.json.tmp123").
+bool is_bundle_entry(const std::string& name) {
+  for (const char* entry : kBundleEntries) {
+    const std::string e = entry;
+    if (name == e || name.rfind("." + e + ".", 0) == 0) return true;
+  }
+  return false;
+}
+
+// True when `path` is `dir` or lies below it (both made absolute, symlinks of existing parts resolved).
+bool lies_inside(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec), d = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  auto pi = p.begin();
+  for (auto di = d.begin(); di != d.end(); ++di, ++pi) {
+    if (di->empty() && std::next(di) == d.end()) return true;  // trailing separator
+    if (pi == p.end() || *pi != *di) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status check_bundle_folder(const fs::path& dir, const fs::path& model, bool resume) {
+  const std::string where = dir.string();
+  if (lies_inside(model, dir))
+    return Error{where, "output folder holds the input model " + model.string() + "; the bundle would replace it (choose another -o)"};
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (resume && !fs::is_regular_file(dir / "journal", ec)) return Error{(dir / "journal").string(), "no journal to resume from"};
+  if (!fs::exists(status)) return {};
+  if (!fs::is_directory(status)) return Error{where, "output exists and is not a folder"};
+  bool empty = true, marked = false;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    empty = false;
+    if (!is_bundle_entry(name))
+      return Error{where, "output folder is not empty and is not a bundle (it holds '" + name + "'); choose another -o"};
+    marked = marked || name == "journal" || name == "report.json";
+  }
+  if (ec) return Error{where, "cannot read folder: " + ec.message()};
+  if (!empty && !marked)
+    return Error{where, "output folder is not empty and is not a bundle (no journal or report.json); choose another -o"};
+  return {};
+}
+
 Status write_bundle_model(const fs::path& dir, const CandidateRun& run) {
   REDUCE_TRY(make_dir(dir));
   uint64_t weight_bytes = 0;

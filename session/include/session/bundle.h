@@ -16,6 +16,15 @@ namespace reduce {
 // Op type -> count, without Constant nodes.
 std::map<std::string, size_t> op_type_counts(const Graph& graph);
 
+// The folder policy of `reduce -o DIR`, checked before any work. DIR may be missing, empty, or an
+// earlier bundle: a folder holding only bundle files (model.onnx, model.data, inputs/, expected/,
+// actual/, report.json, report.md, graph.dot, graph.svg, journal, bucket.txt and their hidden
+// temporaries) of which at least one is `journal` (written with every best-so-far model) or
+// `report.json` (written with every finished bundle). Refused: DIR when `model` lies inside it (the
+// bundle would replace it), a file, or any other non-empty folder. `resume` needs an earlier bundle.
+// Errors name DIR.
+Status check_bundle_folder(const std::filesystem::path& dir, const std::filesystem::path& model, bool resume);
+
 // Writes the reduced model and its inputs (the "best so far" part), atomically per file.
 Status write_bundle_model(const std::filesystem::path& dir, const CandidateRun& run);
 
