@@ -149,6 +149,25 @@ TEST(InterruptCli, SigintOnCheckKillsTheCommandEngineAndExits130) {
   EXPECT_FALSE(still_running(engine));
 }
 
+TEST(InterruptCli, SigtermOnCheckKillsTheCommandOfAnIsolatedEngine) {
+  TempDir dir;
+  Background reduce = start_reduce(dir.path(), {"check", model_in(dir), "--engine", "isolated:" + sleeping_engine(dir)});
+  ASSERT_TRUE(wait_for_file(dir / "engine.pid")) << read_bytes(reduce.err);
+  const pid_t engine = pid_in(dir / "engine.pid");
+  kill(reduce.pid, SIGTERM);
+  EXPECT_EQ(wait_exit(reduce.pid), 130) << read_bytes(reduce.err);
+  EXPECT_FALSE(still_running(engine)) << "the worker's command outlived `reduce check`";
+}
+
+TEST(InterruptCli, ATimeoutOfAnIsolatedCommandKillsTheCommandWithItsWorker) {
+  TempDir dir;
+  auto r = run_reduce({"check", model_in(dir), "--engine", "isolated:" + sleeping_engine(dir), "--timeout", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL (timeout)"), std::string::npos) << r.out;
+  ASSERT_TRUE(fs::exists(dir / "engine.pid"));
+  EXPECT_FALSE(still_running(pid_in(dir / "engine.pid"))) << "the command outlived its timed-out worker";
+}
+
 TEST(InterruptCli, AnInterruptBeforeLoadingEndsTheReductionWithNothingWritten) {
   TempDir dir;
   Background reduce = start_reduce(dir.path(), {model_in(dir), "-o", (dir / "out").string()}, SIGINT);

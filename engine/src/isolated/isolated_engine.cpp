@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "core/model_io.h"
 #include "engine/process.h"
@@ -75,8 +76,9 @@ class WorkerProcess {
   }
 
   // Sends a request and waits for the answer; a worker that dies or exceeds `timeout_seconds`
-  // (0: none) gives a Crash or Timeout error and must not be used again (alive() is false).
-  Status request(const std::vector<std::string>& fields, double timeout_seconds) {
+  // (0: none), or a request called off by `cancel`, gives a Crash, Timeout or "cancelled" error and
+  // the worker must not be used again (alive() is false).
+  Status request(const std::vector<std::string>& fields, double timeout_seconds, const std::atomic<bool>* cancel) {
     std::error_code ec;
     fs::resize_file(log_path(), 0, ec);
     const std::string line = worker_protocol::encode(fields);
@@ -89,11 +91,15 @@ class WorkerProcess {
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
     std::string reply;
     while (reply.empty() || reply.back() != '\n') {
-      int wait_ms = -1;
+      if (cancel && cancel->load()) {
+        stop();
+        return make_error("cancelled");
+      }
+      int wait_ms = cancel ? kCancelPollMs : -1;
       if (timeout_seconds > 0) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         if (left <= 0) return timed_out(timeout_seconds);
-        wait_ms = static_cast<int>(std::min<int64_t>(left + 1, 60000));
+        wait_ms = static_cast<int>(std::min<int64_t>(left + 1, cancel ? kCancelPollMs : 60000));
       }
       pollfd p{fd_, POLLIN, 0};
       const int ready = ::poll(&p, 1, wait_ms);
@@ -133,11 +139,28 @@ class WorkerProcess {
     return Error{"", "engine " + how + (tail.empty() ? "" : ": " + tail), ErrorKind::Crash, signal};
   }
 
-  Error timed_out(double seconds) {
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  // Calls the worker's run off: shutting the socket down makes the worker cancel its run (the
+  // commands it started die with their process groups) and exit; one that has not exited after
+  // a grace period (an in-process engine that does not observe the cancel) is killed.
+  void stop() {
+    ::shutdown(fd_, SHUT_RDWR);
+    const auto deadline = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
+    for (;;) {
+      const pid_t ended = ::waitpid(pid_, nullptr, WNOHANG);
+      if (ended == pid_ || (ended < 0 && errno != EINTR)) break;
+      if (Clock::now() >= deadline) {
+        ::kill(pid_, SIGKILL);
+        while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     pid_ = 0;
+  }
+
+  Error timed_out(double seconds) {
+    stop();
     ProcessResult r;
     r.timed_out = true;
     ProcessOptions o;
@@ -145,6 +168,8 @@ class WorkerProcess {
     return Error{"", "engine run " + r.describe(o), ErrorKind::Timeout, SIGKILL};
   }
 
+  static constexpr int kCancelPollMs = 20;
+  static constexpr int kStopGraceSeconds = 1;
   TempFolder folder_;
   int fd_ = -1;
   pid_t pid_ = 0;
@@ -156,7 +181,7 @@ class WorkerPool {
   explicit WorkerPool(EngineEnvironment environment) : environment_(std::move(environment)) {}
   const EngineEnvironment& environment() const { return environment_; }
 
-  Status request(const std::vector<std::string>& fields) {
+  Status request(const std::vector<std::string>& fields, const std::atomic<bool>* cancel = nullptr) {
     std::unique_ptr<WorkerProcess> worker;
     {
       std::lock_guard lock(mutex_);
@@ -170,7 +195,7 @@ class WorkerPool {
       if (!started) return started.error();
       worker = std::move(started).value();
     }
-    Status status = worker->request(fields, environment_.timeout_seconds);
+    Status status = worker->request(fields, environment_.timeout_seconds, cancel);
     if (worker->alive()) {
       std::lock_guard lock(mutex_);
       idle_.push_back(std::move(worker));
@@ -202,7 +227,7 @@ class IsolatedPrepared : public PreparedModel {
     std::vector<std::string> request{"run", spec_, threads(), model_path(), (run / "inputs").string(),
                                      (run / "outputs").string()};
     request.insert(request.end(), outputs.begin(), outputs.end());
-    REDUCE_TRY(pool_->request(request));
+    REDUCE_TRY(pool_->request(request, options.cancel));
     return read_output_folder(run / "outputs", outputs, "the engine worker");
   }
 
