@@ -220,5 +220,29 @@ TEST(InterruptCli, AReductionInterruptedBeforeItsFirstImprovementCanBeResumed) {
   EXPECT_NE(resumed.out.find("reduced 6 -> 1 nodes"), std::string::npos) << resumed.out;
 }
 
+TEST(InterruptCli, AnInterruptWhileTheReproducerRunsStillCompletesTheBundle) {
+  TempDir dir;
+  // Every run of a one-node model (the reproducer, during the search and in the final write)
+  // interrupts `reduce`, then fails like every other model.
+  write_bytes(dir / "engine.sh",
+              "#!/bin/sh\n"
+              "n=0\n"
+              "for op in Relu Sigmoid Mul Tanh Abs Neg; do grep -aq $op \"$1\" && n=$((n+1)); done\n"
+              "[ $n = 1 ] && kill -INT $PPID\n"
+              "echo 'engine: boom'\nexit 1\n");
+  const std::string engine = "check:sh " + (dir / "engine.sh").string() + " {model}", out = (dir / "out").string();
+  Background reduce = start_reduce(dir.path(), {model_in(dir), "--engine", engine, "--passes", "node-removal", "-o", out});
+  const int code = wait_exit(reduce.pid);
+  EXPECT_TRUE(code == 130 || code == 0) << code << read_bytes(reduce.err);
+  for (const char* file : {"model.onnx", "journal", "report.json", "report.md", "bucket.txt"})
+    EXPECT_TRUE(fs::exists(dir / "out" / file)) << file;
+  // The reproducer still fails (checked without the interrupting part of the engine).
+  write_bytes(dir / "plain.sh", "#!/bin/sh\necho 'engine: boom'\nexit 1\n");
+  auto check = run_reduce({"check", (dir / "out" / "model.onnx").string(), "--engine",
+                           "check:sh " + (dir / "plain.sh").string() + " {model}", "--inputs", (dir / "out" / "inputs").string()});
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  EXPECT_NE(check.out.find("FAIL (error)"), std::string::npos) << check.out;
+}
+
 }  // namespace
 }  // namespace reduce
