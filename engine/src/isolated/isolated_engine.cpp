@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/model_io.h"
@@ -76,8 +77,9 @@ class WorkerProcess {
   }
 
   // Sends a request and waits for the answer; a worker that dies or exceeds `timeout_seconds`
-  // (0: none), or a request called off by `cancel`, gives a Crash, Timeout or "cancelled" error and
-  // the worker must not be used again (alive() is false).
+  // (0: none) gives a Crash or Timeout error and must not be used again (alive() is false). When
+  // `cancel` becomes true the worker is asked to cancel its run (its commands are killed) and its
+  // answer still awaited; a worker that does not answer within a grace period is stopped.
   Status request(const std::vector<std::string>& fields, double timeout_seconds, const std::atomic<bool>* cancel) {
     std::error_code ec;
     fs::resize_file(log_path(), 0, ec);
@@ -90,8 +92,14 @@ class WorkerProcess {
     }
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
     std::string reply;
+    std::optional<Clock::time_point> cancel_deadline;
     while (reply.empty() || reply.back() != '\n') {
-      if (cancel && cancel->load()) {
+      if (cancel && !cancel_deadline && cancel->load()) {
+        const std::string cancel_line = worker_protocol::encode({"cancel"});
+        ::send(fd_, cancel_line.data(), cancel_line.size(), MSG_NOSIGNAL);
+        cancel_deadline = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
+      }
+      if (cancel_deadline && Clock::now() >= *cancel_deadline) {
         stop();
         return make_error("cancelled");
       }
@@ -139,9 +147,9 @@ class WorkerProcess {
     return Error{"", "engine " + how + (tail.empty() ? "" : ": " + tail), ErrorKind::Crash, signal};
   }
 
-  // Calls the worker's run off: shutting the socket down makes the worker cancel its run (the
-  // commands it started die with their process groups) and exit; one that has not exited after
-  // a grace period (an in-process engine that does not observe the cancel) is killed.
+  // Ends the worker: shutting the socket down makes it cancel its run (the commands it started die
+  // with their process groups) and exit; one that has not exited after a grace period (an
+  // in-process engine that does not observe the cancel) is killed.
   void stop() {
     ::shutdown(fd_, SHUT_RDWR);
     const auto deadline = Clock::now() + std::chrono::seconds(kStopGraceSeconds);

@@ -37,6 +37,7 @@ class Worker {
     std::string line;
     while (read_line(line)) {
       const auto fields = worker_protocol::decode(line);
+      if (fields[0] == "cancel") continue;  // it came after the run it called off had ended
       const Status status = handle(fields);
       const std::string reply = status.ok() ? worker_protocol::encode({"ok"})
                                             : worker_protocol::encode({"error", status.error().message()});
@@ -69,9 +70,9 @@ class Worker {
     return make_error("worker: malformed request");
   }
 
-  // Runs while watching the socket: the isolated engine shuts it down to call the run off (timeout,
-  // cancel, or its own end), and the run's cancel flag then kills the commands the engine started
-  // (external engines kill their process groups) before this worker exits.
+  // Runs while watching the socket: anything that arrives during a run (a `cancel` line, or the end
+  // of the stream when the isolated engine stops this worker or ends) cancels it, and the run's
+  // cancel flag kills the commands the engine started (external engines kill their process groups).
   Expected<TensorMap> run_watched(PreparedModel& prepared, const TensorMap& feed, RunOptions options) {
     const int done = ::eventfd(0, EFD_CLOEXEC);
     if (done < 0) return prepared.run(feed, options);
