@@ -9,6 +9,7 @@
 #include "input_options.h"
 #include "oracle_options.h"
 #include "session/verdict_report.h"
+#include "stop_on_signal.h"
 
 namespace reduce::cli {
 
@@ -18,9 +19,10 @@ namespace {
 
 constexpr int kMaxConfirm = 1000;  // each confirmation is one more engine run
 
-void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, std::ostream& out) {
+void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, const std::atomic<bool>* cancel,
+                             std::ostream& out) {
   if (verdict.signature.kind != FailureKind::Mismatch && verdict.signature.kind != FailureKind::NonFinite) return;
-  auto mapping = oracle.diagnose_input_binding();
+  auto mapping = oracle.diagnose_input_binding(cancel);
   if (!mapping) return;
   out << "diagnosis: engine binds inputs in a different order than declared; it agrees with the reference when";
   bool first = true;
@@ -33,7 +35,7 @@ void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, std::ostrea
 
 }  // namespace
 
-int check_command(const std::vector<std::string>& args) {
+int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   po::options_description opts(
       "usage: reduce check MODEL --engine SPEC [options]\n\n"
       "Runs MODEL on the engine under test and on the reference, compares every output and prints the\n"
@@ -53,15 +55,18 @@ int check_command(const std::vector<std::string>& args) {
     std::cerr << "error: " << s.error().message() << "\n";
     return kExitUsage;
   }
+  const CancelOnStop cancel(stop);
   Model model;
-  auto oracle = load_and_create_oracle(vm, model_path, model);
+  auto oracle = load_and_create_oracle(vm, model_path, model, stop);
+  if (cancel.requested()) return interrupted();
   if (!oracle) {
     std::cerr << "error: " << oracle.error().message() << "\n";
     return kExitUsage;
   }
   Oracle& o = **oracle;
   print_oracle_header(model_path, model, o, std::cout);
-  Verdict verdict = o.evaluate(Candidate::whole(model.graph));
+  Verdict verdict = o.evaluate(Candidate::whole(model.graph), cancel.flag());
+  if (verdict.cancelled) return interrupted();
   o.set_target(verdict.signature);
   print_verdict(verdict, std::cout);
   if (verdict.invalid) return kExitUsage;
@@ -69,14 +74,16 @@ int check_command(const std::vector<std::string>& args) {
   int same = 1;
   for (int r = 1; r < confirm && verdict.signature.fails(); ++r) {
     TensorMap ignored;
-    Verdict again = o.evaluate(Candidate::whole(model.graph), nullptr, &ignored);
+    Verdict again = o.evaluate(Candidate::whole(model.graph), cancel.flag(), &ignored);
+    if (again.cancelled) return interrupted();
     if (o.classify(again) == SignatureMatch::Same) ++same;
     else std::cout << "run " << r + 1 << ": " << (again.signature.fails() ? again.signature.to_string() : "pass") << "\n";
   }
   if (confirm > 1 && verdict.signature.fails())
     std::cout << (same == confirm ? "confirmed: " : "FLAKY: ") << same << " of " << confirm
               << " runs show this failure\n";
-  print_binding_diagnosis(o, verdict, std::cout);
+  print_binding_diagnosis(o, verdict, cancel.flag(), std::cout);
+  if (cancel.requested()) return interrupted();
   return verdict.signature.fails() ? kExitFailure : kExitOk;
 }
 

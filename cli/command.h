@@ -12,13 +12,14 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // e.g. `check`: the model fails
 inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid input
 inline constexpr int kExitDoesNotFail = 3;    // the model to reduce does not fail
-inline constexpr int kExitInterrupted = 130;  // a reduction stopped by Ctrl-C
+inline constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C or SIGTERM
 
 int info_command(const std::vector<std::string>& args);
-int run_command(const std::vector<std::string>& args);
+// run, check and compare: `stop` (Ctrl-C) kills the engine run in progress; they exit 130.
+int run_command(const std::vector<std::string>& args, std::stop_token stop);
 int conformance_command(const std::vector<std::string>& args);
-int check_command(const std::vector<std::string>& args);
-int compare_command(const std::vector<std::string>& args);
+int check_command(const std::vector<std::string>& args, std::stop_token stop);
+int compare_command(const std::vector<std::string>& args, std::stop_token stop);
 // args[0] is the model. `stop` (Ctrl-C) interrupts the reduction: the best reproducer so far is kept.
 int reduce_command(const std::vector<std::string>& args, std::stop_token stop);
 int batch_command(const std::vector<std::string>& args, std::stop_token stop);

@@ -9,6 +9,7 @@
 #include "input_options.h"
 #include "oracle_options.h"
 #include "session/verdict_report.h"
+#include "stop_on_signal.h"
 
 namespace reduce::cli {
 
@@ -68,15 +69,17 @@ bool print_layers(const std::vector<Oracle::LayerError>& layers, const Graph& g,
 
 }  // namespace
 
-int compare_command(const std::vector<std::string>& args) {
+int compare_command(const std::vector<std::string>& args, std::stop_token stop) {
   const po::options_description opts = compare_options();
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
   if (auto done = parse_command_line(args, "compare", opts, pos, vm, "model", "MODEL")) return *done;
   const std::string model_path = vm["model"].as<std::string>();
+  const CancelOnStop cancel(stop);
   Model model;
-  auto oracle = load_and_create_oracle(vm, model_path, model);
+  auto oracle = load_and_create_oracle(vm, model_path, model, stop);
+  if (cancel.requested()) return interrupted();
   if (!oracle) {
     std::cerr << "error: " << oracle.error().message() << "\n";
     return kExitUsage;
@@ -84,11 +87,13 @@ int compare_command(const std::vector<std::string>& args) {
   Oracle& o = **oracle;
   print_oracle_header(model_path, model, o, std::cout);
   std::cout << "\n## outputs\n\n";
-  Verdict verdict = o.evaluate(Candidate::whole(model.graph));
+  Verdict verdict = o.evaluate(Candidate::whole(model.graph), cancel.flag());
+  if (verdict.cancelled) return interrupted();
   print_verdict(verdict, std::cout);
   if (verdict.invalid) return kExitUsage;
 
-  auto layers = o.compare_layers();
+  auto layers = o.compare_layers(cancel.flag());
+  if (cancel.requested()) return interrupted();
   std::cout << "\n## layers (every value requested as an output)\n\n";
   if (!layers) {
     std::cout << "layerwise run failed: " << layers.error().message() << "\n";

@@ -12,21 +12,22 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-// A subcommand runs to its end (`run`), or is a reduction that Ctrl-C stops cleanly (`reduction`).
+// A subcommand runs to its end (`run`), or runs engines or reductions that Ctrl-C stops cleanly
+// (`stoppable`: its engines are killed, it exits 130).
 struct Subcommand {
   const char* name;
   int (*run)(const Args&);
-  int (*reduction)(const Args&, std::stop_token);
+  int (*stoppable)(const Args&, std::stop_token);
   const char* help;
 };
 
 const Subcommand kSubcommands[] = {
     {"info", reduce::cli::info_command, nullptr, "print a model's opsets, op histogram, inputs, outputs and weights"},
-    {"run", reduce::cli::run_command, nullptr, "run a model on an engine; print and save its outputs"},
+    {"run", nullptr, reduce::cli::run_command, "run a model on an engine; print and save its outputs"},
     {"conformance", reduce::cli::conformance_command, nullptr, "run ONNX backend test folders on the reference engine"},
-    {"check", reduce::cli::check_command, nullptr, "does the model fail on an engine? print the verdict and failure signature"},
+    {"check", nullptr, reduce::cli::check_command, "does the model fail on an engine? print the verdict and failure signature"},
     {"batch", nullptr, reduce::cli::batch_command, "reduce every model of a folder or manifest; bucket the reproducers"},
-    {"compare", reduce::cli::compare_command, nullptr, "per-output and layerwise errors of an engine against the reference"},
+    {"compare", nullptr, reduce::cli::compare_command, "per-output and layerwise errors of an engine against the reference"},
 };
 
 // Uncaught problems become exit code 2.
@@ -40,10 +41,11 @@ int guarded(F&& f) {
   }
 }
 
-// Signals become a stop request (installed once, here, before the reduction starts any thread).
-int run_reduction(int (*reduction)(const Args&, std::stop_token), const Args& args) {
+// Signals become a stop request (installed once, here, before the command loads anything or starts
+// any thread).
+int run_stoppable(int (*command)(const Args&, std::stop_token), const Args& args) {
   reduce::cli::StopOnSignal stop;
-  return guarded([&] { return reduction(args, stop.token()); });
+  return guarded([&] { return command(args, stop.token()); });
 }
 
 void print_usage(std::ostream& out) {
@@ -54,7 +56,7 @@ void print_usage(std::ostream& out) {
   out << "\n`reduce MODEL.onnx --engine SPEC [options]` reduces MODEL (see `reduce MODEL.onnx --help`).\n"
          "`reduce <command> --help` describes a command's options.\n"
          "Exit codes: 0 ok, 1 the model fails (check, compare), 2 bad usage or invalid input,\n"
-         "3 the model to reduce does not fail.\n";
+         "3 the model to reduce does not fail, 130 interrupted (Ctrl-C, SIGTERM).\n";
 }
 
 }  // namespace
@@ -78,11 +80,11 @@ int main(int argc, char** argv) {
   const auto ends_with = [](const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends_with(args[0], ".onnx") || ends_with(args[0], ".onnxtxt")) return run_reduction(reduce::cli::reduce_command, args);
+  if (ends_with(args[0], ".onnx") || ends_with(args[0], ".onnxtxt")) return run_stoppable(reduce::cli::reduce_command, args);
   for (const auto& s : kSubcommands) {
     if (args[0] != s.name) continue;
     const Args rest(args.begin() + 1, args.end());
-    return s.reduction ? run_reduction(s.reduction, rest) : guarded([&] { return s.run(rest); });
+    return s.stoppable ? run_stoppable(s.stoppable, rest) : guarded([&] { return s.run(rest); });
   }
   std::cerr << "error: unknown command '" << args[0] << "' (see `reduce --help`)\n";
   return reduce::cli::kExitUsage;

@@ -95,10 +95,11 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
 }
 
 Expected<std::unique_ptr<Oracle>> load_and_create_oracle(const po::variables_map& vm, const std::filesystem::path& model_path,
-                                                         Model& model) {
+                                                         Model& model, std::stop_token stop) {
   REDUCE_ASSIGN(OracleOptions options, oracle_options_from(vm));
   REDUCE_ASSIGN(model, load_model(model_path));
   REDUCE_ASSIGN(auto inputs, prepare_inputs(vm, model, model_path));
+  if (stop.stop_requested()) return make_error("interrupted");
   auto oracle = Oracle::create(model, std::move(inputs), std::move(options));
   if (!oracle) return oracle.error().at(model_path.string());
   return oracle;

@@ -10,6 +10,7 @@
 #include "oracle_options.h"
 #include "reduce_arguments.h"
 #include "session/verdict_report.h"
+#include "stop_on_signal.h"
 
 namespace reduce::cli {
 
@@ -35,8 +36,7 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
 int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle& oracle) {
   switch (o.status) {
     case SessionStatus::StoppedBeforeStart:
-      std::cerr << "reduce: interrupted before the original model's check ended; nothing written\n";
-      return kExitInterrupted;
+      return interrupted(" before the original model's check ended; nothing written");
     case SessionStatus::Failed:
       std::cerr << "error: " << o.error->message() << "\n";
       return kExitUsage;
@@ -56,7 +56,8 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
 int run_reduction(const ReduceArguments& args, std::stop_token stop, SessionOutcome* outcome) {
   const SessionOptions& s = args.session;
   Model model;
-  auto oracle = load_and_create_oracle(args.vm, s.model_path, model);
+  auto oracle = load_and_create_oracle(args.vm, s.model_path, model, stop);
+  if (stop.stop_requested()) return interrupted("; nothing written");
   if (!oracle) {
     std::cerr << "error: " << oracle.error().message() << "\n";
     return kExitUsage;

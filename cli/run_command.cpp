@@ -16,6 +16,7 @@
 #include "engine/optimized.h"
 #include "input_options.h"
 #include "oracle/inputs.h"
+#include "stop_on_signal.h"
 #include "tensor_summary.h"
 
 namespace reduce::cli {
@@ -107,7 +108,7 @@ std::vector<NamedTensor> print_outputs(const std::vector<std::string>& names, co
 
 }  // namespace
 
-int run_command(const std::vector<std::string>& args) {
+int run_command(const std::vector<std::string>& args, std::stop_token stop) {
   const po::options_description opts = run_options();
   po::positional_options_description pos;
   pos.add("model", 1);
@@ -136,7 +137,9 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "error: run: --save-format must be pb, npy or both, not '" << format << "'\n";
     return kExitUsage;
   }
+  const CancelOnStop cancel(stop);
   auto model = load_model(model_path);
+  if (cancel.requested()) return interrupted();
   if (!model) {
     std::cerr << "error: " << model.error().message() << "\n";
     return kExitUsage;
@@ -159,11 +162,13 @@ int run_command(const std::vector<std::string>& args) {
   TensorMap feed;
   for (const auto& t : *inputs) feed[t.name] = t.tensor;
   RunOptions run_options;
+  run_options.cancel = cancel.flag();
   if (vm.count("outputs")) run_options.outputs = vm["outputs"].as<std::vector<std::string>>();
   if (run_options.outputs.empty())
     for (const auto& vi : model->graph.outputs) run_options.outputs.push_back(vi.name);
   std::vector<double> seconds;
   Expected<TensorMap> result = timed_runs(**prepared, feed, run_options, repeat, seconds);
+  if (cancel.requested()) return interrupted();
   if (!result) {
     std::cerr << "error: " << result.error().at(model_path.string()).message() << "\n";
     return kExitFailure;

@@ -3,6 +3,10 @@
 
 #include <pthread.h>
 
+#include <iostream>
+
+#include "command.h"
+
 namespace reduce::cli {
 
 StopOnSignal::StopOnSignal() {
@@ -10,6 +14,10 @@ StopOnSignal::StopOnSignal() {
   sigaddset(&signals_, SIGINT);
   sigaddset(&signals_, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals_, &previous_mask_);
+  // A signal already pending (it arrived while the signals were blocked, e.g. by the parent
+  // process) is a stop request before anything is loaded.
+  const timespec now{0, 0};
+  if (sigtimedwait(&signals_, nullptr, &now) > 0) source_.request_stop();
   waiter_ = std::thread([this] { wait_for_signals(); });
 }
 
@@ -27,6 +35,11 @@ StopOnSignal::~StopOnSignal() {
   pthread_kill(waiter_.native_handle(), SIGTERM);  // wakes sigwait; the thread sees done_
   waiter_.join();
   pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
+}
+
+int interrupted(const char* detail) {
+  std::cerr << "reduce: interrupted" << detail << "\n";
+  return kExitInterrupted;
 }
 
 void unblock_stop_signals() {

@@ -30,6 +30,30 @@ class StopOnSignal {
   std::thread waiter_;
 };
 
+// A stop request as the flag engine runs observe (Oracle::evaluate's cancel, RunOptions::cancel):
+// set as soon as `stop` is requested (at once when it already is).
+class CancelOnStop {
+ public:
+  explicit CancelOnStop(std::stop_token stop) : callback_(std::move(stop), Set{&flag_}) {}
+  CancelOnStop(const CancelOnStop&) = delete;
+  CancelOnStop& operator=(const CancelOnStop&) = delete;
+
+  const std::atomic<bool>* flag() const { return &flag_; }
+  bool requested() const { return flag_.load(); }
+
+ private:
+  struct Set {
+    std::atomic<bool>* flag;
+    void operator()() const { flag->store(true); }
+  };
+  std::atomic<bool> flag_{false};  // before callback_: the callback may run in its constructor
+  std::stop_callback<Set> callback_;
+};
+
+// Prints the one line of a command stopped by a signal, "reduce: interrupted" + `detail`
+// (e.g. "; nothing written"), and returns exit code 130.
+int interrupted(const char* detail = "");
+
 // Lets SIGINT and SIGTERM end the process again (a worker process inherits the blocked mask).
 void unblock_stop_signals();
 

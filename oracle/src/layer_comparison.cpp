@@ -6,13 +6,14 @@
 
 namespace reduce {
 
-Expected<std::vector<Oracle::LayerError>> Oracle::compare_layers() {
+Expected<std::vector<Oracle::LayerError>> Oracle::compare_layers(const std::atomic<bool>* cancel) {
   if (!engine_) return make_error("a check: script gives no values to compare layer by layer");
   const Model& model = *model_;
   REDUCE_ASSIGN(auto prepared, engine_->prepare(model));
   TensorMap feed;
   for (const auto& in : inputs_) feed[in.name] = in.tensor;
   RunOptions ro;
+  ro.cancel = cancel;
   std::vector<std::pair<size_t, std::string>> values;
   for (size_t i : extractor_->index().topological_order())
     for (const auto& v : model.graph.nodes[i].outputs)
@@ -30,7 +31,8 @@ Expected<std::vector<Oracle::LayerError>> Oracle::compare_layers() {
   return out;
 }
 
-std::optional<std::map<std::string, std::string>> Oracle::diagnose_input_binding(size_t max_permutations) {
+std::optional<std::map<std::string, std::string>> Oracle::diagnose_input_binding(const std::atomic<bool>* cancel,
+                                                                                size_t max_permutations) {
   if (!engine_ || inputs_.size() < 2) return std::nullopt;
   // Groups of inputs that an engine could confuse: same dtype and shape.
   std::map<std::pair<int, Shape>, std::vector<size_t>> groups;
@@ -66,7 +68,10 @@ std::optional<std::map<std::string, std::string>> Oracle::diagnose_input_binding
         feed[to.name] = from.tensor;
         if (to.name != from.name) mapping[to.name] = from.name;
       }
-    auto got = (*prepared)->run(feed);
+    RunOptions ro;
+    ro.cancel = cancel;
+    auto got = (*prepared)->run(feed, ro);
+    if (cancel && cancel->load()) return std::nullopt;
     if (!got) continue;
     bool agree = !expected.empty();
     for (const auto& e : expected) {

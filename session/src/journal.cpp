@@ -38,6 +38,9 @@ Candidate candidate_from(const Json& j) {
 
 Status append_journal(const fs::path& dir, const Candidate& candidate) {
   const Json record = {{"candidate", candidate_json(candidate)}};
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{dir.string(), "cannot create folder: " + ec.message()};
   std::ofstream out(dir / "journal", std::ios::app);
   out << record.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   out.flush();

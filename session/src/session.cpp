@@ -41,6 +41,7 @@ class Session {
   std::atomic<bool> stop_{false};
   std::stop_callback<std::function<void()>> on_caller_stop_;
   TargetGate gate_;
+  Candidate start_;  // where the search starts: the whole model, or the journal's last candidate
   Verdict original_;
   bool original_fails_ = false;
   Status write_status_;  // the first failed write of a best-so-far model
@@ -58,9 +59,11 @@ Status Session::prepare_start(ReduceOptions& ro) {
   if (!options_.resume) {
     std::error_code ec;
     fs::remove(options_.out_dir / "journal", ec);
+    start_ = Candidate::whole(model_.graph);
     return {};
   }
   REDUCE_ASSIGN(ro.start, read_journal(options_.out_dir));
+  start_ = *ro.start;
   log_.line("reduce: resuming from " + std::to_string(candidate_size(model_, *ro.start)) + " nodes");
   return {};
 }
@@ -91,6 +94,9 @@ void Session::check_original() {
   if (original_fails_) {
     oracle_.set_target(original_.signature);
     log_.line("reduce: failure to keep: " + original_.signature.to_string());
+    // The journal starts with the start candidate before any improvement can be appended (the
+    // gate is still closed): a bundle folder interrupted at any moment from now on can be resumed.
+    if (!options_.resume) write_status_ = append_journal(options_.out_dir, start_);
   } else {
     log_.silence();
     stop_.store(true);  // calls off this session only

@@ -2,8 +2,10 @@
 // without faults), `reduce batch` reaches every ground-truth reproducer, 1-minimal, and Ctrl-C
 // leaves a bundle that still fails.
 #include <gtest/gtest.h>
+
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -123,9 +125,13 @@ TEST_F(Corpus, InterruptLeavesABundleThatStillFails) {
           "--strategy", "ddmin", static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait for the first improvement, then interrupt.
+  // Wait for the first improvement (the journal's second line: the first is the start), then interrupt.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(out / "journal") && std::chrono::steady_clock::now() < deadline)
+  const auto improved = [&] {
+    const std::string journal = read_bytes(out / "journal");
+    return std::count(journal.begin(), journal.end(), '\n') >= 2;
+  };
+  while (!improved() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   kill(pid, SIGINT);
   int status = 0;

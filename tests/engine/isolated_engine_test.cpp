@@ -1,7 +1,10 @@
 // Isolated engines: runs in a worker process; a worker that crashes or hangs becomes an error, the caller survives.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <thread>
 
 #include "engine/engine_spec.h"
@@ -149,6 +152,49 @@ TEST(IsolatedEngine, ConcurrentRunsUseSeparateWorkers) {
     });
   for (auto& t : threads) t.join();
   for (int i = 0; i < 8; ++i) EXPECT_EQ(outcome[i], i % 2 ? 2 : 1) << "run " << i;
+}
+
+TEST(IsolatedEngine, ACancelledCommandIsKilledAndItsWorkerServesTheNextRun) {
+  testing::TempDir dir;
+  // Each run records its worker (the script's parent); while `hang` exists it sleeps, else it
+  // runs the model with `reduce run`.
+  const std::string reduce_bin = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  testing::write_bytes(dir / "engine.sh",
+                       "#!/bin/sh\necho $PPID >> " + (dir / "workers").string() + "\n"
+                       "if [ -f " + (dir / "hang").string() + " ]; then echo $$ > " + (dir / "pid").string() +
+                       "; exec sleep 1000; fi\n" + reduce_bin + " run \"$1\" --inputs \"$2\" --save-outputs \"$3\"\n");
+  testing::write_bytes(dir / "hang", "");
+  EngineEnvironment env;
+  env.worker_program = reduce_bin;
+  env.timeout_seconds = 30;  // bounds the test should the cancel be ignored
+  auto engine = make_engine("isolated:cmd:sh " + (dir / "engine.sh").string() + " {model} {inputs} {outputs}", env);
+  ASSERT_TRUE(engine.ok()) << engine.error().message();
+  Model m = parse_model(kIdentity);
+  auto prepared = (*engine)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message();
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    // Cancels once the command runs (at most 20 s later).
+    for (int i = 0; i < 1000 && !std::filesystem::exists(dir / "pid"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    cancel.store(true);
+  });
+  RunOptions options;
+  options.cancel = &cancel;
+  auto cancelled = (*prepared)->run({{"X", floats({-1, 2, -3})}}, options);
+  canceller.join();
+  EXPECT_FALSE(cancelled.ok());
+  const std::string pid = testing::read_bytes(dir / "pid");
+  ASSERT_FALSE(pid.empty());
+  EXPECT_FALSE(std::filesystem::exists("/proc/" + pid.substr(0, pid.find('\n')) + "/cmdline"))
+      << "the cancelled command still runs";
+  std::filesystem::remove(dir / "hang");
+  auto out = (*prepared)->run({{"X", floats({-1, 2, -3})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(values(out->at("Y")), (std::vector<float>{-1, 2, -3}));
+  const std::string workers = testing::read_bytes(dir / "workers");
+  const size_t newline = workers.find('\n');
+  EXPECT_EQ(workers.substr(newline + 1), workers.substr(0, newline + 1)) << "a new worker served the next run";
 }
 
 TEST(IsolatedEngine, AMissingWorkerProgramIsAnError) {

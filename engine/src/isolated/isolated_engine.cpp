@@ -12,6 +12,8 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include "core/model_io.h"
 #include "engine/process.h"
@@ -75,8 +77,10 @@ class WorkerProcess {
   }
 
   // Sends a request and waits for the answer; a worker that dies or exceeds `timeout_seconds`
-  // (0: none) gives a Crash or Timeout error and must not be used again (alive() is false).
-  Status request(const std::vector<std::string>& fields, double timeout_seconds) {
+  // (0: none) gives a Crash or Timeout error and must not be used again (alive() is false). When
+  // `cancel` becomes true the worker is asked to cancel its run (its commands are killed) and its
+  // answer still awaited; a worker that does not answer within a grace period is stopped.
+  Status request(const std::vector<std::string>& fields, double timeout_seconds, const std::atomic<bool>* cancel) {
     std::error_code ec;
     fs::resize_file(log_path(), 0, ec);
     const std::string line = worker_protocol::encode(fields);
@@ -88,12 +92,22 @@ class WorkerProcess {
     }
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
     std::string reply;
+    std::optional<Clock::time_point> cancel_deadline;
     while (reply.empty() || reply.back() != '\n') {
-      int wait_ms = -1;
+      if (cancel && !cancel_deadline && cancel->load()) {
+        const std::string cancel_line = worker_protocol::encode({"cancel"});
+        ::send(fd_, cancel_line.data(), cancel_line.size(), MSG_NOSIGNAL);
+        cancel_deadline = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
+      }
+      if (cancel_deadline && Clock::now() >= *cancel_deadline) {
+        stop();
+        return make_error("cancelled");
+      }
+      int wait_ms = cancel ? kCancelPollMs : -1;
       if (timeout_seconds > 0) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         if (left <= 0) return timed_out(timeout_seconds);
-        wait_ms = static_cast<int>(std::min<int64_t>(left + 1, 60000));
+        wait_ms = static_cast<int>(std::min<int64_t>(left + 1, cancel ? kCancelPollMs : 60000));
       }
       pollfd p{fd_, POLLIN, 0};
       const int ready = ::poll(&p, 1, wait_ms);
@@ -133,11 +147,28 @@ class WorkerProcess {
     return Error{"", "engine " + how + (tail.empty() ? "" : ": " + tail), ErrorKind::Crash, signal};
   }
 
-  Error timed_out(double seconds) {
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  // Ends the worker: shutting the socket down makes it cancel its run (the commands it started die
+  // with their process groups) and exit; one that has not exited after a grace period (an
+  // in-process engine that does not observe the cancel) is killed.
+  void stop() {
+    ::shutdown(fd_, SHUT_RDWR);
+    const auto deadline = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
+    for (;;) {
+      const pid_t ended = ::waitpid(pid_, nullptr, WNOHANG);
+      if (ended == pid_ || (ended < 0 && errno != EINTR)) break;
+      if (Clock::now() >= deadline) {
+        ::kill(pid_, SIGKILL);
+        while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     pid_ = 0;
+  }
+
+  Error timed_out(double seconds) {
+    stop();
     ProcessResult r;
     r.timed_out = true;
     ProcessOptions o;
@@ -145,6 +176,8 @@ class WorkerProcess {
     return Error{"", "engine run " + r.describe(o), ErrorKind::Timeout, SIGKILL};
   }
 
+  static constexpr int kCancelPollMs = 20;
+  static constexpr int kStopGraceSeconds = 1;
   TempFolder folder_;
   int fd_ = -1;
   pid_t pid_ = 0;
@@ -156,7 +189,7 @@ class WorkerPool {
   explicit WorkerPool(EngineEnvironment environment) : environment_(std::move(environment)) {}
   const EngineEnvironment& environment() const { return environment_; }
 
-  Status request(const std::vector<std::string>& fields) {
+  Status request(const std::vector<std::string>& fields, const std::atomic<bool>* cancel = nullptr) {
     std::unique_ptr<WorkerProcess> worker;
     {
       std::lock_guard lock(mutex_);
@@ -170,7 +203,7 @@ class WorkerPool {
       if (!started) return started.error();
       worker = std::move(started).value();
     }
-    Status status = worker->request(fields, environment_.timeout_seconds);
+    Status status = worker->request(fields, environment_.timeout_seconds, cancel);
     if (worker->alive()) {
       std::lock_guard lock(mutex_);
       idle_.push_back(std::move(worker));
@@ -202,7 +235,7 @@ class IsolatedPrepared : public PreparedModel {
     std::vector<std::string> request{"run", spec_, threads(), model_path(), (run / "inputs").string(),
                                      (run / "outputs").string()};
     request.insert(request.end(), outputs.begin(), outputs.end());
-    REDUCE_TRY(pool_->request(request));
+    REDUCE_TRY(pool_->request(request, options.cancel));
     return read_output_folder(run / "outputs", outputs, "the engine worker");
   }
 

@@ -1,9 +1,13 @@
 // serve_engine_worker: the request loop of `reduce __worker`, keeping recently used models prepared.
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <list>
+#include <thread>
 
 #include "core/model_io.h"
 #include "core/tensor_set.h"
@@ -33,6 +37,7 @@ class Worker {
     std::string line;
     while (read_line(line)) {
       const auto fields = worker_protocol::decode(line);
+      if (fields[0] == "cancel") continue;  // it came after the run it called off had ended
       const Status status = handle(fields);
       const std::string reply = status.ok() ? worker_protocol::encode({"ok"})
                                             : worker_protocol::encode({"error", status.error().message()});
@@ -57,12 +62,35 @@ class Worker {
       }
       RunOptions options;
       options.outputs.assign(f.begin() + 6, f.end());
-      REDUCE_ASSIGN(TensorMap values, loaded->prepared->run(feed, options));
+      REDUCE_ASSIGN(TensorMap values, run_watched(*loaded->prepared, feed, options));
       if (options.outputs.empty())
         for (const auto& vi : loaded->model->graph.outputs) options.outputs.push_back(vi.name);
       return write_output_folder(f[5], options.outputs, values);
     }
     return make_error("worker: malformed request");
+  }
+
+  // Runs while watching the socket: anything that arrives during a run (a `cancel` line, or the end
+  // of the stream when the isolated engine stops this worker or ends) cancels it, and the run's
+  // cancel flag kills the commands the engine started (external engines kill their process groups).
+  Expected<TensorMap> run_watched(PreparedModel& prepared, const TensorMap& feed, RunOptions options) {
+    const int done = ::eventfd(0, EFD_CLOEXEC);
+    if (done < 0) return prepared.run(feed, options);
+    std::atomic<bool> cancel{false};
+    options.cancel = &cancel;
+    std::thread watcher([&] {
+      pollfd p[2] = {{fd_, POLLIN | POLLRDHUP, 0}, {done, POLLIN, 0}};
+      while (::poll(p, 2, -1) < 0 && errno == EINTR) {
+      }
+      if (p[0].revents != 0) cancel.store(true);
+    });
+    auto result = prepared.run(feed, options);
+    const uint64_t one = 1;
+    while (::write(done, &one, sizeof one) < 0 && errno == EINTR) {
+    }
+    watcher.join();
+    ::close(done);
+    return result;
   }
 
   // The prepared model for (spec, path), most recently used first; a few stay loaded.

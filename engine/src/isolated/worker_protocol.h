@@ -3,7 +3,10 @@
 //   load <TAB> spec <TAB> threads <TAB> model.onnx                       -> ok | error <TAB> message
 //   run  <TAB> spec <TAB> threads <TAB> model.onnx <TAB> inputs-dir <TAB> outputs-dir [<TAB> value]...
 //                                                                         -> ok | error <TAB> message
-// `run` writes output_K.pb (named) for each requested value, K in request order.
+//   cancel                                 (sent during a run) -> no reply of its own: the run ends
+//                                          early (external commands are killed) and replies as usual
+// `run` writes output_K.pb (named) for each requested value, K in request order. A worker whose
+// socket is shut down during a run cancels it the same way, then exits.
 #pragma once
 
 #include <string>

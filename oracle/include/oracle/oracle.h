@@ -104,12 +104,15 @@ class Oracle {
     std::string value;
     OutputComparison comparison;
   };
-  Expected<std::vector<LayerError>> compare_layers();
+  // `cancel` (when set) abandons the engine run (see RunOptions::cancel).
+  Expected<std::vector<LayerError>> compare_layers(const std::atomic<bool>* cancel = nullptr);
 
   // When the original mismatches and has several inputs of one dtype and shape: the permutation of
   // those inputs (input name -> name of the tensor it should receive) under which the engine agrees
   // with the reference, if any. At most `max_permutations` are tried.
-  std::optional<std::map<std::string, std::string>> diagnose_input_binding(size_t max_permutations = 720);
+  // `cancel` (when set) ends the search without an answer.
+  std::optional<std::map<std::string, std::string>> diagnose_input_binding(const std::atomic<bool>* cancel = nullptr,
+                                                                          size_t max_permutations = 720);
 
   const Model& model() const { return *model_; }
   const std::vector<NamedTensor>& inputs() const { return inputs_; }

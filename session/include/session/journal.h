@@ -8,7 +8,7 @@
 
 namespace reduce {
 
-// Appends {"candidate": {...}} to DIR/journal.
+// Appends {"candidate": {...}} to DIR/journal (DIR is created when it does not exist yet).
 Status append_journal(const std::filesystem::path& dir, const Candidate& candidate);
 
 // The last candidate of DIR/journal.
