@@ -57,14 +57,9 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   }
   const CancelOnStop cancel(stop);
   Model model;
-  auto oracle = load_and_create_oracle(vm, model_path, model, stop);
-  if (cancel.requested()) return interrupted();
-  if (!oracle) {
-    std::cerr << "error: " << oracle.error().message() << "\n";
-    return kExitUsage;
-  }
-  Oracle& o = **oracle;
-  print_oracle_header(model_path, model, o, std::cout);
+  auto opened = open_oracle(vm, model_path, model, stop);
+  if (const int* code = std::get_if<int>(&opened)) return *code;
+  Oracle& o = *std::get<std::unique_ptr<Oracle>>(opened);
   Verdict verdict = o.evaluate(Candidate::whole(model.graph), cancel.flag());
   if (verdict.cancelled) return interrupted();
   o.set_target(verdict.signature);

@@ -78,14 +78,9 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   const std::string model_path = vm["model"].as<std::string>();
   const CancelOnStop cancel(stop);
   Model model;
-  auto oracle = load_and_create_oracle(vm, model_path, model, stop);
-  if (cancel.requested()) return interrupted();
-  if (!oracle) {
-    std::cerr << "error: " << oracle.error().message() << "\n";
-    return kExitUsage;
-  }
-  Oracle& o = **oracle;
-  print_oracle_header(model_path, model, o, std::cout);
+  auto opened = open_oracle(vm, model_path, model, stop);
+  if (const int* code = std::get_if<int>(&opened)) return *code;
+  Oracle& o = *std::get<std::unique_ptr<Oracle>>(opened);
   std::cout << "\n## outputs\n\n";
   Verdict verdict = o.evaluate(Candidate::whole(model.graph), cancel.flag());
   if (verdict.cancelled) return interrupted();

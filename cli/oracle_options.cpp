@@ -2,11 +2,15 @@
 #include "oracle_options.h"
 
 #include <cmath>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "core/model_io.h"
+#include "command.h"
 #include "input_options.h"
+#include "session/verdict_report.h"
+#include "stop_on_signal.h"
 
 namespace reduce::cli {
 
@@ -103,6 +107,18 @@ Expected<std::unique_ptr<Oracle>> load_and_create_oracle(const po::variables_map
   auto oracle = Oracle::create(model, std::move(inputs), std::move(options));
   if (!oracle) return oracle.error().at(model_path.string());
   return oracle;
+}
+
+std::variant<std::unique_ptr<Oracle>, int> open_oracle(const po::variables_map& vm, const std::string& model_path,
+                                                       Model& model, std::stop_token stop) {
+  auto oracle = load_and_create_oracle(vm, model_path, model, stop);
+  if (stop.stop_requested()) return interrupted();
+  if (!oracle) {
+    std::cerr << "error: " << oracle.error().message() << "\n";
+    return kExitUsage;
+  }
+  print_oracle_header(model_path, model, **oracle, std::cout);
+  return std::move(*oracle);
 }
 
 }  // namespace reduce::cli

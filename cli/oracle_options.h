@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <memory>
 #include <stop_token>
+#include <string>
+#include <variant>
 
 #include "core/model.h"
 #include "oracle/oracle.h"
@@ -32,5 +34,11 @@ Expected<OracleOptions> oracle_options_from(const boost::program_options::variab
 Expected<std::unique_ptr<Oracle>> load_and_create_oracle(const boost::program_options::variables_map& vm,
                                                          const std::filesystem::path& model_path, Model& model,
                                                          std::stop_token stop = {});
+
+// The opening of `check` and `compare`: load_and_create_oracle, then the header on stdout. Either
+// the oracle, or the exit code after saying why on stderr (2 bad input, 130 interrupted).
+std::variant<std::unique_ptr<Oracle>, int> open_oracle(const boost::program_options::variables_map& vm,
+                                                       const std::string& model_path, Model& model,
+                                                       std::stop_token stop);
 
 }  // namespace reduce::cli
