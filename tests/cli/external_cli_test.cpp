@@ -69,13 +69,13 @@ TEST(CheckScriptCli, FailCodesAndRegexRefineTheDecision) {
 
 TEST(CheckScriptCli, AHangingScriptIsKilledAtTheTimeout) {
   TempDir dir;
-  const auto s = script(dir, "hang.sh", "sleep 30 &\nsleep 30\n");
+  const auto s = script(dir, "hang.sh", "sleep 120 &\nsleep 120\n");
   const auto start = std::chrono::steady_clock::now();
   auto r = run_reduce({"check", model_in(dir), "--engine", "check:sh " + s, "--timeout", "1"});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL (timeout)"), std::string::npos) << r.out;
-  EXPECT_LT(seconds, 10);
+  EXPECT_LT(seconds, 60) << "waited for the script instead of killing it";
 }
 
 TEST(CheckScriptCli, ACrashingScriptGivesCrashWithItsSignal) {

@@ -73,7 +73,7 @@ TEST(Process, TimeoutKillsTheScriptAndItsChildren) {
   o.timeout_seconds = 1;
   const ProcessResult r = sh("sleep 60 & echo $! > '" + pid_file + "'; sleep 60", o);
   EXPECT_TRUE(r.timed_out);
-  EXPECT_LT(r.seconds, o.timeout_seconds + 1.5);
+  EXPECT_LT(r.seconds, 30) << "waited for the script instead of killing it";
   EXPECT_EQ(r.describe(o), "timed out after 1 s");
   const pid_t child = std::stoi(testing::read_bytes(pid_file));
   for (int i = 0; i < 100 && !process_gone(child); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -92,7 +92,7 @@ TEST(Process, CancellingKillsTheRunAtOnce) {
   canceller.join();
   EXPECT_TRUE(r.cancelled);
   EXPECT_FALSE(r.timed_out);
-  EXPECT_LT(r.seconds, 5);
+  EXPECT_LT(r.seconds, 30) << "waited for the script instead of killing it";
 }
 
 TEST(Process, AScriptIgnoringSigtermIsKilledAfterTheGracePeriod) {
@@ -102,7 +102,6 @@ TEST(Process, AScriptIgnoringSigtermIsKilledAfterTheGracePeriod) {
   const ProcessResult r = sh("trap '' TERM; while :; do sleep 0.05; done", o);
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.signal, SIGKILL);
-  EXPECT_LT(r.seconds, 2.0);
 }
 
 TEST(Process, BackgroundChildrenDoNotOutliveANormalExit) {
@@ -110,7 +109,7 @@ TEST(Process, BackgroundChildrenDoNotOutliveANormalExit) {
   const std::string pid_file = (dir / "child.pid").string();
   const ProcessResult r = sh("sleep 60 > /dev/null 2>&1 & echo $! > '" + pid_file + "'; exit 0");
   EXPECT_TRUE(r.exited_ok());
-  EXPECT_LT(r.seconds, 5.0);
+  EXPECT_LT(r.seconds, 30) << "waited for the background child";
   const pid_t child = std::stoi(testing::read_bytes(pid_file));
   for (int i = 0; i < 100 && !process_gone(child); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(process_gone(child));
