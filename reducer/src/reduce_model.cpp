@@ -4,24 +4,22 @@
 
 #include "passes/passes.h"
 #include "reducer/reducer.h"
-#include "reduction.h"
+#include "scheduler.h"
 #include "strategies/strategies.h"
 
 namespace reduce {
 
 namespace {
 
-using detail::Reduction;
-
 struct PassEntry {
   const char* name;
-  void (*run)(Reduction&);
+  detail::PassStatePtr (*start)(const detail::ReductionGraph&, const Candidate&, const detail::Facts&);
   const char* help;
 };
 
 const std::vector<PassEntry>& pass_table() {
   static const std::vector<PassEntry> table = {
-#define REDUCER_PASS(name, function, help) {name, &detail::function, help},
+#define REDUCER_PASS(name, start, help) {name, &detail::start, help},
 #include "passes/passes.def"
 #undef REDUCER_PASS
   };
@@ -30,25 +28,6 @@ const std::vector<PassEntry>& pass_table() {
 
 bool contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
-}
-
-// Runs one step and records its checks, commits and time under `name`.
-template <typename Step>
-void timed(Reduction& r, std::vector<PassStats>& stats, const std::string& name, Step step) {
-  auto it = std::find_if(stats.begin(), stats.end(), [&](const PassStats& s) { return s.name == name; });
-  if (it == stats.end()) {
-    stats.push_back(PassStats{name, 0, 0, 0});
-    it = stats.end() - 1;
-  }
-  const size_t index = static_cast<size_t>(it - stats.begin());
-  const auto t0 = std::chrono::steady_clock::now();
-  const size_t checks0 = r.counts().checks, commits0 = r.commits();
-  r.set_pass(name);
-  step();
-  PassStats& s = stats[index];
-  s.checks += r.counts().checks - checks0;
-  s.successes += r.commits() - commits0;
-  s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 Status check_start(const Candidate& c, size_t node_count) {
@@ -123,55 +102,45 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   const Candidate start = options.start ? *options.start : Candidate::whole(model.graph);
   if (options.start) REDUCE_TRY(check_start(start, node_count));
 
-  Reduction r(model, std::move(index), test, options, start);
-  ReduceResult result;
-  r.log("reducing " + std::to_string(r.size()) + " nodes with strategy " + options.strategy);
+  // The strategy as passes.
+  detail::Strategy strategy;
   if (options.strategy == "default") {
-    std::vector<const PassEntry*> selected;
     for (size_t i = 0; i < pass_table().size(); ++i)
-      if (options.passes.runs(i)) selected.push_back(&pass_table()[i]);
-    const bool certifies = options.passes.runs(static_cast<size_t>(detail::PassId::run_certify));
-    std::vector<Reduction::PassFunction> functions;
-    for (const PassEntry* e : selected) functions.push_back(e->run);
-    r.set_passes(std::move(functions));
-    for (size_t round = 1; !r.stopped(); ++round) {
-      const size_t commits = r.commits();
-      for (size_t k = 0; k < selected.size() && !r.stopped(); ++k) {
-        // With several jobs, free slots test what the rest of the round (and the next one)
-        // would ask if nothing more changes: passes that only confirm then cost no wait.
-        r.prefetch([&] { r.run_from(k); });
-        timed(r, result.passes, selected[k]->name, [&] { r.run_pass(k); });
-      }
-      if (r.stopped()) break;
-      if (r.commits() == commits) {
-        result.one_minimal = certifies;  // certify's sweep just found nothing to remove
-        break;
-      }
-      r.log("round " + std::to_string(round) + " done: " + std::to_string(r.size()) + " nodes, " +
-            std::to_string(r.counts().checks) + " checks");
-    }
+      if (options.passes.runs(i)) strategy.passes.push_back({pass_table()[i].name, pass_table()[i].start});
+    strategy.rounds = true;
   } else if (options.strategy == "ddmin") {
-    bool done = false;
-    timed(r, result.passes, "ddmin", [&] { done = detail::run_ddmin(r); });
-    result.one_minimal = done && !r.stopped();
+    strategy.passes = {{"ddmin", &detail::start_ddmin}};
+  } else if (options.strategy == "polygraphy-bisect") {
+    strategy.passes = {{"polygraphy-outputs", &detail::start_polygraphy_bisect_outputs},
+                       {"polygraphy-inputs", &detail::start_polygraphy_bisect_inputs}};
   } else {
-    const bool bisect = options.strategy == "polygraphy-bisect";
-    timed(r, result.passes, "polygraphy-outputs", [&] { detail::run_polygraphy_outputs(r, bisect); });
-    if (!r.stopped())
-      timed(r, result.passes, "polygraphy-inputs", [&] { detail::run_polygraphy_inputs(r, bisect); });
+    strategy.passes = {{"polygraphy-outputs", &detail::start_polygraphy_linear_outputs},
+                       {"polygraphy-inputs", &detail::start_polygraphy_linear_inputs}};
   }
 
-  result.best = r.best();
-  result.stopped = r.stopped();
-  if (result.stopped) result.one_minimal = false;
-  result.checks = r.counts().checks;
-  result.cache_hits = r.counts().cache_hits;
-  result.slipped = r.counts().slipped;
-  result.invalid = r.counts().invalid;
-  result.seconds = r.elapsed();
-  if (r.malformed() > 0)
-    return make_error("internal error: the reducer built " + std::to_string(r.malformed()) + " malformed candidates");
-  r.log("reduced to " + std::to_string(r.size()) + " nodes in " + std::to_string(result.checks) + " checks" +
+  const detail::ReductionGraph g(model, std::move(index), options);
+  detail::Scheduler s(g, test, options, std::move(strategy), start);
+  s.log("reducing " + std::to_string(g.size_of(start)) + " nodes with strategy " + options.strategy);
+  REDUCE_TRY(s.run());
+
+  ReduceResult result;
+  result.best = s.best();
+  result.stopped = s.stopped();
+  // Certified when the default strategy's last round, certify included, removed nothing; ddmin
+  // ends at single units.
+  if (!result.stopped && s.finished()) {
+    if (options.strategy == "default") result.one_minimal = options.passes.runs(static_cast<size_t>(detail::PassId::start_certify));
+    else if (options.strategy == "ddmin") result.one_minimal = true;
+  }
+  result.checks = s.counts().checks;
+  result.cache_hits = s.counts().cache_hits;
+  result.slipped = s.counts().slipped;
+  result.invalid = s.counts().invalid;
+  result.seconds = s.elapsed();
+  result.passes = s.pass_stats();
+  if (s.malformed() > 0)
+    return make_error("internal error: the reducer built " + std::to_string(s.malformed()) + " malformed candidates");
+  s.log("reduced to " + std::to_string(g.size_of(result.best)) + " nodes in " + std::to_string(result.checks) + " checks" +
         (result.one_minimal ? " (1-minimal)" : "") + (result.stopped ? " (stopped)" : ""));
   return result;
 }

@@ -3,12 +3,12 @@
 
 namespace reduce::detail {
 
-void run_certify(Reduction& r) {
-  const auto units = r.units();
-  if (units.size() <= 1) return;
+PassStatePtr start_certify(const ReductionGraph& g, const Candidate& best, const Facts&) {
+  const auto units = g.units_of(best);
+  if (units.size() <= 1) return nullptr;
   std::vector<std::vector<size_t>> singles;
   for (size_t u : units) singles.push_back({u});
-  remove_groups(r, singles);
+  return start_group_removal(g, best, std::move(singles));
 }
 
 }  // namespace reduce::detail

@@ -7,29 +7,34 @@
 namespace reduce::detail {
 
 namespace {
-Candidate freezing(const Candidate& base, const std::vector<std::string>& values) {
-  Candidate c = base;
-  for (const auto& v : values) {
-    c.frozen.push_back(v);
-    c.input_shapes.erase(v);
+// Freezing each open cut value.
+class Freezes : public EditList {
+ public:
+  explicit Freezes(std::vector<std::string> open) : open_(std::move(open)) {}
+  size_t count() const override { return open_.size(); }
+  std::optional<Candidate> apply(const Candidate& base, const std::vector<size_t>& chosen) const override {
+    Candidate c = base;
+    for (size_t k : chosen) {
+      c.frozen.push_back(open_[k]);
+      c.input_shapes.erase(open_[k]);
+    }
+    std::sort(c.frozen.begin(), c.frozen.end());
+    c.frozen.erase(std::unique(c.frozen.begin(), c.frozen.end()), c.frozen.end());
+    return c;
   }
-  std::sort(c.frozen.begin(), c.frozen.end());
-  c.frozen.erase(std::unique(c.frozen.begin(), c.frozen.end()), c.frozen.end());
-  return c;
-}
+
+ private:
+  std::vector<std::string> open_;
+};
 }  // namespace
 
 // All open cut values at once, else accumulated one by one in order while the failure survives.
-void run_cut_as_constant(Reduction& r) {
-  const Candidate& base = r.best();
+PassStatePtr start_cut_as_constant(const ReductionGraph& g, const Candidate& best, const Facts&) {
   std::vector<std::string> open;
-  for (auto& v : r.cut_values(base))
-    if (!std::binary_search(base.frozen.begin(), base.frozen.end(), v)) open.push_back(std::move(v));
-  commit_independent_edits(r, open.size(), [&](const Candidate& c, const std::vector<size_t>& chosen) {
-    std::vector<std::string> values;
-    for (size_t k : chosen) values.push_back(open[k]);
-    return std::optional<Candidate>(freezing(c, values));
-  });
+  for (auto& v : g.cut_values(best))
+    if (!std::binary_search(best.frozen.begin(), best.frozen.end(), v)) open.push_back(std::move(v));
+  if (open.empty()) return nullptr;
+  return start_independent_edits(g, best, {std::make_shared<const Freezes>(std::move(open))});
 }
 
 }  // namespace reduce::detail

@@ -14,34 +14,40 @@ bool fillable(const ValueType* type) {
   const int32_t e = type->elem_type;
   return e == 1 || e == 10 || e == 11 || e == 16;
 }
+
+// Filling each target with one value.
+class Fills : public EditList {
+ public:
+  Fills(std::shared_ptr<const std::vector<std::string>> targets, double value) : targets_(std::move(targets)), value_(value) {}
+  size_t count() const override { return targets_->size(); }
+  std::optional<Candidate> apply(const Candidate& base, const std::vector<size_t>& chosen) const override {
+    Candidate out = base;
+    for (size_t k : chosen) out.filled[(*targets_)[k]] = value_;
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const std::vector<std::string>> targets_;
+  double value_;
+};
 }  // namespace
 
-void run_fill_weights(Reduction& r) {
-  const Candidate& base = r.best();
-  const Graph& g = r.graph();
-  std::unordered_set<std::string_view> frozen(base.frozen.begin(), base.frozen.end()), seen;
+PassStatePtr start_fill_weights(const ReductionGraph& g, const Candidate& best, const Facts&) {
+  const Graph& graph = g.graph();
+  std::unordered_set<std::string_view> frozen(best.frozen.begin(), best.frozen.end()), seen;
   // Float initializers and frozen values of more than one element the kept nodes read, in
-  // first-use order; edit 2k fills target k with 0, edit 2k+1 with 1.
-  std::vector<std::string> targets;
-  for (size_t n : r.units_of(base))
-    for (const auto& v : g.nodes[n].inputs) {
-      if (v.empty() || base.filled.count(v) || !seen.insert(v).second) continue;
-      const Initializer* init = g.find_initializer(v);
-      if (init ? init->tensor.elements() > 1 && fillable(init->tensor.dtype()) : frozen.count(v) && fillable(r.type_of(v)))
-        targets.push_back(v);
+  // first-use order.
+  auto targets = std::make_shared<std::vector<std::string>>();
+  for (size_t n : g.units_of(best))
+    for (const auto& v : graph.nodes[n].inputs) {
+      if (v.empty() || best.filled.count(v) || !seen.insert(v).second) continue;
+      const Initializer* init = graph.find_initializer(v);
+      if (init ? init->tensor.elements() > 1 && fillable(init->tensor.dtype()) : frozen.count(v) && fillable(g.type_of(v)))
+        targets->push_back(v);
     }
-  if (targets.empty()) return;
-  auto fill = [&](const Candidate& c, const std::vector<size_t>& chosen, double value) {
-    Candidate out = c;
-    for (size_t k : chosen) out.filled[targets[k]] = value;
-    return std::optional<Candidate>(std::move(out));
-  };
+  if (targets->empty()) return nullptr;
   // Zeros first (the simplest weights), then ones (zeros often silence the failure).
-  for (double value : {0.0, 1.0})
-    if (commit_independent_edits(r, targets.size(), [&](const Candidate& c, const std::vector<size_t>& chosen) {
-          return fill(c, chosen, value);
-        }))
-      return;
+  return start_independent_edits(g, best, {std::make_shared<const Fills>(targets, 0.0), std::make_shared<const Fills>(targets, 1.0)});
 }
 
 }  // namespace reduce::detail

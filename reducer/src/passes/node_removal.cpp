@@ -1,11 +1,11 @@
 // node-removal: counter-based delta debugging over post-dominated branches, then topological bands.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <unordered_set>
 
 #include "core/graph_algorithms.h"
-#include "passes.h"
-#include "removal_plan.h"
+#include "removal.h"
 
 namespace reduce::detail {
 
@@ -17,81 +17,88 @@ namespace {
 // failures usually need a handful of nodes out of thousands) and stop above `last_size`.
 // As a plan, one phase per element list (post-dominated branches, then single units): a round's
 // chunks depend on what the previous rounds removed, so speculation can run into the next round.
-class CddPlan : public RemovalPlan {
+class CddPlan {
  public:
+  using Groups = std::vector<std::vector<size_t>>;
   struct Phase {
-    std::vector<std::vector<size_t>> elements;  // empty: the single units of the candidate at its start
+    std::shared_ptr<const Groups> elements;  // null: the single units of the candidate at its start
     size_t last_size = 1;
   };
-  explicit CddPlan(std::vector<Phase> phases) : phases_(std::move(phases)) {}
+  explicit CddPlan(std::vector<Phase> phases) : phases_(std::make_shared<const std::vector<Phase>>(std::move(phases))) {}
 
-  const std::vector<size_t>* peek(const Reduction& r, const Candidate& current) override {
-    while (phase_ < phases_.size()) {
-      if (next_ < chunks_.size()) return &chunks_[next_];
-      if (!start_round(r, current)) {
+  const std::vector<size_t>* peek(const ReductionGraph& g, const Candidate& current) {
+    while (phase_ < phases_->size()) {
+      if (chunks_ && next_ < chunks_->size()) return &(*chunks_)[next_];
+      if (!start_round(g, current)) {
         ++phase_;
         started_ = false;
       }
     }
     return nullptr;
   }
-  void pop() override { ++next_; }
-  std::unique_ptr<RemovalPlan> clone() const override { return std::make_unique<CddPlan>(*this); }
+  void pop() { ++next_; }
 
  private:
   // Builds the next round's chunks from what `current` keeps; false when the phase is over.
-  bool start_round(const Reduction& r, const Candidate& current) {
-    Phase& p = phases_[phase_];
-    const auto left = r.units_of(current);
+  bool start_round(const ReductionGraph& g, const Candidate& current) {
+    const Phase& p = (*phases_)[phase_];
+    const auto left = g.units_of(current);
     if (!started_) {
       started_ = true;
-      if (p.elements.empty())
-        for (size_t u : left) p.elements.push_back({u});
-      elements_ = p.elements;
-      size_ = (elements_.size() + 1) / 2;
+      if (p.elements) {
+        elements_ = p.elements;
+      } else {
+        auto singles = std::make_shared<Groups>();
+        for (size_t u : left) singles->push_back({u});
+        elements_ = std::move(singles);
+      }
+      size_ = (elements_->size() + 1) / 2;
     } else {
       // Keep what is left of each element, in order; then shrink the chunk size.
       const std::unordered_set<size_t> kept(left.begin(), left.end());
-      std::vector<std::vector<size_t>> remaining;
-      for (auto& e : elements_) {
+      auto remaining = std::make_shared<Groups>();
+      for (const auto& e : *elements_) {
         std::vector<size_t> part;
         for (size_t u : e)
           if (kept.count(u)) part.push_back(u);
-        if (!part.empty()) remaining.push_back(std::move(part));
+        if (!part.empty()) remaining->push_back(std::move(part));
       }
       elements_ = std::move(remaining);
       if (size_ == 1) return false;
       size_ = std::min(size_ - 1, static_cast<size_t>(std::floor(static_cast<double>(size_) * (1.0 - std::exp(-1.0)))));
       size_ = std::max<size_t>(size_, 1);
     }
-    chunks_.clear();
+    chunks_.reset();
     next_ = 0;
-    if (elements_.size() <= 1 || size_ < p.last_size) return false;
-    for (size_t i = 0; i < elements_.size(); i += size_) {
+    if (elements_->size() <= 1 || size_ < p.last_size) return false;
+    auto chunks = std::make_shared<Groups>();
+    for (size_t i = 0; i < elements_->size(); i += size_) {
       std::vector<size_t> chunk;
-      for (size_t j = i; j < std::min(elements_.size(), i + size_); ++j)
-        chunk.insert(chunk.end(), elements_[j].begin(), elements_[j].end());
-      chunks_.push_back(std::move(chunk));
+      for (size_t j = i; j < std::min(elements_->size(), i + size_); ++j)
+        chunk.insert(chunk.end(), (*elements_)[j].begin(), (*elements_)[j].end());
+      chunks->push_back(std::move(chunk));
     }
+    chunks_ = std::move(chunks);
     return true;
   }
 
-  std::vector<Phase> phases_;
+  // Copies share what a round does not change.
+  std::shared_ptr<const std::vector<Phase>> phases_;
   size_t phase_ = 0;
   bool started_ = false;
-  std::vector<std::vector<size_t>> elements_;
+  std::shared_ptr<const Groups> elements_;
   size_t size_ = 0;
-  std::vector<std::vector<size_t>> chunks_;
+  std::shared_ptr<const Groups> chunks_;
   size_t next_ = 0;
 };
 
 // Partitions units into branches: a branch is headed by a node that post-dominates it within the
 // candidate and feeds a join (a node with several post-dominated inputs) or an output. Removing
 // a branch removes a node together with everything that only serves it.
-std::vector<std::vector<size_t>> branches(const Reduction& r, const std::vector<size_t>& units) {
-  const auto& ix = r.index();
+std::vector<std::vector<size_t>> branches(const ReductionGraph& g, const std::vector<size_t>& units) {
+  const auto& ix = g.index();
   const size_t none = kVirtualNode;  // the virtual exit after all outputs
-  std::vector<bool> kept(r.graph().nodes.size(), false);
+  std::vector<bool> kept(g.graph().nodes.size(), false);
   for (size_t u : units) kept[u] = true;
   const std::vector<size_t> ipdom = immediate_post_dominators(ix, kept);
   std::vector<size_t> children(kept.size(), 0);
@@ -116,18 +123,19 @@ std::vector<std::vector<size_t>> branches(const Reduction& r, const std::vector<
 
 }  // namespace
 
-void run_node_removal(Reduction& r) {
-  auto units = r.units();
-  if (units.size() <= 1) return;
+PassStatePtr start_node_removal(const ReductionGraph& g, const Candidate& best, const Facts&) {
+  auto units = g.units_of(best);
+  if (units.size() <= 1) return nullptr;
   std::vector<CddPlan::Phase> phases;
-  auto groups = branches(r, units);
-  if (groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [](const auto& g) { return g.size() > 1; }))
-    phases.push_back({std::move(groups), 1});
+  auto groups = branches(g, units);
+  if (groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [](const auto& b) { return b.size() > 1; }))
+    phases.push_back({std::make_shared<const CddPlan::Groups>(std::move(groups)), 1});
   // Topological bands shrinking towards single nodes; the single-node round is certify's sweep
   // when that pass runs.
-  phases.push_back({{}, selected(r, PassId::run_certify) ? size_t{2} : size_t{1}});
-  CddPlan plan(std::move(phases));
-  run_removals(r, plan);
+  phases.push_back({nullptr, selected(g, PassId::start_certify) ? size_t{2} : size_t{1}});
+  auto state = std::make_shared<RemovalState<CddPlan>>(g, best, CddPlan(std::move(phases)));
+  if (!state->probe()) return nullptr;
+  return state;
 }
 
 }  // namespace reduce::detail

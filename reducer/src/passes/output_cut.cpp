@@ -3,22 +3,32 @@
 
 namespace reduce::detail {
 
+namespace {
 // Sinks are tried by bisection on topological position: the earliest node whose ancestors
 // still fail. Branchy graphs are not monotone in that order; node-removal handles what is left.
-void run_output_cut(Reduction& r) {
-  const auto units = r.units();
-  if (units.size() <= 1 || r.single_sink == r.best()) return;
-  const Candidate base = r.best();
-  auto make = [&](size_t p) -> std::optional<Candidate> {
-    auto kept = r.ancestors_within(base, units[p]);
-    if (kept.size() == units.size()) return std::nullopt;  // not a reduction
-    return r.with_units(base, std::move(kept));
-  };
-  // What follows a cut at p: the cut, then what input-cut and the passes after it test first.
-  auto next = [&](size_t p) { return r.follow_ups(p < units.size() ? make(p) : std::nullopt); };
-  const size_t p = r.bisect_first(units.size(), make, next);
-  if (p < units.size())
-    if (auto c = make(p)) r.commit(std::move(*c));
+class OutputCut : public SearchState<OutputCut, Bisection> {
+ public:
+  OutputCut(const ReductionGraph& g, Candidate base) : base_(std::make_shared<const Candidate>(std::move(base))) {
+    units_ = std::make_shared<const std::vector<size_t>>(g.units_of(*base_));
+    search = Bisection::over(units_->size());
+    settle(g);
+  }
+  std::optional<Candidate> make(const ReductionGraph& g, size_t p) const {
+    auto kept = g.ancestors_within(*base_, (*units_)[p]);
+    if (kept.size() == units_->size()) return std::nullopt;  // not a reduction
+    return g.with_units(*base_, std::move(kept));
+  }
+  std::optional<Candidate> result() const override { return last_interesting; }
+
+ private:
+  std::shared_ptr<const Candidate> base_;
+  std::shared_ptr<const std::vector<size_t>> units_;
+};
+}  // namespace
+
+PassStatePtr start_output_cut(const ReductionGraph& g, const Candidate& best, const Facts& facts) {
+  if (g.size_of(best) <= 1 || facts.single_sink == best) return nullptr;
+  return std::make_shared<OutputCut>(g, best);
 }
 
 }  // namespace reduce::detail

@@ -1,38 +1,47 @@
-// The default strategy's passes (declared from passes.def) and the removal loop they share.
+// The default strategy's passes (declared from passes.def) and the state machines they share.
 #pragma once
 
-#include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
-#include "../reduction.h"
+#include "../pass.h"
 
 namespace reduce::detail {
 
-#define REDUCER_PASS(name, function, help) void function(Reduction& r);
+#define REDUCER_PASS(name, start, help) PassStatePtr start(const ReductionGraph& g, const Candidate& best, const Facts& facts);
 #include "passes.def"
 #undef REDUCER_PASS
 
-// A pass by its function's name (PassId::run_certify); the value is its index in reduce_passes().
+// A pass by its start function's name (PassId::start_certify); the value is its index in
+// reduce_passes().
 enum class PassId : size_t {
-#define REDUCER_PASS(name, function, help) function,
+#define REDUCER_PASS(name, start, help) start,
 #include "passes.def"
 #undef REDUCER_PASS
 };
 
 // Whether pass `id` runs in this reduction (ReduceOptions::passes).
-inline bool selected(const Reduction& r, PassId id) { return r.options().passes.runs(static_cast<size_t>(id)); }
+inline bool selected(const ReductionGraph& g, PassId id) { return g.options().passes.runs(static_cast<size_t>(id)); }
 
-// Tries removing each group of units in order, each against the best candidate at that point
-// (llvm-reduce's chunk loop: the first interesting removal in order is committed, the scan goes
-// on after it). Groups already gone are skipped. Returns whether anything was committed.
-bool remove_groups(Reduction& r, const std::vector<std::vector<size_t>>& groups);
+// Independent edits of a candidate, numbered 0..count()-1.
+class EditList {
+ public:
+  virtual ~EditList() = default;
+  virtual size_t count() const = 0;
+  // `base` with the edits `chosen` (ascending) applied; nullopt: not applicable.
+  virtual std::optional<Candidate> apply(const Candidate& base, const std::vector<size_t>& chosen) const = 0;
+};
 
-// `apply(base, chosen)`: `base` with the edits numbered `chosen` applied (nullopt: not applicable).
-using EditApplier = std::function<std::optional<Candidate>(const Candidate&, const std::vector<size_t>&)>;
-// Tries `count` independent edits of the best candidate: all at once; else accumulated greedily
-// in order (each added while the failure survives with those accepted before it). Commits the
-// combination found; returns whether anything was committed.
-bool commit_independent_edits(Reduction& r, size_t count, const EditApplier& apply);
+// Tries the edits of `lists[0]` on `base`: all at once; else accumulated greedily in order (each
+// added while the failure survives with those accepted before it); the combination found is the
+// result. When nothing is accepted, the next list is tried. nullptr when there is nothing to try.
+PassStatePtr start_independent_edits(const ReductionGraph& g, const Candidate& base,
+                                     std::vector<std::shared_ptr<const EditList>> lists);
+
+// Tries removing each group of units in order, each against the current candidate at that point
+// (llvm-reduce's chunk loop: an interesting removal is committed and the scan goes on after it).
+// Groups already gone are skipped. nullptr when there is nothing to try.
+PassStatePtr start_group_removal(const ReductionGraph& g, const Candidate& base, std::vector<std::vector<size_t>> groups);
 
 }  // namespace reduce::detail

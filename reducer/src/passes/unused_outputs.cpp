@@ -3,16 +3,32 @@
 
 namespace reduce::detail {
 
-void run_unused_outputs(Reduction& r) {
-  const Candidate base = r.best();
-  const auto outputs = r.outputs_of(base);
-  if (outputs.size() <= 1) return;
-  auto make = [&](size_t i) -> std::optional<Candidate> {
-    Candidate c = base;
-    c.outputs = {outputs[i]};
+namespace {
+class UnusedOutputs : public SearchState<UnusedOutputs, Scan> {
+ public:
+  UnusedOutputs(const ReductionGraph& g, Candidate base, std::vector<std::string> outputs)
+      : base_(std::make_shared<const Candidate>(std::move(base))),
+        outputs_(std::make_shared<const std::vector<std::string>>(std::move(outputs))) {
+    search = Scan::over(outputs_->size());
+    settle(g);
+  }
+  std::optional<Candidate> make(const ReductionGraph&, size_t i) const {
+    Candidate c = *base_;
+    c.outputs = {(*outputs_)[i]};
     return c;
-  };
-  if (const auto k = r.first_interesting(outputs.size(), make)) r.commit(*make(*k));
+  }
+  bool commits() const { return true; }
+
+ private:
+  std::shared_ptr<const Candidate> base_;
+  std::shared_ptr<const std::vector<std::string>> outputs_;
+};
+}  // namespace
+
+PassStatePtr start_unused_outputs(const ReductionGraph& g, const Candidate& best, const Facts&) {
+  auto outputs = g.outputs_of(best);
+  if (outputs.size() <= 1) return nullptr;
+  return std::make_shared<UnusedOutputs>(g, best, std::move(outputs));
 }
 
 }  // namespace reduce::detail

@@ -1,19 +1,22 @@
-// Baseline strategies next to the default passes, on the same Reduction (same test, same counts).
+// Baseline strategies next to the default passes, as passes on the same scheduler (same test,
+// same counts).
 #pragma once
 
-#include "../reduction.h"
+#include "../pass.h"
 
 namespace reduce::detail {
 
 // Polygraphy `debug reduce`: find the earliest node whose outputs still fail (outputs marked,
 // ancestors kept), then on that model the latest node whose inputs still fail (inputs cut there,
-// other dangling values frozen). `bisect` is its default mode, else `linear` (every node tried,
-// the failing model with fewest nodes wins).
-void run_polygraphy_outputs(Reduction& r, bool bisect);
-void run_polygraphy_inputs(Reduction& r, bool bisect);
+// other dangling values frozen). Bisect is its default mode; linear tries every node (the
+// failing model with fewest nodes wins).
+PassStatePtr start_polygraphy_bisect_outputs(const ReductionGraph& g, const Candidate& best, const Facts& facts);
+PassStatePtr start_polygraphy_bisect_inputs(const ReductionGraph& g, const Candidate& best, const Facts& facts);
+PassStatePtr start_polygraphy_linear_outputs(const ReductionGraph& g, const Candidate& best, const Facts& facts);
+PassStatePtr start_polygraphy_linear_inputs(const ReductionGraph& g, const Candidate& best, const Facts& facts);
 
-// Zeller's ddmin over single nodes (subsets, then complements, doubling granularity). Returns
-// whether it ran to completion (its result is then 1-minimal).
-bool run_ddmin(Reduction& r);
+// Zeller's ddmin over single nodes (subsets, then complements, doubling granularity); when it
+// runs to its end the result is 1-minimal.
+PassStatePtr start_ddmin(const ReductionGraph& g, const Candidate& best, const Facts& facts);
 
 }  // namespace reduce::detail

@@ -1,0 +1,160 @@
+// ReductionGraph: units, candidate building, boundaries and types for the passes.
+#include "reduction_graph.h"
+
+#include <algorithm>
+#include <map>
+#include <span>
+#include <unordered_set>
+
+#include "core/graph_algorithms.h"
+
+namespace reduce::detail {
+
+ReductionGraph::ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options)
+    : model_(&model),
+      index_(std::move(index)),
+      options_(&options),
+      unit_(model.graph.nodes.size(), false),
+      initializers_(index_initializers(model.graph)) {
+  bool any = false;
+  for (size_t i = 0; i < unit_.size(); ++i) any |= unit_[i] = !is_constant_node(model.graph.nodes[i]);
+  if (!any) std::fill(unit_.begin(), unit_.end(), true);  // a graph of constants: they are the units
+}
+
+std::optional<Candidate> ReductionGraph::without(const Candidate& base, const std::vector<size_t>& group) const {
+  const std::unordered_set<size_t> drop(group.begin(), group.end());
+  const auto units = units_of(base);
+  std::vector<size_t> keep;
+  for (size_t u : units)
+    if (!drop.count(u)) keep.push_back(u);
+  if (keep.size() == units.size()) return std::nullopt;
+  return with_units(base, std::move(keep));
+}
+
+size_t ReductionGraph::size_of(const Candidate& c) const {
+  size_t n = 0;
+  for (size_t i : c.nodes)
+    if (unit_[i]) ++n;
+  return n;
+}
+
+std::vector<size_t> ReductionGraph::units_of(const Candidate& c) const {
+  std::vector<size_t> out;
+  for (size_t n : c.nodes)
+    if (unit_[n]) out.push_back(n);
+  std::sort(out.begin(), out.end(),
+            [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); });
+  return out;
+}
+
+std::optional<Candidate> ReductionGraph::with_units(const Candidate& base, std::vector<size_t> units) const {
+  if (units.empty()) return std::nullopt;
+  std::vector<bool> kept(unit_.size(), false);
+  for (size_t u : units) {
+    kept[u] = true;
+    for (size_t p : index_.predecessors(u))
+      if (!unit_[p]) kept[p] = true;
+  }
+  Candidate c;
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (kept[i]) c.nodes.push_back(i);
+
+  // When the base feeds every cut value as a constant (the failure needed it), values newly cut
+  // are frozen too; otherwise frozen values carry over while they are still cut.
+  const SubgraphBoundary bounds = boundary(c);
+  const auto cuts = bounds.cut_values();
+  const bool freeze_all = !base.frozen.empty() && base.frozen.size() == cut_values(base).size();
+  const std::unordered_set<std::string_view> cut_set(cuts.begin(), cuts.end());
+  if (freeze_all) {
+    c.frozen = cuts;
+    std::sort(c.frozen.begin(), c.frozen.end());
+  } else {
+    for (const auto& f : base.frozen)
+      if (cut_set.count(f)) c.frozen.push_back(f);
+  }
+  for (const auto& o : base.outputs) {
+    const auto p = index_.producer(o);
+    if (p && kept[*p]) c.outputs.push_back(o);
+  }
+  if (!base.filled.empty()) {
+    std::unordered_set<std::string_view> read;
+    for (size_t n : c.nodes)
+      for (const auto& v : graph().nodes[n].inputs) read.insert(v);
+    for (const auto& [name, value] : base.filled)
+      if (read.count(name)) c.filled.emplace(name, value);
+  }
+  for (const auto& d : base.dropped_attributes)
+    if (kept[d.first]) c.dropped_attributes.push_back(d);
+  if (!base.input_shapes.empty()) {
+    const auto inputs = bounds.inputs();
+    const std::unordered_set<std::string_view> input_set(inputs.begin(), inputs.end());
+    for (const auto& [name, shape] : base.input_shapes)
+      if (input_set.count(name)) c.input_shapes.emplace(name, shape);
+  }
+  return c;
+}
+
+std::vector<std::string> ReductionGraph::node_outputs(size_t node) const {
+  std::vector<std::string> out;
+  for (const auto& o : graph().nodes[node].outputs)
+    if (!o.empty()) out.push_back(o);
+  return out;
+}
+
+std::vector<size_t> ReductionGraph::ancestors_within(const Candidate& c, size_t unit) const {
+  std::vector<bool> kept(unit_.size(), false);
+  for (size_t n : c.nodes) kept[n] = true;
+  const auto reached = ancestors(index_, std::span<const size_t>(&unit, 1), kept);
+  std::vector<size_t> out;
+  for (size_t n : index_.topological_order())
+    if (reached[n] && unit_[n]) out.push_back(n);
+  return out;
+}
+
+const ValueType* ReductionGraph::type_of(const std::string& value) const {
+  if (!types_inferred_) {
+    types_inferred_ = true;
+    auto types = infer_value_types(*model_);
+    if (types) types_ = std::move(types).value();
+    else if (options_->log) options_->log("shape inference failed (" + types.error().message() + "): input shapes are unknown");
+  }
+  auto it = types_.find(value);
+  return it == types_.end() ? nullptr : &it->second;
+}
+
+std::string ReductionGraph::describe(const Candidate& c) const {
+  std::map<std::string, size_t> ops;
+  size_t n = 0;
+  for (size_t i : c.nodes)
+    if (is_unit(i)) {
+      ++ops[graph().nodes[i].op_type];
+      ++n;
+    }
+  std::string s = std::to_string(n) + " nodes";
+  if (n <= 8) {
+    s += " [";
+    bool first = true;
+    for (size_t i : c.nodes)
+      if (is_unit(i)) {
+        s += (first ? "" : " ") + graph().nodes[i].name + ":" + graph().nodes[i].op_type;
+        first = false;
+      }
+    s += "]";
+  } else {
+    s += " (";
+    bool first = true;
+    for (const auto& [op, k] : ops) {
+      s += (first ? "" : ", ") + op + " " + std::to_string(k);
+      first = false;
+    }
+    s += ")";
+  }
+  if (!c.outputs.empty()) s += ", " + std::to_string(c.outputs.size()) + " marked outputs";
+  if (!c.frozen.empty()) s += ", " + std::to_string(c.frozen.size()) + " frozen";
+  if (!c.input_shapes.empty()) s += ", " + std::to_string(c.input_shapes.size()) + " reshaped inputs";
+  if (!c.filled.empty()) s += ", " + std::to_string(c.filled.size()) + " filled weights";
+  if (!c.dropped_attributes.empty()) s += ", " + std::to_string(c.dropped_attributes.size()) + " dropped attributes";
+  return s;
+}
+
+}  // namespace reduce::detail

@@ -1,0 +1,70 @@
+// ReductionGraph: the graph one reduction works on (index, units, types) and the candidate-building
+// helpers every pass uses. Read-only for passes; it knows nothing of tests or of the search.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/extract.h"
+#include "core/graph_index.h"
+#include "core/model.h"
+#include "reducer/reducer.h"
+
+namespace reduce::detail {
+
+class ReductionGraph {
+ public:
+  ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options);
+
+  const Model& model() const { return *model_; }
+  const Graph& graph() const { return model_->graph; }
+  const GraphIndex& index() const { return index_; }
+  const ReduceOptions& options() const { return *options_; }
+
+  // Units are what passes remove: every node but Constant nodes, which follow their readers.
+  bool is_unit(size_t node) const { return unit_[node]; }
+  // A candidate's units in topological order.
+  std::vector<size_t> units_of(const Candidate& c) const;
+
+  // A candidate keeping exactly `units` plus the Constant nodes they read, with `base`'s frozen
+  // values, outputs and input shapes where they still apply (explicit outputs that are no longer
+  // produced are dropped; when none is left the defaults apply; when the base freezes all its cut
+  // values, new ones are frozen too). nullopt when `units` is empty.
+  std::optional<Candidate> with_units(const Candidate& base, std::vector<size_t> units) const;
+  // `base` without the units of `group`; nullopt when that removes nothing or everything.
+  std::optional<Candidate> without(const Candidate& base, const std::vector<size_t>& group) const;
+  // The candidate's boundary, by the extractor's rule (core/extract.h: subgraph_boundary).
+  SubgraphBoundary boundary(const Candidate& c) const {
+    return subgraph_boundary(index_, initializers_, c.nodes, c.outputs);
+  }
+  // Its graph inputs (original inputs and cut values, first-use order), its cut values (what
+  // cut-as-constant may freeze), and its outputs (explicit, or the defaults).
+  std::vector<std::string> graph_inputs(const Candidate& c) const { return boundary(c).inputs(); }
+  std::vector<std::string> cut_values(const Candidate& c) const { return boundary(c).cut_values(); }
+  std::vector<std::string> outputs_of(const Candidate& c) const { return boundary(c).outputs; }
+  // Non-empty outputs of a node.
+  std::vector<std::string> node_outputs(size_t node) const;
+  // Units of `c` that `unit` depends on through kept nodes (itself included), in topological order.
+  std::vector<size_t> ancestors_within(const Candidate& c, size_t unit) const;
+  // The declared or inferred type of a value of the main graph, or nullptr (inferred once, on
+  // first use; a failed inference is logged once through `log`).
+  const ValueType* type_of(const std::string& value) const;
+
+  // Number of units of a candidate (its size as users count it).
+  size_t size_of(const Candidate& c) const;
+  // "12 nodes (Add 3, Mul 9), 1 frozen" for logs.
+  std::string describe(const Candidate& c) const;
+
+ private:
+  const Model* model_;
+  GraphIndex index_;
+  const ReduceOptions* options_;
+  std::vector<bool> unit_;
+  InitializerIndex initializers_;
+  mutable bool types_inferred_ = false;
+  mutable std::unordered_map<std::string, ValueType> types_;
+};
+
+}  // namespace reduce::detail

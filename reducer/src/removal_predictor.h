@@ -1,0 +1,97 @@
+// RemovalPredictor: guesses whether removing a group of units keeps the failure, from the answers
+// to other removals; the scheduler ranks speculative removal checks with it.
+#pragma once
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "check_runner.h"
+#include "reduction_graph.h"
+
+namespace reduce::detail {
+
+class RemovalPredictor {
+ public:
+  void record(std::vector<size_t> group, bool interesting) {
+    std::sort(group.begin(), group.end());
+    if (interesting) {
+      removable_.push_back(std::move(group));
+      return;
+    }
+    for (const auto& f : failed_)
+      if (std::includes(group.begin(), group.end(), f.begin(), f.end())) return;  // not minimal
+    std::erase_if(failed_, [&](const auto& f) { return std::includes(f.begin(), f.end(), group.begin(), group.end()); });
+    failed_.push_back(std::move(group));
+  }
+
+  // Learns from every verdict so far (other passes' too), read as removals from `current`: a
+  // candidate that did not fail says that removing what it lacks of `current` loses the failure
+  // (assuming monotone failures: a subset of it fails no more); one that failed and is a part of
+  // `current` says the rest is removable. Input-cut's and output-cut's searches thus tell
+  // which boundary nodes are needed before node-removal tries any chunk. Only candidates with
+  // `current`'s weights, attributes and shapes, marking at most one output (marking many can
+  // hide a fused failure) are read.
+  void learn_from_history(const ReductionGraph& g, const std::unordered_map<Candidate, Verdict>& verdicts,
+                          const Candidate& current) {
+    const auto units = g.units_of(current);
+    std::vector<unsigned> in_other(g.graph().nodes.size(), 0);
+    std::vector<bool> in_current(g.graph().nodes.size(), false);
+    for (size_t u : units) in_current[u] = true;
+    unsigned stamp = 0;
+    std::vector<std::pair<std::vector<size_t>, bool>> groups;
+    for (const auto& [c, verdict] : verdicts) {
+      const TestOutcome outcome = verdict.outcome;
+      if (outcome != TestOutcome::Interesting && outcome != TestOutcome::Uninteresting) continue;
+      if (c.outputs.size() > 1 || c.filled != current.filled || c.dropped_attributes != current.dropped_attributes ||
+          c.input_shapes != current.input_shapes)
+        continue;
+      ++stamp;
+      for (size_t n : c.nodes) in_other[n] = stamp;
+      std::vector<size_t> lacks;
+      for (size_t u : units)
+        if (in_other[u] != stamp) lacks.push_back(u);
+      const bool interesting = outcome == TestOutcome::Interesting;
+      // A failing candidate says something about `current` only when it is a part of it.
+      if (lacks.empty() ||
+          (interesting && !std::all_of(c.nodes.begin(), c.nodes.end(), [&](size_t n) { return !g.is_unit(n) || in_current[n]; })))
+        continue;
+      groups.emplace_back(std::move(lacks), interesting);
+    }
+    // Smallest first: minimal failed groups are found before their supersets (cheap to reject),
+    // and the result does not depend on the memo's order.
+    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+      return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a < b;
+    });
+    for (auto& [group, interesting] : groups) record(std::move(group), interesting);
+  }
+
+  double probability_interesting(const ReductionGraph& g, const Candidate& current, std::vector<size_t> group) const {
+    std::sort(group.begin(), group.end());
+    std::vector<bool> kept(g.graph().nodes.size(), false);
+    for (size_t n : current.nodes) kept[n] = true;
+    // Removable against a larger base: most likely removable here too.
+    for (const auto& g : removable_)
+      if (std::all_of(group.begin(), group.end(), [&](size_t u) { return !kept[u] || std::binary_search(g.begin(), g.end(), u); }))
+        return 0.95;
+    double survives = 1.0;  // probability that no needed unit is in the group
+    for (const auto& f : failed_) {
+      size_t live = 0, hit = 0;
+      for (size_t u : f)
+        if (kept[u]) {
+          ++live;
+          if (std::binary_search(group.begin(), group.end(), u)) ++hit;
+        }
+      if (live == 0) continue;
+      if (hit == live) return 0.02;  // not 0: non-monotone failures exist
+      survives *= 1.0 - static_cast<double>(hit) / static_cast<double>(live);
+    }
+    return 0.05 + 0.9 * survives;
+  }
+
+ private:
+  std::vector<std::vector<size_t>> failed_;     // sorted; none contains another
+  std::vector<std::vector<size_t>> removable_;  // sorted
+};
+
+}  // namespace reduce::detail

@@ -1,0 +1,214 @@
+// The scheduler: the real path of decisions, and best-first speculation over guessed paths.
+#include "scheduler.h"
+
+#include <algorithm>
+#include <queue>
+#include <unordered_set>
+
+namespace reduce::detail {
+
+Scheduler::Scheduler(const ReductionGraph& g, CandidateTest& test, const ReduceOptions& options, Strategy strategy,
+                     Candidate start)
+    : g_(g),
+      options_(options),
+      strategy_(std::move(strategy)),
+      runner_(test, g.graph().nodes.size(), options.jobs, options.stop,
+              [this](const Candidate& c, const Verdict& v, bool cache_hit) {
+                if (options_.verbose)
+                  log(std::string("check: ") + to_string(v.outcome) + (cache_hit ? " (cached)" : "") + " " + g_.describe(c));
+                report_progress();
+              },
+              options.on_wait),
+      start_time_(std::chrono::steady_clock::now()) {
+  real_.best = std::make_shared<const Candidate>(std::move(start));
+}
+
+double Scheduler::elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time_).count();
+}
+
+void Scheduler::log(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+void Scheduler::report_progress() const {
+  if (!options_.on_progress) return;
+  ReduceProgress p;
+  p.size = g_.size_of(*real_.best);
+  p.checks = counts().checks;
+  p.cache_hits = counts().cache_hits;
+  p.elapsed = elapsed();
+  p.rate = p.elapsed > 0 ? static_cast<double>(p.checks) / p.elapsed : 0;
+  p.pass = pass_name_;
+  options_.on_progress(p);
+}
+
+void Scheduler::begin_pass(size_t pass) {
+  pass_name_ = strategy_.passes[pass].name;
+  auto it = std::find_if(stats_.begin(), stats_.end(), [&](const PassStats& s) { return s.name == pass_name_; });
+  if (it == stats_.end()) it = stats_.insert(stats_.end(), PassStats{pass_name_, 0, 0, 0});
+  stat_ = static_cast<size_t>(it - stats_.begin());
+  pass_started_ = std::chrono::steady_clock::now();
+  pass_checks_ = counts().checks;
+  pass_commits_ = commits_;
+  // Removal answers are read against the candidate the pass starts from (with several jobs).
+  if (runner_.jobs() > 1) {
+    predictor_ = RemovalPredictor();
+    predictor_.learn_from_history(g_, runner_.verdicts(), *real_.best);
+  }
+  report_progress();
+}
+
+void Scheduler::end_pass() {
+  PassStats& s = stats_[stat_];
+  s.checks += counts().checks - pass_checks_;
+  s.successes += commits_ - pass_commits_;
+  s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_started_).count();
+}
+
+void Scheduler::committed(size_t before) {
+  ++commits_;
+  if (options_.on_improvement) options_.on_improvement(*real_.best);
+  const size_t after = g_.size_of(*real_.best);
+  if (after != before)
+    log(pass_name_ + ": " + std::to_string(before) + " -> " + std::to_string(after) + " nodes");
+  else
+    log(pass_name_ + ": simplified (" + std::to_string(after) + " nodes)");
+  report_progress();
+}
+
+PassStatePtr Scheduler::start(const Path& path) {
+  StartKey key{path.pass, *path.best, path.facts.marking_outputs_hides_failure, path.facts.single_sink == *path.best};
+  if (auto it = starts_.find(key); it != starts_.end()) return it->second;
+  auto state = strategy_.passes[path.pass].start(g_, *path.best, path.facts);
+  if (starts_.size() >= 256) starts_.clear();
+  starts_.emplace(std::move(key), state);
+  return state;
+}
+
+const Probe* Scheduler::settle(Path& path, bool real) {
+  while (true) {
+    if (!path.state) {
+      if (path.pass == strategy_.passes.size()) {
+        if (!strategy_.rounds || !path.round_changed) return nullptr;
+        if (real)
+          log("round " + std::to_string(path.round) + " done: " + std::to_string(g_.size_of(*path.best)) + " nodes, " +
+              std::to_string(counts().checks) + " checks");
+        ++path.round;
+        path.pass = 0;
+        path.round_changed = false;
+      }
+      if (real) begin_pass(path.pass);
+      path.state = start(path);
+      if (!path.state) {
+        if (real) end_pass();
+        ++path.pass;
+        continue;
+      }
+    }
+    if (const auto& probe = path.state->probe()) return &*probe;
+    // The pass is over.
+    if (auto result = path.state->result(); result && *result != *path.best) {
+      const size_t before = g_.size_of(*path.best);
+      path.best = std::make_shared<const Candidate>(std::move(*result));
+      path.round_changed = true;
+      if (real) committed(before);
+    }
+    path.state->conclude(path.facts);
+    path.state.reset();
+    if (real) end_pass();
+    ++path.pass;
+  }
+}
+
+void Scheduler::advance(Path& path, const Probe& probe, const Answer& answer, bool real) {
+  if (answer.interesting && probe.commit && probe.candidate != *path.best) {
+    const size_t before = g_.size_of(*path.best);
+    path.best = std::make_shared<const Candidate>(probe.candidate);
+    path.round_changed = true;
+    if (real) committed(before);
+  }
+  path.state = path.state->advance(g_, answer);
+}
+
+double Scheduler::prior(const Path& path, const Probe& probe) const {
+  if (!probe.removed.empty()) return predictor_.probability_interesting(g_, *path.best, probe.removed);
+  return 0.5;
+}
+
+std::vector<Candidate> Scheduler::plan() {
+  struct Node {
+    double probability;
+    size_t order;
+    Path path;
+  };
+  auto less_likely = [](const Node& a, const Node& b) {
+    return a.probability != b.probability ? a.probability < b.probability : a.order > b.order;
+  };
+  std::priority_queue<Node, std::vector<Node>, decltype(less_likely)> frontier(less_likely);
+  size_t order = 0;
+  frontier.push({1.0, order++, real_});
+  const size_t slots = static_cast<size_t>(runner_.jobs());
+  std::vector<Candidate> wanted;
+  std::unordered_set<Candidate> listed;
+  planned_removals_.clear();
+  // Twice the slots: the second half keeps tests already running from being cancelled for a
+  // slightly more likely one.
+  for (size_t expanded = 0; !frontier.empty() && wanted.size() < 2 * slots && expanded < 64 * slots; ++expanded) {
+    Node node = frontier.top();
+    frontier.pop();
+    // Follow known answers to the next probe nobody has answered.
+    const Probe* probe = nullptr;
+    while ((probe = settle(node.path, false))) {
+      const Verdict* v = runner_.known(probe->candidate);
+      if (!v) break;
+      advance(node.path, *probe, answer_of(*v), false);
+    }
+    if (!probe) continue;
+    if (listed.insert(probe->candidate).second) {
+      wanted.push_back(probe->candidate);
+      if (!probe->removed.empty()) planned_removals_.emplace(probe->candidate, probe->removed);
+    }
+    const double p = prior(node.path, *probe);
+    Node yes{node.probability * p, order++, node.path};
+    advance(yes.path, *probe, Answer{true, nullptr}, false);
+    Node no{node.probability * (1 - p), order++, std::move(node.path)};
+    const Probe asked = *probe;  // `probe` lives in the state `no` is about to leave
+    advance(no.path, asked, Answer{false, nullptr}, false);
+    frontier.push(std::move(yes));
+    frontier.push(std::move(no));
+  }
+  return wanted;
+}
+
+const Verdict* Scheduler::obtain(const Probe& probe) {
+  while (!runner_.stopped()) {
+    if (const Verdict* v = runner_.known(probe.candidate)) return v;
+    runner_.schedule(runner_.jobs() == 1 ? std::vector<Candidate>{probe.candidate} : plan());
+    for (const auto& c : runner_.wait()) {
+      auto it = planned_removals_.find(c);
+      if (it != planned_removals_.end()) predictor_.record(it->second, runner_.verdicts().at(c).interesting());
+    }
+  }
+  return nullptr;
+}
+
+Status Scheduler::run() {
+  while (!runner_.stopped()) {
+    const Probe* probe = settle(real_, true);
+    if (!probe) {
+      finished_ = true;
+      break;
+    }
+    const Probe asked = *probe;
+    const Verdict* v = obtain(asked);
+    if (!v) break;
+    advance(real_, asked, answer_of(*v), true);
+  }
+  if (!finished_ && real_.state) end_pass();
+  runner_.drain();
+  if (runner_.failure()) return make_error("internal error: a candidate test threw: " + *runner_.failure());
+  return {};
+}
+
+}  // namespace reduce::detail

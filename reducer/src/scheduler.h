@@ -1,0 +1,107 @@
+// Scheduler: runs a strategy's passes on one reduction. Only real answers move the reduction (the
+// path -j 1 takes, whatever -j is); with several jobs, free slots test what the reduction is most
+// likely to ask next: the decision tree of every pass ahead (across pass ends and rounds),
+// expanded best-first under guessed answers.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "check_runner.h"
+#include "pass.h"
+#include "reducer/reducer.h"
+#include "removal_predictor.h"
+
+namespace reduce::detail {
+
+// A strategy: its passes, in the order a round runs them.
+struct Strategy {
+  std::vector<Pass> passes;
+  bool rounds = false;  // repeat the passes until a whole round commits nothing
+};
+
+// Where the reduction is on one path of decisions: the pass running (its state), the best
+// candidate and the facts the path has reached. Cheap to copy (shared, immutable parts).
+struct Path {
+  size_t pass = 0;  // the pass running (state set) or to start next (state null)
+  size_t round = 1;
+  bool round_changed = false;  // a commit happened in this round
+  PassStatePtr state;
+  std::shared_ptr<const Candidate> best;
+  Facts facts;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const ReductionGraph& g, CandidateTest& test, const ReduceOptions& options, Strategy strategy,
+            Candidate start);
+
+  // Runs the passes to their end (or the stop flag). Fails when a test threw.
+  Status run();
+
+  const Candidate& best() const { return *real_.best; }
+  bool stopped() { return runner_.stopped(); }
+  // The strategy ended because a round committed nothing (default), or its passes ended.
+  bool finished() const { return finished_; }
+  const CheckCounts& counts() const { return runner_.counts(); }
+  size_t malformed() const { return runner_.malformed(); }
+  const std::vector<PassStats>& pass_stats() const { return stats_; }
+  double elapsed() const;
+  void log(const std::string& line) const;
+
+ private:
+  // What happens on the real path, for logs, statistics and progress (nothing on guessed paths).
+  void begin_pass(size_t pass);
+  void end_pass();
+  void committed(size_t size_before);
+  void report_progress() const;
+
+  // Moves `path` to its next probe: starts passes, takes the results of passes that end (real
+  // path: tells it). Returns the probe, or nullptr when the strategy is over on this path.
+  const Probe* settle(Path& path, bool real);
+  // The path after `answer` to its probe.
+  void advance(Path& path, const Probe& probe, const Answer& answer, bool real);
+  PassStatePtr start(const Path& path);
+  Answer answer_of(const Verdict& v) const { return {v.interesting(), &v.failing_outputs}; }
+  // The verdict of the real path's probe, testing it (and, with several jobs, what comes after it
+  // most likely) and waiting. nullptr when stopped.
+  const Verdict* obtain(const Probe& probe);
+  // The candidates worth testing now, most likely needed first: the real path's probe, then the
+  // probes of guessed paths, best-first by the probability of the guesses they rest on.
+  std::vector<Candidate> plan();
+  double prior(const Path& path, const Probe& probe) const;
+
+  const ReductionGraph& g_;
+  const ReduceOptions& options_;
+  Strategy strategy_;
+  CheckRunner runner_;
+  Path real_;
+  bool finished_ = false;
+  RemovalPredictor predictor_;
+  // Removal probes of the last plan, so that their answers teach the predictor.
+  std::unordered_map<Candidate, std::vector<size_t>> planned_removals_;
+  // Pass starts by (pass, best, facts that matter): guessed paths start the same passes often.
+  struct StartKey {
+    size_t pass;
+    Candidate best;
+    bool hides, single_sink;
+    bool operator==(const StartKey&) const = default;
+  };
+  struct StartKeyHash {
+    size_t operator()(const StartKey& k) const { return std::hash<Candidate>()(k.best) ^ (k.pass * 0x9e3779b97f4a7c15ull) ^ k.hides ^ (k.single_sink << 1); }
+  };
+  std::unordered_map<StartKey, PassStatePtr, StartKeyHash> starts_;
+
+  std::vector<PassStats> stats_;
+  size_t stat_ = 0;  // the running pass's entry in stats_
+  std::chrono::steady_clock::time_point pass_started_;
+  size_t pass_checks_ = 0, pass_commits_ = 0, commits_ = 0;
+  std::string pass_name_;
+  std::chrono::steady_clock::time_point start_time_;
+};
+
+}  // namespace reduce::detail
