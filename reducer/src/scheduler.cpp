@@ -147,36 +147,55 @@ std::vector<Candidate> Scheduler::plan() {
   };
   std::priority_queue<Node, std::vector<Node>, decltype(less_likely)> frontier(less_likely);
   size_t order = 0;
-  frontier.push({1.0, order++, real_});
   const size_t slots = static_cast<size_t>(runner_.jobs());
   std::vector<Candidate> wanted;
   std::unordered_set<Candidate> listed;
   planned_removals_.clear();
-  // Twice the slots: the second half keeps tests already running from being cancelled for a
-  // slightly more likely one.
-  for (size_t expanded = 0; !frontier.empty() && wanted.size() < 2 * slots && expanded < 64 * slots; ++expanded) {
-    Node node = frontier.top();
-    frontier.pop();
-    // Follow known answers to the next probe nobody has answered.
+  // Expands `node`: follows known answers to the next unanswered probe, lists it, and returns
+  // its two children (yes, no); nullopt when the strategy ends on this path.
+  auto expand = [&](Node node) -> std::optional<std::pair<Node, Node>> {
     const Probe* probe = nullptr;
     while ((probe = settle(node.path, false))) {
       const Verdict* v = runner_.known(probe->candidate);
       if (!v) break;
       advance(node.path, *probe, answer_of(*v), false);
     }
-    if (!probe) continue;
+    if (!probe) return std::nullopt;
     if (listed.insert(probe->candidate).second) {
       wanted.push_back(probe->candidate);
       if (!probe->removed.empty()) planned_removals_.emplace(probe->candidate, probe->removed);
     }
     const double p = prior(node.path, *probe);
+    const Probe asked = *probe;  // `probe` lives in the state the paths are about to leave
     Node yes{node.probability * p, order++, node.path};
-    advance(yes.path, *probe, Answer{true, nullptr}, false);
+    advance(yes.path, asked, Answer{true, nullptr}, false);
     Node no{node.probability * (1 - p), order++, std::move(node.path)};
-    const Probe asked = *probe;  // `probe` lives in the state `no` is about to leave
     advance(no.path, asked, Answer{false, nullptr}, false);
-    frontier.push(std::move(yes));
-    frontier.push(std::move(no));
+    return std::make_pair(std::move(yes), std::move(no));
+  };
+  // Half the slots follow the single most likely path (its answers come in whatever happens
+  // off it, and teach the predictor); the rest go best-first to the likeliest alternatives.
+  // Twice the slots are listed: the second half keeps tests already running from being
+  // cancelled for a slightly more likely one.
+  std::optional<Node> greedy = Node{1.0, order++, real_};
+  size_t expanded = 0;
+  for (; greedy && wanted.size() < (slots + 1) / 2; ++expanded) {
+    auto children = expand(std::move(*greedy));
+    greedy.reset();
+    if (!children) break;
+    auto& [yes, no] = *children;
+    const bool likely_yes = yes.probability >= no.probability;
+    frontier.push(std::move(likely_yes ? no : yes));
+    greedy = std::move(likely_yes ? yes : no);
+  }
+  if (greedy) frontier.push(std::move(*greedy));
+  for (; !frontier.empty() && wanted.size() < 2 * slots && expanded < 64 * slots; ++expanded) {
+    Node node = frontier.top();
+    frontier.pop();
+    if (auto children = expand(std::move(node))) {
+      frontier.push(std::move(children->first));
+      frontier.push(std::move(children->second));
+    }
   }
   return wanted;
 }
