@@ -150,7 +150,6 @@ std::vector<Candidate> Scheduler::plan() {
   const size_t slots = static_cast<size_t>(runner_.jobs());
   std::vector<Candidate> wanted;
   std::unordered_set<Candidate> listed;
-  planned_removals_.clear();
   // Expands `node`: follows known answers to the next unanswered probe, lists it, and returns
   // its two children (yes, no); nullopt when the strategy ends on this path.
   auto expand = [&](Node node) -> std::optional<std::pair<Node, Node>> {
@@ -173,8 +172,9 @@ std::vector<Candidate> Scheduler::plan() {
     advance(no.path, asked, Answer{false, nullptr}, false);
     return std::make_pair(std::move(yes), std::move(no));
   };
-  // Half the slots follow the single most likely path (its answers come in whatever happens
-  // off it, and teach the predictor); the rest go best-first to the likeliest alternatives.
+  // Half the slots follow the single most likely path while one side of each guess is likelier
+  // (its answers come in whatever happens off it, and teach the predictor); the rest go
+  // best-first to the likeliest alternatives.
   // Twice the slots are listed: the second half keeps tests already running from being
   // cancelled for a slightly more likely one.
   std::optional<Node> greedy = Node{1.0, order++, real_};
@@ -184,7 +184,13 @@ std::vector<Candidate> Scheduler::plan() {
     greedy.reset();
     if (!children) break;
     auto& [yes, no] = *children;
-    const bool likely_yes = yes.probability >= no.probability;
+    if (yes.probability == no.probability) {
+      // No likelier side (a bisection): the tree is best covered level by level.
+      frontier.push(std::move(yes));
+      frontier.push(std::move(no));
+      break;
+    }
+    const bool likely_yes = yes.probability > no.probability;
     frontier.push(std::move(likely_yes ? no : yes));
     greedy = std::move(likely_yes ? yes : no);
   }
@@ -206,7 +212,9 @@ const Verdict* Scheduler::obtain(const Probe& probe) {
     runner_.schedule(runner_.jobs() == 1 ? std::vector<Candidate>{probe.candidate} : plan());
     for (const auto& c : runner_.wait()) {
       auto it = planned_removals_.find(c);
-      if (it != planned_removals_.end()) predictor_.record(it->second, runner_.verdicts().at(c).interesting());
+      if (it == planned_removals_.end()) continue;
+      predictor_.record(it->second, runner_.verdicts().at(c).interesting());
+      planned_removals_.erase(it);
     }
   }
   return nullptr;

@@ -82,7 +82,7 @@ class Scheduler {
   Path real_;
   bool finished_ = false;
   RemovalPredictor predictor_;
-  // Removal probes of the last plan, so that their answers teach the predictor.
+  // Removal probes planned and not yet answered, so that their answers teach the predictor.
   std::unordered_map<Candidate, std::vector<size_t>> planned_removals_;
   // Pass starts by (pass, best, facts that matter): guessed paths start the same passes often.
   struct StartKey {
