@@ -152,6 +152,7 @@ std::vector<Candidate> Scheduler::plan() {
   std::unordered_set<Candidate> listed;
   // Expands `node`: follows known answers to the next unanswered probe, lists it, and returns
   // its two children (yes, no); nullopt when the strategy ends on this path.
+  bool asked_removes_nothing = true;  // of the last expansion: a guess without a predictor
   auto expand = [&](Node node) -> std::optional<std::pair<Node, Node>> {
     const Probe* probe = nullptr;
     while ((probe = settle(node.path, false))) {
@@ -165,6 +166,7 @@ std::vector<Candidate> Scheduler::plan() {
       if (!probe->removed.empty()) planned_removals_.emplace(probe->candidate, probe->removed);
     }
     const double p = prior(node.path, *probe);
+    asked_removes_nothing = probe->removed.empty();
     const Probe asked = *probe;  // `probe` lives in the state the paths are about to leave
     Node yes{node.probability * p, order++, node.path};
     advance(yes.path, asked, Answer{true, nullptr}, false);
@@ -184,8 +186,8 @@ std::vector<Candidate> Scheduler::plan() {
     greedy.reset();
     if (!children) break;
     auto& [yes, no] = *children;
-    if (yes.probability == no.probability) {
-      // No likelier side (a bisection): the tree is best covered level by level.
+    if (yes.probability == no.probability && asked_removes_nothing) {
+      // An even guess without a predictor (a bisection): the tree is best covered level by level.
       frontier.push(std::move(yes));
       frontier.push(std::move(no));
       break;
