@@ -98,7 +98,7 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
     if (cancel.requested() || !diagnosis) return interrupted();
     print_diagnosis(*diagnosis, std::cout);
   } else if (vm.count("diagnose")) {
-    std::cout << "\ndiagnosis: the model passes; there is no failure to diagnose\n";
+    std::cout << "\ndiagnosis: the model passes: nothing to diagnose\n";
   } else {
     print_binding_diagnosis(o, verdict, cancel.flag(), std::cout);
   }
