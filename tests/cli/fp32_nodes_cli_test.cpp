@@ -1,6 +1,7 @@
 // `fp32=` node sets end to end: `reduce check` and `reduce run` with nodes kept in FP32, bad sets.
 #include <gtest/gtest.h>
 
+#include "fault_models.h"
 #include "process_support.h"
 
 namespace reduce {
@@ -10,23 +11,10 @@ using testing::run_reduce;
 using testing::TempDir;
 using testing::write_bytes;
 
-// d = 600 X; y = d / sqrt(mean(d*d)): the squares overflow FP16, the output is finite but wrong.
-const char* kSquareNorm = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 8] X) => (float[1, 8] Y)
-<float Scale = {600.0}>
-{
-  d = Mul (X, Scale)
-  sq = Mul (d, d)
-  var = ReduceMean <axes = [-1]> (sq)
-  std = Sqrt (var)
-  Y = Div (d, std)
-}
-)";
 
 // The model saved as .onnx with every node named after its output (the text format names none).
 std::string write_named_model(const TempDir& dir) {
-  auto m = parse_model_text(kSquareNorm);
+  auto m = parse_model_text(testing::kSquareNorm);
   EXPECT_TRUE(m.ok());
   for (Node& n : m->graph.nodes) n.name = n.outputs.at(0);
   const auto path = dir / "norm.onnx";

@@ -26,32 +26,18 @@ class PrecisionConversion : public ref::Kernel {
   Precision precision_;
 };
 
-void add_subgraph_nodes(const Node& node, std::unordered_set<const Node*>& out) {
+// Adds the nodes of `node`'s bodies that run in FP32: every one when `names` is null (the node
+// itself is kept in FP32), else those named in `names`, with all of their own bodies.
+void add_body_nodes(const Node& node, const Fp32Nodes* names, std::unordered_set<const Node*>& out) {
   for (const Attribute& a : node.attributes) {
     std::vector<const Graph*> bodies;
     if (a.g) bodies.push_back(a.g.get());
     for (const auto& g : a.graphs) bodies.push_back(g.get());
     for (const Graph* body : bodies)
       for (const Node& n : body->nodes) {
-        out.insert(&n);
-        add_subgraph_nodes(n, out);
-      }
-  }
-}
-
-void add_named_subgraph_nodes(const Node& node, const Fp32Nodes& names, std::unordered_set<const Node*>& out) {
-  for (const Attribute& a : node.attributes) {
-    std::vector<const Graph*> bodies;
-    if (a.g) bodies.push_back(a.g.get());
-    for (const auto& g : a.graphs) bodies.push_back(g.get());
-    for (const Graph* body : bodies)
-      for (const Node& n : body->nodes) {
-        if (names.contains(n.name)) {
-          out.insert(&n);
-          add_subgraph_nodes(n, out);
-        } else {
-          add_named_subgraph_nodes(n, names, out);
-        }
+        const bool fp32 = !names || names->contains(n.name);
+        if (fp32) out.insert(&n);
+        add_body_nodes(n, fp32 ? nullptr : names, out);
       }
   }
 }
@@ -125,12 +111,9 @@ std::unordered_set<const Node*> fp32_nodes_of(const PlanGraph& g, const Fp32Node
   if (names.empty()) return out;
   for (size_t i = 0; i < g.node_count(); ++i) {
     const Node& n = g.node(i);
-    if (g.runs_in_fp32(n)) {
-      out.insert(&n);
-      add_subgraph_nodes(n, out);
-    } else {
-      add_named_subgraph_nodes(n, names, out);
-    }
+    const bool fp32 = g.runs_in_fp32(n);
+    if (fp32) out.insert(&n);
+    add_body_nodes(n, fp32 ? nullptr : &names, out);
   }
   return out;
 }
