@@ -7,6 +7,7 @@
 #include "command.h"
 #include "command_line.h"
 #include "input_options.h"
+#include "oracle/diagnosis.h"
 #include "oracle_options.h"
 #include "session/verdict_report.h"
 #include "stop_on_signal.h"
@@ -33,6 +34,19 @@ void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, const std::
   out << "\n";
 }
 
+// The --diagnose table: one line per variant, then what the failure depends on.
+void print_diagnosis(const Diagnosis& d, std::ostream& out) {
+  out << "\n## diagnosis (variants of the model on the engine under test)\n\n"
+      << "| depends on | variant | verdict | what it means |\n|---|---|---|---|\n";
+  for (const auto& l : d.lines)
+    out << "| " << l.dependency << " | " << l.variant << " | " << l.verdict << " | " << l.meaning << " |\n";
+  const auto deps = d.depends_on();
+  out << "\ndepends on: ";
+  for (size_t k = 0; k < deps.size(); ++k) out << (k ? ", " : "") << deps[k];
+  if (deps.empty()) out << "none of the variants (every variant still fails, or does not apply)";
+  out << "\n";
+}
+
 }  // namespace
 
 int check_command(const std::vector<std::string>& args, std::stop_token stop) {
@@ -42,7 +56,9 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
       "verdict with its failure signature (kind: mismatch, nonfinite, error, crash, timeout).\n"
       "Exit code: 0 the model passes, 1 it fails, 2 bad usage or input.\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
-      ("confirm", po::value<int>()->default_value(1), "run a failing model this many times (at most 1000); a verdict that flips is flaky");
+      ("confirm", po::value<int>()->default_value(1), "run a failing model this many times (at most 1000); a verdict that flips is flaky")
+      ("diagnose", "when the model fails, check variants of it (every float node in FP32, intermediates as outputs, "
+                   "inputs bound in another order, dynamic batch, batch 2, smaller inputs) and say what the failure depends on");
   add_oracle_options(opts);
   add_input_options(opts);
   po::positional_options_description pos;
@@ -77,7 +93,15 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (confirm > 1 && verdict.signature.fails())
     std::cout << (same == confirm ? "confirmed: " : "FLAKY: ") << same << " of " << confirm
               << " runs show this failure\n";
-  print_binding_diagnosis(o, verdict, cancel.flag(), std::cout);
+  if (vm.count("diagnose") && verdict.signature.fails()) {
+    auto diagnosis = diagnose(o, cancel.flag());
+    if (cancel.requested() || !diagnosis) return interrupted();
+    print_diagnosis(*diagnosis, std::cout);
+  } else if (vm.count("diagnose")) {
+    std::cout << "\ndiagnosis: the model passes: nothing to diagnose\n";
+  } else {
+    print_binding_diagnosis(o, verdict, cancel.flag(), std::cout);
+  }
   if (cancel.requested()) return interrupted();
   return verdict.signature.fails() ? kExitFailure : kExitOk;
 }

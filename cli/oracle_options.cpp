@@ -58,6 +58,13 @@ void add_oracle_options(po::options_description& opts) {
        "MiB of reference values kept in memory; the rest is spilled to disk and mapped");
 }
 
+Status check_fp32_nodes_of(const std::string& spec, const Model& model, const std::string& model_path) {
+  auto parsed = parse_engine_spec(spec);
+  if (!parsed) return {};  // reported where the spec is parsed
+  if (Status s = check_fp32_nodes(parsed->fp32(), model.graph); !s.ok()) return s.error().at(model_path);
+  return {};
+}
+
 Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   OracleOptions o;
   o.engine = vm["engine"].as<std::string>();
@@ -102,6 +109,7 @@ Expected<std::unique_ptr<Oracle>> load_and_create_oracle(const po::variables_map
                                                          Model& model, std::stop_token stop) {
   REDUCE_ASSIGN(OracleOptions options, oracle_options_from(vm));
   REDUCE_ASSIGN(model, load_model(model_path));
+  REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));
   REDUCE_ASSIGN(auto inputs, prepare_inputs(vm, model, model_path));
   if (stop.stop_requested()) return make_error("interrupted");
   auto oracle = Oracle::create(model, std::move(inputs), std::move(options));

@@ -26,6 +26,10 @@ Status check_int_range(const char* option, int value, int lo, int hi);
 
 void add_oracle_options(boost::program_options::options_description& opts);
 
+// The FP32 nodes of an engine spec (`opt:fp16,fp32=...`, `cmd[fp32=...]:`) must all be nodes of the
+// model the command was given: the first that is not is an error naming it (and its file).
+Status check_fp32_nodes_of(const std::string& spec, const Model& model, const std::string& model_path);
+
 Expected<OracleOptions> oracle_options_from(const boost::program_options::variables_map& vm);
 
 // Loads the model (with --input-shape applied), prepares inputs and creates the oracle. The model

@@ -144,6 +144,10 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
     std::cerr << "error: " << model.error().message() << "\n";
     return kExitUsage;
   }
+  if (Status s = check_fp32_nodes_of(spec, *model, model_path.string()); !s.ok()) {
+    std::cerr << "error: " << s.error().message() << "\n";
+    return kExitUsage;
+  }
   auto inputs = prepare_inputs(vm, *model, model_path);
   if (!inputs) {
     std::cerr << "error: " << inputs.error().message() << "\n";

@@ -67,7 +67,7 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   o->slot_busy_.assign(slots, false);
   if (!o->slot_engines_.empty()) o->engine_ = o->slot_engines_[0];
   if (!o->options_.engine_instance && spec.kind == EngineKind::Check) {
-    REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.command));
+    REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.command, spec.fp32_nodes));
     o->check_script_ = std::make_unique<CheckScript>(std::move(script));
   }
   REDUCE_ASSIGN(o->reference_, make_engine(reference, o->options_.environment));

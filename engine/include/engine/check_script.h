@@ -7,34 +7,41 @@
 #include <vector>
 
 #include "core/model.h"
+#include "engine/command_template.h"
 #include "engine/engine.h"
 #include "engine/engine_spec.h"
 #include "engine/process.h"
 
 namespace reduce {
 
-// A parsed check command. Placeholders: {model} (an .onnx file) and {inputs} (a folder of
-// input_K.pb, named, in graph input order). The caller decides what the result means
-// (--fail-code, --ignore-fail-code, --fail-regex on ProcessResult::output).
+// A parsed check command. Placeholders: {model} (an .onnx file), {inputs} (a folder of
+// input_K.pb, named, in graph input order), {fp32_nodes} and {fp32_nodes_file} (the nodes of the
+// model among `check[fp32=...]:`, engine/command_template.h). The caller decides what the result
+// means (--fail-code, --ignore-fail-code, --fail-regex on ProcessResult::output).
 class CheckScript {
  public:
   // `command_template` is the part after "check:". Errors: malformed template.
-  static Expected<CheckScript> parse(std::string_view command_template);
+  static Expected<CheckScript> parse(std::string_view command_template, Fp32Nodes fp32_nodes = {});
 
   // Runs the script on files that already exist (no copies), under the environment's timeout and
-  // extra variables.
+  // extra variables. {fp32_nodes_file}, when used, is written into a temporary folder.
   Expected<ProcessResult> run(const std::filesystem::path& model, const std::filesystem::path& inputs,
                               const EngineEnvironment& environment, const std::atomic<bool>* cancel = nullptr) const;
 
-  // Saves `model` and `inputs` into a fresh temporary folder (removed afterwards) and runs there.
+  // Saves `model`, `inputs` and the FP32 node list into a fresh temporary folder (removed
+  // afterwards) and runs there.
   Expected<ProcessResult> run(const Model& model, const TensorMap& inputs, const EngineEnvironment& environment,
                               const std::atomic<bool>* cancel = nullptr) const;
 
   const std::vector<std::string>& tokens() const { return tokens_; }
 
  private:
-  explicit CheckScript(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
+  CheckScript(std::vector<std::string> tokens, Fp32Nodes fp32_nodes)
+      : tokens_(std::move(tokens)), fp32_nodes_(std::move(fp32_nodes)) {}
+  Expected<ProcessResult> run_with(Placeholders placeholders, const EngineEnvironment& environment,
+                                   const std::atomic<bool>* cancel) const;
   std::vector<std::string> tokens_;
+  Fp32Nodes fp32_nodes_;
 };
 
 }  // namespace reduce

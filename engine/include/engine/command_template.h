@@ -1,12 +1,15 @@
 // Command templates (`cmd:` and `check:` engines, --slot-env): split into argv once, placeholders filled per run.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/model.h"
 #include "core/status.h"
+#include "engine/fp32_nodes.h"
 
 namespace reduce {
 
@@ -24,5 +27,11 @@ using Placeholders = std::map<std::string, std::string, std::less<>>;
 // Braces that name no placeholder are left as they are.
 std::vector<std::string> fill_placeholders(const std::vector<std::string>& tokens, const Placeholders& placeholders);
 std::string fill_placeholders(std::string_view text, const Placeholders& placeholders);
+
+// The FP32 node set of a `cmd[fp32=...]:`/`check[fp32=...]:` run, restricted to the nodes of the
+// model it runs (a reduced candidate lacks the others): writes `file` (one name per line, empty
+// when none) and adds {fp32_nodes} (the names, comma-separated) and {fp32_nodes_file} (`file`).
+Status add_fp32_placeholders(Placeholders& placeholders, const Fp32Nodes& nodes, const Graph& graph,
+                             const std::filesystem::path& file);
 
 }  // namespace reduce

@@ -21,8 +21,8 @@ enum class EngineKind {
   Opt,              // `opt[:OPTIONS]`: the optimized engine
   OpenCV,           // `opencv`: OpenCV DNN in a worker process
   OpenCVInProcess,  // `opencv-inprocess`: OpenCV DNN in this process
-  Cmd,              // `cmd:TEMPLATE`: a command per run
-  Check,            // `check:TEMPLATE`: a script that decides by itself (not an engine: no outputs)
+  Cmd,              // `cmd[fp32=...]:TEMPLATE`: a command per run
+  Check,            // `check[fp32=...]:TEMPLATE`: a script that decides by itself (not an engine: no outputs)
   Isolated,         // `isolated:SPEC`: SPEC in a worker process
 };
 
@@ -31,6 +31,7 @@ struct EngineSpec {
   EngineKind kind = EngineKind::Ref;
   OptimizedOptions opt;                     // Opt: precision, faults, disabled passes
   std::string command;                      // Cmd, Check: the command template (never empty)
+  Fp32Nodes fp32_nodes;                     // Cmd, Check: `[fp32=...]`, given as {fp32_nodes}, {fp32_nodes_file}
   std::shared_ptr<const EngineSpec> inner;  // Isolated: the spec the worker runs (never Isolated or Check)
 
   // The spec that computes: the wrapped one for `isolated:`, else this one.
@@ -40,14 +41,25 @@ struct EngineSpec {
   bool external() const;
   // Reduced precision of the optimized engine (FP32 for every other engine).
   Precision precision() const;
+  // The nodes the computing spec keeps in FP32: `opt:...,fp32=` or `cmd[fp32=...]:` (empty: none).
+  const Fp32Nodes& fp32() const;
+  // Whether the engine runs nodes in FP32 on request: `opt` in fp16/bf16, or a cmd:/check: template
+  // that uses {fp32_nodes} or {fp32_nodes_file}. Other engines compute everything in FP32 already.
+  bool controls_precision() const;
 };
+
+// The spec with `nodes` kept in FP32 (replacing any set it had), for every kind that takes a set:
+// opt, cmd, check, and isolated: of those. Errors (one line naming the spec): ref, opencv.
+Expected<EngineSpec> with_fp32_nodes(const EngineSpec& spec, Fp32Nodes nodes);
 
 // Parses a spec. Errors are one line naming the spec (Error::where) and the problem: unknown
 // engine, unknown option or fault (listing the known ones), options on an engine that takes none,
-// an empty template, `isolated:` of an isolated engine or of a check: script.
+// an empty template, `isolated:` of an isolated engine or of a check: script; a `fp32=@FILE` that
+// cannot be read or holds no name (Error::where is the file then).
 Expected<EngineSpec> parse_engine_spec(std::string_view spec);
 // The canonical spec string; parse_engine_spec(to_string(s)) gives s back, and a spec written in
-// canonical form (`opt:fp16,fault=A+B,no-PASS`: precision, faults, passes) prints unchanged.
+// canonical form (`opt:fp16,fp32=N+M,fault=A+B,no-PASS`: precision, FP32 nodes, faults, passes;
+// `cmd[fp32=N+M]:TEMPLATE`) prints unchanged. FP32 nodes read from a file are printed inline.
 std::string to_string(const EngineSpec& spec);
 bool operator==(const EngineSpec& a, const EngineSpec& b);
 

@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/fault.h"
+#include "engine/fp32_nodes.h"
 
 namespace reduce {
 
@@ -21,17 +22,20 @@ struct OptimizedOptions {
   Precision precision = Precision::FP32;
   std::vector<Fault> faults;                 // in the order given, each once
   std::vector<std::string> disabled_passes;  // names from optimized_passes(), each once
+  // Nodes that compute and store in FP32 under fp16/bf16 (`fp32=`); names absent from a model are
+  // ignored (a reduced candidate keeps the names of the nodes it kept).
+  Fp32Nodes fp32_nodes;
   int threads = 0;                           // worker threads per run (0: all cores); not part of a spec
 
   bool has(Fault fault) const;
 };
 
 // Parses the part of an engine spec after "opt:": a comma list of `fp32|fp16|bf16`,
-// `fault=NAME[+NAME...]` and `no-PASS`. Unknown words, faults and passes are one-line errors that
-// list the known ones.
+// `fp32=NAME+NAME|@FILE` (engine/fp32_nodes.h), `fault=NAME[+NAME...]` and `no-PASS`. Unknown words,
+// faults and passes are one-line errors that list the known ones.
 Expected<OptimizedOptions> parse_optimized_options(std::string_view options);
 // The canonical form of options (what parse_optimized_options reads back to the same options):
-// `[fp16|bf16][,fault=A+B][,no-PASS...]`, empty for the defaults.
+// `[fp16|bf16][,fp32=A+B][,fault=A+B][,no-PASS...]`, empty for the defaults.
 std::string to_string(const OptimizedOptions& options);
 
 std::unique_ptr<Engine> make_optimized_engine(const OptimizedOptions& options);

@@ -16,8 +16,9 @@ namespace {
 class CommandPrepared : public PreparedModel {
  public:
   CommandPrepared(const Model& model, std::vector<std::string> tokens, const EngineEnvironment& environment,
-                  TempFolder models)
-      : model_(model), tokens_(std::move(tokens)), environment_(environment), models_(std::move(models)) {}
+                  TempFolder models, Placeholders fp32)
+      : model_(model), tokens_(std::move(tokens)), environment_(environment), models_(std::move(models)),
+        fp32_(std::move(fp32)) {}
 
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
     const std::vector<std::string> outputs = requested_outputs(model_, options.outputs);
@@ -28,9 +29,10 @@ class CommandPrepared : public PreparedModel {
     std::filesystem::create_directory(run / "outputs", ec);
     if (ec) return Error{run.path().string(), "cannot create folder: " + ec.message()};
     REDUCE_TRY(write_input_folder(run / "inputs", model_.graph, inputs));
-    const Placeholders values{{"model", model_path.string()},
-                              {"inputs", (run / "inputs").string()},
-                              {"outputs", (run / "outputs").string()}};
+    Placeholders values = fp32_;
+    values["model"] = model_path.string();
+    values["inputs"] = (run / "inputs").string();
+    values["outputs"] = (run / "outputs").string();
     ProcessOptions process;
     process.timeout_seconds = environment_.timeout_seconds;
     process.env = environment_.env;
@@ -72,39 +74,47 @@ class CommandPrepared : public PreparedModel {
   const std::vector<std::string> tokens_;
   const EngineEnvironment environment_;
   TempFolder models_;
+  const Placeholders fp32_;  // {fp32_nodes} and {fp32_nodes_file}: the same for every run
   std::mutex mutex_;
   std::vector<std::pair<std::vector<std::string>, std::filesystem::path>> saved_;
 };
 
 class CommandEngine : public Engine {
  public:
-  CommandEngine(std::string spec, std::vector<std::string> tokens, EngineEnvironment environment)
-      : spec_(std::move(spec)), tokens_(std::move(tokens)), environment_(std::move(environment)) {}
+  CommandEngine(std::string spec, std::vector<std::string> tokens, EngineEnvironment environment, Fp32Nodes fp32_nodes)
+      : spec_(std::move(spec)), tokens_(std::move(tokens)), environment_(std::move(environment)),
+        fp32_nodes_(std::move(fp32_nodes)) {}
   std::string name() const override { return spec_; }
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     REDUCE_ASSIGN(TempFolder models, TempFolder::create("reduce-cmd-model-"));
+    Placeholders fp32;
+    REDUCE_TRY(add_fp32_placeholders(fp32, fp32_nodes_, model.graph, models / "fp32_nodes.txt"));
     return std::unique_ptr<PreparedModel>(
-        std::make_unique<CommandPrepared>(model, tokens_, environment_, std::move(models)));
+        std::make_unique<CommandPrepared>(model, tokens_, environment_, std::move(models), std::move(fp32)));
   }
 
  private:
   std::string spec_;
   std::vector<std::string> tokens_;
   EngineEnvironment environment_;
+  Fp32Nodes fp32_nodes_;
 };
 
 }  // namespace
 
 Expected<std::unique_ptr<Engine>> make_command_engine(std::string_view command_template,
-                                                      const EngineEnvironment& environment) {
-  const std::string spec = "cmd:" + std::string(command_template);
+                                                      const EngineEnvironment& environment,
+                                                      const Fp32Nodes& fp32_nodes) {
+  const std::string spec = (fp32_nodes.empty() ? "cmd:" : "cmd[fp32=" + to_string(fp32_nodes) + "]:") +
+                           std::string(command_template);
   auto tokens = split_command_template(command_template);
   if (!tokens) return Error{spec, tokens.error().what};
   bool has_outputs = false;
   for (const auto& t : *tokens) has_outputs = has_outputs || t.find("{outputs}") != std::string::npos;
   if (!has_outputs) return Error{spec, "the command template has no {outputs} placeholder (where it writes results)"};
-  return std::unique_ptr<Engine>(std::make_unique<CommandEngine>(spec, std::move(tokens).value(), environment));
+  return std::unique_ptr<Engine>(
+      std::make_unique<CommandEngine>(spec, std::move(tokens).value(), environment, fp32_nodes));
 }
 
 }  // namespace reduce

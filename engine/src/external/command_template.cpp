@@ -1,6 +1,9 @@
 // split_command_template and fill_placeholders: shell-like word splitting without a shell.
 #include "engine/command_template.h"
 
+#include <fstream>
+#include <unordered_set>
+
 namespace reduce {
 
 Expected<std::vector<std::string>> split_command_template(std::string_view text) {
@@ -64,6 +67,34 @@ std::vector<std::string> fill_placeholders(const std::vector<std::string>& token
   std::vector<std::string> out;
   for (const auto& t : tokens) out.push_back(fill_placeholders(t, placeholders));
   return out;
+}
+
+Status add_fp32_placeholders(Placeholders& placeholders, const Fp32Nodes& nodes, const Graph& graph,
+                             const std::filesystem::path& file) {
+  std::unordered_set<std::string_view> present;
+  auto collect = [&](const Graph& g, auto& self) -> void {
+    for (const Node& n : g.nodes) {
+      present.insert(n.name);
+      for (const Attribute& a : n.attributes) {
+        if (a.g) self(*a.g, self);
+        for (const auto& sub : a.graphs) self(*sub, self);
+      }
+    }
+  };
+  collect(graph, collect);
+  std::string commas, lines;
+  for (const auto& name : nodes.names) {
+    if (!present.count(name)) continue;
+    commas += (commas.empty() ? "" : ",") + name;
+    lines += name + "\n";
+  }
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << lines;
+  out.close();
+  if (!out) return Error{file.string(), "cannot write the fp32 node list"};
+  placeholders["fp32_nodes"] = commas;
+  placeholders["fp32_nodes_file"] = file.string();
+  return {};
 }
 
 }  // namespace reduce

@@ -12,6 +12,7 @@
 #include "core/tensor_set.h"
 #include "fused_kernel.h"
 #include "kernel_resize.h"
+#include "mixed_precision.h"
 #include "plan_graph.h"
 #include "precision.h"
 #include "reference/executor.h"
@@ -39,17 +40,18 @@ bool contains(const std::vector<std::string>& list, std::string_view name) {
 }
 
 // Fault cast-fp16-conflict: the builder refuses a Cast to float/double when the engine runs in
-// fp16/bf16, as TensorRT's builder does when a layer's output type conflicts with the precision.
-Status check_cast_precision(const Graph& graph) {
+// fp16/bf16, as TensorRT's builder does when a layer's output type conflicts with the precision
+// (a Cast kept in FP32 has no conflict).
+Status check_cast_precision(const Graph& graph, const Fp32Nodes& fp32) {
   for (const Node& n : graph.nodes) {
     const Attribute* to = n.attribute("to");
-    if (n.op_type == "Cast" && (n.domain.empty() || n.domain == "ai.onnx") && to &&
+    if (n.op_type == "Cast" && (n.domain.empty() || n.domain == "ai.onnx") && to && !fp32.contains(n.name) &&
         (to->i == static_cast<int64_t>(DType::Float) || to->i == static_cast<int64_t>(DType::Double)))
       return make_error("Cast layer " + (!n.name.empty() || n.outputs.empty() ? n.name : n.outputs[0]) +
                         ": output type conflicts with precision constraint");
     for (const Attribute& a : n.attributes) {
-      if (a.g) REDUCE_TRY(check_cast_precision(*a.g));
-      for (const auto& g : a.graphs) REDUCE_TRY(check_cast_precision(*g));
+      if (a.g) REDUCE_TRY(check_cast_precision(*a.g, fp32));
+      for (const auto& g : a.graphs) REDUCE_TRY(check_cast_precision(*g, fp32));
     }
   }
   return {};
@@ -63,6 +65,8 @@ struct Plan {
   FusedParts parts;
   std::unique_ptr<PreparedModel> executor;
   OptimizationReport report;
+  Fp32Boundaries fp32;                           // FP32 graph inputs and weights
+  std::unordered_set<const Node*> fp32_nodes;    // nodes whose outputs are stored in FP32
 };
 
 class PlanBuilder {
@@ -74,7 +78,7 @@ class PlanBuilder {
 
   Expected<std::shared_ptr<Plan>> build(const std::vector<std::string>& outputs) const {
     if (options_.precision != Precision::FP32 && options_.has(Fault::CastFp16Conflict))
-      REDUCE_TRY(check_cast_precision(model_.graph));
+      REDUCE_TRY(check_cast_precision(model_.graph, options_.fp32_nodes));
     auto plan = std::make_shared<Plan>();
     plan->model = std::make_unique<Model>(model_);
     Graph& graph = plan->model->graph;
@@ -96,11 +100,14 @@ class PlanBuilder {
       plan->report.rewrites.emplace_back(pass.name, rewrites);
     }
     editor.refresh();
+    REDUCE_ASSIGN(plan->fp32, insert_precision_boundaries(editor));
+    plan->fp32_nodes = fp32_nodes_of(editor, options_.fp32_nodes);
     plan->report.nodes_after = graph.nodes.size();
     // Passes fold in fp32, as engine builders do; then every weight is stored in the precision:
     // the original ones from the shared rounded copies, those the passes made rounded here.
     for (auto& init : graph.initializers) {
       auto it = rounded_.find(init.name);
+      if (plan->fp32.weights.count(init.name)) continue;
       if (it != rounded_.end() && init.tensor.shares_storage_with(it->second.first)) init.tensor = it->second.second;
       else REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
     }
@@ -121,6 +128,8 @@ class PlanBuilder {
     const FusedParts* parts = &plan.parts;
     const OptimizedOptions options = options_;
     h.make_kernel = [parts, options, default_opset](const Node& node, int64_t opset) -> Expected<KernelPtr> {
+      if (node.domain == kFusedDomain && node.op_type == kToReducedPrecision)
+        return make_precision_conversion(options.precision);
       if (node.domain == kFusedDomain) {
         // Only nodes the passes made: a model cannot call the fused kernels itself.
         FusedKernelFactory factory = find_fused_kernel(node.op_type);
@@ -135,7 +144,10 @@ class PlanBuilder {
     };
     if (options_.precision != Precision::FP32) {
       const Precision p = options_.precision;
-      h.finish_output = [p](Tensor& t) { return round_to_precision(t, p, true); };
+      const std::unordered_set<const Node*>* fp32 = &plan.fp32_nodes;
+      h.finish_output = [p, fp32](const Node& node, Tensor& t) {
+        return fp32->count(&node) ? Status() : round_to_precision(t, p, true);
+      };
     }
     return h;
   }
@@ -157,7 +169,8 @@ class OptimizedModel : public OptimizedPreparedModel {
       for (const auto& vi : model_.graph.outputs) wanted.push_back(vi.name);
     REDUCE_ASSIGN(std::shared_ptr<Plan> plan, plan_for(wanted));
     TensorMap feed = bind(inputs);
-    for (auto& [name, t] : feed) REDUCE_TRY(round_to_precision(t, options_.precision, false));
+    for (auto& [name, t] : feed)
+      if (!plan->fp32.inputs.count(name)) REDUCE_TRY(round_to_precision(t, options_.precision, false));
     return plan->executor->run(feed, RunOptions{wanted});
   }
 

@@ -60,7 +60,12 @@ Expected<OptimizedOptions> parse_optimized_options(std::string_view options) {
       if (comma == options.size() && options.empty()) break;
       return make_error("empty option in '" + std::string(options) + "'");
     }
-    if (word == "fp32") out.precision = Precision::FP32;
+    if (word.substr(0, 5) == "fp32=") {
+      REDUCE_ASSIGN(Fp32Nodes nodes, parse_fp32_nodes(word.substr(5)));
+      for (auto& name : nodes.names)
+        if (!out.fp32_nodes.contains(name)) out.fp32_nodes.names.push_back(std::move(name));
+      if (out.fp32_nodes.file.empty()) out.fp32_nodes.file = nodes.file;
+    } else if (word == "fp32") out.precision = Precision::FP32;
     else if (word == "fp16") out.precision = Precision::FP16;
     else if (word == "bf16") out.precision = Precision::BF16;
     else if (word.substr(0, 6) == "fault=") REDUCE_TRY(parse_faults(word.substr(6), out.faults));
@@ -68,7 +73,7 @@ Expected<OptimizedOptions> parse_optimized_options(std::string_view options) {
     else if (word.substr(0, 3) == "no-")
       return make_error("unknown pass '" + std::string(word.substr(3)) + "' (known: " + pass_names() + ")");
     else
-      return make_error("unknown option '" + std::string(word) + "' (known: fp32, fp16, bf16, fault=NAME[+NAME...], " +
+      return make_error("unknown option '" + std::string(word) + "' (known: fp32, fp16, bf16, fp32=NODE+NODE|@FILE, fault=NAME[+NAME...], " +
                         pass_names("no-") + ")");
   }
   return out;
@@ -78,6 +83,7 @@ std::string to_string(const OptimizedOptions& options) {
   std::vector<std::string> words;
   if (options.precision == Precision::FP16) words.push_back("fp16");
   if (options.precision == Precision::BF16) words.push_back("bf16");
+  if (!options.fp32_nodes.empty()) words.push_back("fp32=" + to_string(options.fp32_nodes));
   if (!options.faults.empty()) {
     std::string faults = "fault=";
     for (size_t i = 0; i < options.faults.size(); ++i) faults += (i ? "+" : "") + std::string(fault_name(options.faults[i]));

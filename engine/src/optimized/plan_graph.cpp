@@ -9,6 +9,7 @@ PlanGraph::PlanGraph(Model& model, FusedParts& parts, const ValueTypes& types, c
     : model_(&model), parts_(&parts), types_(&types), options_(&options) {
   for (const auto& vi : model.graph.inputs) names_.insert(vi.name);
   for (const auto& init : model.graph.initializers) names_.insert(init.name);
+  fp32_names_.insert(options.fp32_nodes.names.begin(), options.fp32_nodes.names.end());
   for (const auto& n : model.graph.nodes) {
     names_.insert(n.name);
     for (const auto& o : n.outputs) names_.insert(o);
@@ -119,6 +120,8 @@ std::optional<size_t> PlanGraph::rank(const std::string& value) const {
 void PlanGraph::replace(std::span<const size_t> nodes, Node fused, bool keep_parts) {
   auto& all = model_->graph.nodes;
   const size_t last = *std::max_element(nodes.begin(), nodes.end());
+  if (std::any_of(nodes.begin(), nodes.end(), [&](size_t i) { return runs_in_fp32(all[i]); }))
+    fp32_names_.insert(fused.name);
   if (keep_parts) {
     std::vector<Node> originals;
     std::vector<size_t> order(nodes.begin(), nodes.end());
@@ -133,6 +136,17 @@ void PlanGraph::replace(std::span<const size_t> nodes, Node fused, bool keep_par
   // The fused node reads its inputs from now on (the parts that read them are removed).
   for (const auto& v : all[last].inputs)
     if (!v.empty()) consumers_[v].push_back(last);
+}
+
+void PlanGraph::add_node(Node node) {
+  auto& all = model_->graph.nodes;
+  const size_t i = all.size();
+  for (const auto& o : node.outputs)
+    if (!o.empty()) producer_[o] = i;
+  for (const auto& v : node.inputs)
+    if (!v.empty()) consumers_[v].push_back(i);
+  all.push_back(std::move(node));
+  removed_.push_back(false);
 }
 
 std::string PlanGraph::fresh_name(const std::string& base) {

@@ -60,7 +60,13 @@ class PlanGraph {
   std::optional<size_t> rank(const std::string& value) const;
 
   // Replaces `nodes` by `fused`, which takes the place of the last one; `parts` are the original nodes.
+  // The fused node runs in FP32 when one of `nodes` does.
   void replace(std::span<const size_t> nodes, Node fused, bool keep_parts = true);
+  // Appends a node (after the last pass: precision conversions).
+  void add_node(Node node);
+  // Whether a plan node runs in FP32 under a reduced precision: named in `fp32=`, or made by a pass
+  // from such a node (a fused kernel containing one).
+  bool runs_in_fp32(const Node& node) const { return fp32_names_.count(node.name) > 0; }
   // Removes a node (its outputs must have no remaining readers).
   void remove(size_t node) { removed_[node] = true; }
   std::string fresh_name(const std::string& base);
@@ -79,6 +85,7 @@ class PlanGraph {
   std::unordered_map<std::string, size_t> initializers_;  // name -> index in graph().initializers  // initializers that are also graph inputs
   std::unordered_set<std::string> names_;
   std::set<Fault> armed_;
+  std::unordered_set<std::string> fp32_names_;  // plan nodes that run in FP32, by name
   size_t fresh_ = 0;
 };
 

@@ -12,8 +12,9 @@ namespace reduce::ref {
 struct ExecutorHooks {
   // Builds the kernel of a node instead of the registry; a null kernel means "use the registry".
   std::function<Expected<KernelPtr>(const Node& node, int64_t opset)> make_kernel;
-  // Called on every value a node produces, right after its kernel ran (e.g. to round it to a precision).
-  std::function<Status(Tensor& value)> finish_output;
+  // Called on every value a node produces, right after its kernel ran (e.g. to round it to a
+  // precision, unless the node is one kept in FP32).
+  std::function<Status(const Node& node, Tensor& value)> finish_output;
 };
 
 // Prepares a model on the reference executor with the given hooks; `threads` as make_reference_engine.

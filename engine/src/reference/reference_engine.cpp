@@ -202,7 +202,7 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
       if (node.outputs[k].empty()) continue;
       if (!ctx.is_set(k)) return make_error(node_label(node) + ": output " + std::to_string(k) + " was not produced");
       if (hooks_->finish_output)
-        if (Status f = hooks_->finish_output(ctx.output(k)); !f.ok()) return make_error(node_label(node) + ": " + f.error().what);
+        if (Status f = hooks_->finish_output(node, ctx.output(k)); !f.ok()) return make_error(node_label(node) + ": " + f.error().what);
       frame.values[node.outputs[k]] = std::move(ctx.output(k));
     }
     auto release = [&](const std::string& v) {

@@ -10,9 +10,10 @@
 
 namespace reduce {
 
-// `cmd:TEMPLATE`: runs a command per model run (see engine/command_engine docs in docs/engine.md).
+// `cmd[fp32=...]:TEMPLATE`: runs a command per model run (see docs/engine.md, "External engines").
 Expected<std::unique_ptr<Engine>> make_command_engine(std::string_view command_template,
-                                                      const EngineEnvironment& environment);
+                                                      const EngineEnvironment& environment,
+                                                      const Fp32Nodes& fp32_nodes = {});
 
 // `opencv`: OpenCV's DNN module in this process; an error when OpenCV was not found at build time.
 Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment& environment);

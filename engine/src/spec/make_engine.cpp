@@ -13,7 +13,7 @@ Expected<std::unique_ptr<Engine>> make_engine(const EngineSpec& spec, const Engi
       opt.threads = environment.threads;
       return make_optimized_engine(opt);
     }
-    case EngineKind::Cmd: return make_command_engine(spec.command, environment);
+    case EngineKind::Cmd: return make_command_engine(spec.command, environment, spec.fp32_nodes);
     case EngineKind::OpenCV:
       REDUCE_TRY(make_opencv_engine(environment));
       return make_isolated_engine("opencv-inprocess", environment);
@@ -34,10 +34,13 @@ std::vector<std::pair<std::string, std::string>> engine_spec_help() {
   return {{"ref", "the exact reference interpreter"},
           {"opt[:OPTIONS]",
            "the optimized engine: graph passes and fused kernels; OPTIONS is a comma list of fp32|fp16|bf16, "
-           "fault=NAME[+NAME...], no-PASS (docs/engine.md, docs/faults.md)"},
+           "fp32=NODE+NODE|@FILE (nodes kept in FP32), fault=NAME[+NAME...], no-PASS (docs/engine.md, docs/faults.md)"},
           {"opencv", "OpenCV DNN (CPU), in a worker process so that its crashes become 'crash' errors"},
           {"opencv-inprocess", "OpenCV DNN (CPU) in this process (faster; a crash ends the tool)"},
           {"cmd:TEMPLATE", "a command that runs {model} on {inputs} (input_K.pb) and writes {outputs} (output_K.pb or NAME.npy)"},
+          {"cmd[fp32=NODE+NODE|@FILE]:TEMPLATE",
+           "the same, with nodes to keep in FP32 given to the command as {fp32_nodes} (comma-separated) and "
+           "{fp32_nodes_file} (one per line)"},
           {"isolated:SPEC", "engine SPEC in a worker process: crashes and hangs become errors"}};
 }
 

@@ -1,0 +1,125 @@
+// Mixed precision: FP32 nodes under fp16/bf16, their unrounded weights and inputs, and the
+// ToReducedPrecision conversions in front of reduced-precision readers of FP32 values.
+#include "mixed_precision.h"
+
+#include <algorithm>
+
+#include "precision.h"
+
+namespace reduce::opt {
+
+namespace {
+
+class PrecisionConversion : public ref::Kernel {
+ public:
+  explicit PrecisionConversion(Precision precision) : precision_(precision) {}
+  Status compute(ref::KernelContext& ctx) const override {
+    const Tensor* in = ctx.input(0);
+    if (!in) return make_error("ToReducedPrecision: missing input");
+    REDUCE_ASSIGN(Tensor out, Tensor::copy_of(in->dtype(), in->shape(), in->bytes()));
+    REDUCE_TRY(round_to_precision(out, precision_, true));
+    ctx.set_output(0, std::move(out));
+    return {};
+  }
+
+ private:
+  Precision precision_;
+};
+
+// Adds the nodes of `node`'s bodies that run in FP32: every one when `names` is null (the node
+// itself is kept in FP32), else those named in `names`, with all of their own bodies.
+void add_body_nodes(const Node& node, const Fp32Nodes* names, std::unordered_set<const Node*>& out) {
+  for (const Attribute& a : node.attributes) {
+    std::vector<const Graph*> bodies;
+    if (a.g) bodies.push_back(a.g.get());
+    for (const auto& g : a.graphs) bodies.push_back(g.get());
+    for (const Graph* body : bodies)
+      for (const Node& n : body->nodes) {
+        const bool fp32 = !names || names->contains(n.name);
+        if (fp32) out.insert(&n);
+        add_body_nodes(n, fp32 ? nullptr : names, out);
+      }
+  }
+}
+
+}  // namespace
+
+Expected<Fp32Boundaries> insert_precision_boundaries(PlanGraph& g) {
+  Fp32Boundaries out;
+  if (g.options().precision == Precision::FP32 || g.options().fp32_nodes.empty()) return out;
+  Graph& graph = g.graph();
+  const size_t count = g.node_count();
+  std::vector<bool> fp32(count);
+  for (size_t i = 0; i < count; ++i) fp32[i] = !g.removed(i) && g.runs_in_fp32(g.node(i));
+  if (std::none_of(fp32.begin(), fp32.end(), [](bool b) { return b; })) return out;
+
+  // Values stored in FP32, in a stable order: graph inputs FP32 nodes read, then FP32 nodes' outputs.
+  std::vector<std::string> stored_fp32;
+  for (const auto& vi : graph.inputs) {
+    const auto readers = g.consumers(vi.name);
+    if (std::any_of(readers.begin(), readers.end(), [&](size_t c) { return fp32[c]; })) {
+      out.inputs.insert(vi.name);
+      stored_fp32.push_back(vi.name);
+    }
+  }
+  // Weights: FP32 nodes read an unrounded twin (the model's tensor, shared, never copied).
+  std::vector<std::pair<std::string, std::string>> twins;  // weight -> twin
+  for (size_t i = 0; i < count; ++i) {
+    if (!fp32[i]) continue;
+    for (const auto& o : g.node(i).outputs)
+      if (!o.empty()) stored_fp32.push_back(o);
+    const std::vector<std::string> reads = g.node(i).inputs;
+    for (const auto& v : reads) {
+      if (v.empty() || !g.constant(v)) continue;
+      auto it = std::find_if(twins.begin(), twins.end(), [&](const auto& t) { return t.first == v; });
+      if (it == twins.end()) {
+        twins.emplace_back(v, g.fresh_name(v + "_fp32"));
+        it = std::prev(twins.end());
+        out.weights.insert(it->second);
+        g.add_initializer(it->second, Tensor(*g.constant(v)));
+      }
+      for (auto& input : graph.nodes[i].inputs)
+        if (input == v) input = it->second;
+    }
+  }
+  // Conversions in front of reduced-precision readers, one per FP32 value.
+  for (const auto& value : stored_fp32) {
+    std::vector<size_t> readers;
+    for (size_t c : g.consumers(value)) {
+      const auto& inputs = g.node(c).inputs;
+      if (c < count && !fp32[c] && std::find(inputs.begin(), inputs.end(), value) != inputs.end()) readers.push_back(c);
+    }
+    if (readers.empty()) continue;
+    Node convert;
+    convert.name = g.fresh_name(value + "_to_reduced");
+    convert.op_type = kToReducedPrecision;
+    convert.domain = kFusedDomain;
+    convert.inputs = {value};
+    const std::string reduced = g.fresh_name(value + "_reduced");
+    convert.outputs = {reduced};
+    for (size_t c : readers)
+      for (auto& input : graph.nodes[c].inputs)
+        if (input == value) input = reduced;
+    g.add_node(std::move(convert));
+  }
+  g.refresh();
+  return out;
+}
+
+std::unordered_set<const Node*> fp32_nodes_of(const PlanGraph& g, const Fp32Nodes& names) {
+  std::unordered_set<const Node*> out;
+  if (names.empty()) return out;
+  for (size_t i = 0; i < g.node_count(); ++i) {
+    const Node& n = g.node(i);
+    const bool fp32 = g.runs_in_fp32(n);
+    if (fp32) out.insert(&n);
+    add_body_nodes(n, fp32 ? nullptr : &names, out);
+  }
+  return out;
+}
+
+ref::KernelPtr make_precision_conversion(Precision precision) {
+  return ref::KernelPtr(new PrecisionConversion(precision));
+}
+
+}  // namespace reduce::opt

@@ -1,0 +1,38 @@
+// `reduce check --diagnose`: what a failure depends on. Each variant of the model (every float node
+// in FP32, intermediates marked as outputs, inputs bound in another order, a dynamic batch, batch 2,
+// smaller inputs) is checked on the engine under test; one that passes names a dependency.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "oracle/oracle.h"
+
+namespace reduce {
+
+enum class VariantOutcome { Passes, Fails, NotApplicable };
+
+struct DiagnosisLine {
+  std::string dependency;  // what a pass would mean the failure depends on: "precision", "fusion", ...
+  std::string variant;     // what the variant changes
+  VariantOutcome outcome = VariantOutcome::NotApplicable;
+  std::string verdict;     // "passes", "fails (same failure)", "fails (nonfinite: ...)", "n/a: why"
+  std::string meaning;     // one sentence: what this outcome says about the failure
+};
+
+struct Diagnosis {
+  std::vector<DiagnosisLine> lines;  // precision, fusion, input binding, static batch, batch 1, input range
+
+  // The dependencies whose variant passes, in line order.
+  std::vector<std::string> depends_on() const;
+};
+
+// Checks every variant of the oracle's model on its engine under test. The oracle's target must be
+// the original's failure (set_target). For `cmd:` engines every variant is one model file the
+// command runs (the binding variant runs the model's file with the inputs permuted). Variants that
+// change the model, its inputs or the engine record the reference again on that variant. Returns
+// an error only when cancelled.
+Expected<Diagnosis> diagnose(Oracle& oracle, const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace reduce
