@@ -79,7 +79,7 @@ const std::vector<PassInfo>& reduce_passes() {
 }
 
 const std::vector<std::string>& reduce_strategies() {
-  static const std::vector<std::string> list = {"default", "polygraphy-bisect", "polygraphy-linear", "ddmin"};
+  static const std::vector<std::string> list = {"default", "polygraphy-bisect", "polygraphy-linear", "ddmin", "precision"};
   return list;
 }
 
@@ -93,7 +93,7 @@ size_t candidate_size(const Model& model, const Candidate& candidate) {
 Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, const ReduceOptions& options) {
   const auto& strategies = reduce_strategies();
   if (!contains(strategies, options.strategy))
-    return make_error("unknown strategy '" + options.strategy + "' (default, polygraphy-bisect, polygraphy-linear, ddmin)");
+    return make_error("unknown strategy '" + options.strategy + "' (default, polygraphy-bisect, polygraphy-linear, ddmin, precision)");
   if (options.jobs < 1) return make_error("the number of jobs must be at least 1");
   REDUCE_ASSIGN(GraphIndex index, GraphIndex::build(model.graph));
   const size_t node_count = model.graph.nodes.size();
@@ -110,6 +110,11 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
     strategy.rounds = true;
   } else if (options.strategy == "ddmin") {
     strategy.passes = {{"ddmin", &detail::start_ddmin}};
+  } else if (options.strategy == "precision") {
+    strategy.passes = {{"ranked-prefix", &detail::start_ranked_prefix},
+                       {"node-removal", &detail::start_node_removal},
+                       {"certify", &detail::start_certify}};
+    strategy.rounds = true;
   } else if (options.strategy == "polygraphy-bisect") {
     strategy.passes = {{"polygraphy-outputs", &detail::start_polygraphy_bisect_outputs},
                        {"polygraphy-inputs", &detail::start_polygraphy_bisect_inputs}};
@@ -130,7 +135,7 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   // ends at single units.
   if (!result.stopped && s.finished()) {
     if (options.strategy == "default") result.one_minimal = options.passes.runs(static_cast<size_t>(detail::PassId::start_certify));
-    else if (options.strategy == "ddmin") result.one_minimal = true;
+    else if (options.strategy == "ddmin" || options.strategy == "precision") result.one_minimal = true;
   }
   result.checks = s.counts().checks;
   result.cache_hits = s.counts().cache_hits;

@@ -445,3 +445,38 @@ TEST(Reducer, WithoutCertifyTheResultIsNotClaimedOneMinimal) {
 
 }  // namespace
 }  // namespace reduce
+
+namespace reduce {
+namespace {
+
+// The precision strategy minimizes a set of nodes that need not be a subgraph (what an engine keeps
+// in FP32); here the test passes when the set holds n30 and n71 (e.g. both must stay in FP32).
+TEST(PrecisionStrategy, FindsTheOneMinimalSetAndTheRankingSavesChecks) {
+  Model m = parse_model(testing::chain_model_text(100));
+  auto pred = [](const testing::CandidateView& v) { return v.has("n30") && v.has("n71"); };
+  auto reduce_with = [&](std::vector<size_t> ranking, int jobs) {
+    SyntheticTest t(m, pred);
+    ReduceOptions opts;
+    opts.strategy = "precision";
+    opts.ranking = std::move(ranking);
+    opts.jobs = jobs;
+    auto r = reduce_model(m, t, opts);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::move(r).value() : ReduceResult{};
+  };
+  const auto unranked = reduce_with({}, 1);
+  EXPECT_EQ(kept_names(m, unranked.best), (std::set<std::string>{"n30", "n71"}));
+  EXPECT_TRUE(unranked.one_minimal);
+  // A ranking that names the needed nodes first: the shortest prefix holds them.
+  std::vector<size_t> ranking = {71, 30, 5, 99};
+  const auto ranked = reduce_with(ranking, 1);
+  EXPECT_EQ(ranked.best, unranked.best);
+  EXPECT_TRUE(ranked.one_minimal);
+  EXPECT_LT(ranked.checks, unranked.checks);
+  std::printf("[ counts ] precision chain 100: %zu checks unranked, %zu ranked\n", unranked.checks, ranked.checks);
+  EXPECT_EQ(reduce_with(ranking, 4).best, ranked.best);
+  EXPECT_EQ(reduce_with({}, 4).best, unranked.best);
+}
+
+}  // namespace
+}  // namespace reduce

@@ -47,8 +47,13 @@ Expected<PassSelection> select_passes(const std::vector<std::string>& passes,
 struct ReduceOptions {
   int jobs = 1;            // tests in flight
   PassSelection passes;    // default strategy: the passes to run
-  // "default", "polygraphy-bisect", "polygraphy-linear" or "ddmin" (see reduce_strategies()).
+  // "default", "polygraphy-bisect", "polygraphy-linear", "ddmin" or "precision" (see
+  // reduce_strategies()). "precision" minimizes a set of nodes that is not a subgraph (the nodes an
+  // engine keeps in FP32: the test decides what the set means): the shortest interesting prefix of
+  // `ranking`, then node-removal and certify, in rounds; its result is 1-minimal.
   std::string strategy = "default";
+  // For "precision": nodes in the order they are likely needed (e.g. the most error added first).
+  std::vector<size_t> ranking;
   uint64_t seed = 0;  // reserved for randomized minimizers; the current ones are deterministic
   std::function<void(const ReduceProgress&)> on_progress;
   // Called with each new best candidate, in commit order, from the thread that called reduce_model.

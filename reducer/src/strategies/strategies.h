@@ -17,6 +17,10 @@ PassStatePtr start_polygraphy_linear_inputs(const ReductionGraph& g, const Candi
 
 // Zeller's ddmin over single nodes (subsets, then complements, doubling granularity); when it
 // runs to its end the result is 1-minimal.
+// The precision strategy (ReduceOptions::ranking): the shortest prefix of the ranking that is still
+// interesting, before node-removal and certify.
+PassStatePtr start_ranked_prefix(const ReductionGraph& g, const Candidate& best, const Facts& facts);
+
 PassStatePtr start_ddmin(const ReductionGraph& g, const Candidate& best, const Facts& facts);
 
 }  // namespace reduce::detail
