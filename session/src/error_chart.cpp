@@ -46,9 +46,13 @@ std::string node_label(const Graph& g, const ValueError& v) {
 // The working files of one chart, removed however the drawing ends.
 struct WorkFiles {
   fs::path script, errors, labels, histogram, picture;
+  // Hidden names next to the picture (".error.svg.gp.tmp"): a bundle folder counts them as its own.
   explicit WorkFiles(const fs::path& svg)
-      : script(svg.string() + ".gp.tmp"), errors(svg.string() + ".errors.tmp"), labels(svg.string() + ".labels.tmp"),
-        histogram(svg.string() + ".hist.tmp"), picture(svg.string() + ".tmp") {}
+      : script(hidden(svg, ".gp.tmp")), errors(hidden(svg, ".errors.tmp")), labels(hidden(svg, ".labels.tmp")),
+        histogram(hidden(svg, ".hist.tmp")), picture(hidden(svg, ".tmp")) {}
+  static fs::path hidden(const fs::path& svg, const std::string& suffix) {
+    return svg.parent_path() / ("." + svg.filename().string() + suffix);
+  }
   ~WorkFiles() {
     std::error_code ec;
     for (const auto* p : {&script, &errors, &labels, &histogram, &picture}) fs::remove(*p, ec);
