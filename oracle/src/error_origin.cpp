@@ -193,8 +193,13 @@ ErrorOrigin trace_error_origin(Oracle& oracle, const std::vector<Oracle::LayerEr
   });
   const auto cone = failing_cone(graph, values, *origin.worst_output, by_name);
   std::vector<size_t> in_cone;
-  for (size_t k = 0; k < values.size(); ++k)
-    if (cone.count(values[k].node) && adds_error(values[k])) in_cone.push_back(k);
+  std::unordered_set<size_t> not_run;
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (!cone.count(values[k].node)) continue;
+    if (adds_error(values[k])) in_cone.push_back(k);
+    if (!values[k].local && values[k].local_problem.empty()) not_run.insert(values[k].node);
+  }
+  origin.sources_not_run = not_run.size();
   origin.sources = by_local_score(values, in_cone, options.top);
   return origin;
 }

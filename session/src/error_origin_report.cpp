@@ -107,9 +107,13 @@ void print_error_findings(const ErrorOrigin& origin, const Graph& g, std::ostrea
   if (origin.worst_output) {
     const ValueError& w = values[*origin.worst_output];
     out << "error of output '" << w.value << "' (" << score_text(w.accumulated) << ") comes from: ";
-    if (origin.sources.empty()) {
+    if (origin.sources.empty() && origin.sources_not_run > 0) {
+      out << "unknown: no node run alone on its failing path fails, " << origin.sources_not_run
+          << " of them not run (--local-runs bound)\n";
+    } else if (origin.sources.empty()) {
       out << "no node on its failing path fails alone: the error accumulates over many nodes\n";
     } else {
+      if (origin.sources_not_run > 0) out << "(" << origin.sources_not_run << " nodes on its path not run alone) ";
       for (size_t k : origin.sources)
         out << (k == origin.sources.front() ? "" : "; ") << describe_node(g, values[k]) << " " << score_text(*values[k].local);
       out << "; the other nodes on its path only inherit it\n";

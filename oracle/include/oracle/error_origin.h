@@ -52,6 +52,7 @@ struct ErrorOrigin {
   // from the output, only through values whose accumulated error fails), largest local error first.
   std::optional<size_t> worst_output;
   std::vector<size_t> sources;
+  size_t sources_not_run = 0;  // nodes on those paths not run alone (the bound): sources may be missing
   size_t local_runs = 0;     // one-node models run on the engine
   size_t nodes_skipped = 0;  // nodes not run alone (the bound)
 };
