@@ -8,34 +8,17 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "fault_models.h"
 #include "process_support.h"
 
 namespace reduce {
 namespace {
 
+using testing::kSquareOverflow;
 using testing::read_bytes;
 using testing::run_reduce;
 using testing::TempDir;
 using testing::write_bytes;
-
-// A LayerNorm written with d*d on activations scaled by 600: under fp16 the square (about 1e5)
-// overflows, the nodes after it inherit the Inf, and the output is finite but wrong.
-const char* kSquareOverflow = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[4,16] X) => (float[4,16] Y)
-<float Scale = {600.0}, float Eps = {0.00001}>
-{
-  scaled = Mul(X, Scale)
-  mu = ReduceMean <axes = [1]> (scaled)
-  d = Sub(scaled, mu)
-  square = Mul(d, d)
-  var = ReduceMean <axes = [1]> (square)
-  ve = Add(var, Eps)
-  std = Sqrt(ve)
-  normed = Div(d, std)
-  Y = Tanh(normed)
-}
-)";
 
 std::string square_overflow_model(const TempDir& dir) {
   write_bytes(dir / "ln.onnxtxt", kSquareOverflow);

@@ -4,46 +4,16 @@
 
 #include <cmath>
 
+#include "cli/fault_models.h"
 #include "oracle/error_origin.h"
 #include "test_support.h"
 
 namespace reduce {
 namespace {
 
+using testing::kBroadcastChain;
+using testing::kSquareOverflow;
 using testing::parse_model;
-
-// A LayerNorm written with d*d on activations scaled by 600: the square (about 1e5) overflows
-// fp16 (65504); the Div by sqrt(inf) makes the row 0, so the output is finite but wrong.
-const char* kSquareOverflow = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[4,16] X) => (float[4,16] Y)
-<float Scale = {600.0}, float Eps = {0.00001}>
-{
-  scaled = Mul(X, Scale)
-  mu = ReduceMean <axes = [1]> (scaled)
-  d = Sub(scaled, mu)
-  square = Mul(d, d)
-  var = ReduceMean <axes = [1]> (square)
-  ve = Add(var, Eps)
-  std = Sqrt(ve)
-  normed = Div(d, std)
-  Y = Tanh(normed)
-}
-)";
-
-// broadcast-batch1 (the optimized engine's fault) in the Mul of a chain.
-const char* kBroadcastChain = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,4,3,3] X, float[1,1,3,3] M) => (float[1,4,3,3] Y)
-{
-  a = Relu(X)
-  b = Sigmoid(M)
-  c = Mul(a, b)
-  d = Tanh(c)
-  e = Abs(d)
-  Y = Neg(e)
-}
-)";
 
 Tensor wave(Shape shape) {
   size_t n = 1;
