@@ -46,17 +46,6 @@ po::options_description compare_options() {
   return opts;
 }
 
-// The output the histogram shows: the worst failing one, else the first graph output.
-std::optional<OutputValues> chart_output(const Oracle& o, const ErrorOrigin& origin, const TensorMap& actual) {
-  std::string name;
-  if (origin.worst_output) name = origin.values[*origin.worst_output].value;
-  else if (!o.model().graph.outputs.empty()) name = o.model().graph.outputs.front().name;
-  const Tensor* reference = o.recorded().find(name);
-  auto engine = actual.find(name);
-  if (!reference || engine == actual.end()) return std::nullopt;
-  return OutputValues{name, *reference, engine->second};
-}
-
 }  // namespace
 
 int compare_command(const std::vector<std::string>& args, std::stop_token stop) {
@@ -107,7 +96,7 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
                  "fuses differently, e.g. a fused kernel is split): this failure is fusion-dependent and the "
                  "layerwise table cannot be trusted to locate it\n";
   if (chart.empty()) return exit_code;
-  auto drawn = write_error_chart(chart, origin, model.graph, chart_output(o, origin, actual), cancel.flag());
+  auto drawn = write_error_chart(chart, origin, model.graph, histogram_output(o, origin, actual), cancel.flag());
   if (cancel.requested()) return interrupted();
   if (!drawn) {
     std::cerr << "error: " << drawn.error().message() << "\n";

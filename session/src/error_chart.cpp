@@ -162,6 +162,16 @@ std::string script(size_t values, double top, bool labels, bool with_histogram) 
 
 }  // namespace
 
+std::optional<OutputValues> histogram_output(const Oracle& oracle, const ErrorOrigin& origin, const TensorMap& actual) {
+  std::string name;
+  if (origin.worst_output) name = origin.values[*origin.worst_output].value;
+  else if (!oracle.model().graph.outputs.empty()) name = oracle.model().graph.outputs.front().name;
+  const Tensor* reference = oracle.recorded().find(name);
+  auto engine = actual.find(name);
+  if (!reference || engine == actual.end()) return std::nullopt;
+  return OutputValues{name, *reference, engine->second};
+}
+
 Status check_chart_path(const fs::path& svg) {
   std::error_code ec;
   if (svg.filename().empty()) return Error{svg.string(), "chart path names no file"};

@@ -14,18 +14,6 @@ ErrorSource source(const Graph& graph, const ValueError& v) {
   return {n.name, n.op_type, v.value, v.local ? error_score(*v.local) : 0};
 }
 
-std::optional<OutputValues> worst_output_values(Oracle& oracle, const ErrorOrigin& origin,
-                                                const std::atomic<bool>* cancel) {
-  if (!origin.worst_output) return std::nullopt;
-  const std::string& name = origin.values[*origin.worst_output].value;
-  TensorMap actual;
-  oracle.evaluate(Candidate::whole(oracle.model().graph), cancel, &actual);
-  const Tensor* reference = oracle.recorded().find(name);
-  auto engine = actual.find(name);
-  if (!reference || engine == actual.end()) return std::nullopt;
-  return OutputValues{name, *reference, engine->second};
-}
-
 }  // namespace
 
 Status trace_bundle_error_origin(const std::filesystem::path& dir, Oracle& oracle, ReductionReport& report,
@@ -44,8 +32,10 @@ Status trace_bundle_error_origin(const std::filesystem::path& dir, Oracle& oracl
   const Graph& graph = oracle.model().graph;
   for (size_t k : origin.sources) report.error_sources.push_back(source(graph, origin.values[k]));
   if (origin.nonfinite_born) report.nonfinite_born = source(graph, origin.values[*origin.nonfinite_born]);
+  TensorMap actual;  // the original's outputs: kept from its failing check, or one more run
+  oracle.evaluate(Candidate::whole(graph), cancel, &actual);
   REDUCE_ASSIGN(ChartResult chart, write_error_chart(dir / "error.svg", origin, graph,
-                                                     worst_output_values(oracle, origin, cancel), cancel));
+                                                     histogram_output(oracle, origin, actual), cancel));
   report.error_svg = chart.outcome == ChartOutcome::Drawn;
   report.error_origin = error_origin_markdown(origin, graph, report.error_svg ? "error.svg" : "");
   if (!report.error_svg) report.error_origin += "(" + chart.note + ")\n\n";

@@ -19,6 +19,11 @@ struct OutputValues {
   Tensor engine;
 };
 
+// The output the histogram shows: the failing output with the largest error, else the first graph
+// output; the reference from the oracle's record, the engine's value from `actual` (the engine's
+// outputs of the whole model). Empty when either is missing.
+std::optional<OutputValues> histogram_output(const Oracle& oracle, const ErrorOrigin& origin, const TensorMap& actual);
+
 enum class ChartOutcome {
   Drawn,
   NoGnuplot,     // gnuplot is not installed: no chart, not an error
