@@ -28,15 +28,17 @@ std::string number(double v) {
   return buf;
 }
 
-// A node name as a quoted data-file string: no quotes, backslashes or control characters inside.
-std::string data_label(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text.substr(0, 48)) {
+// A name on one line, shortened, without quotes or backslashes (a data-file string can hold it).
+std::string plain(const std::string& text, size_t max_length) {
+  std::string out;
+  for (char c : text.substr(0, max_length)) {
     const auto u = static_cast<unsigned char>(c);
     out += c == '"' ? '\'' : c == '\\' ? '/' : (u < 0x20 || u == 0x7f) ? ' ' : c;
   }
-  return out + "\"";
+  return out;
 }
+
+std::string data_label(const std::string& text) { return "\"" + plain(text, 48) + "\""; }
 
 std::string node_label(const Graph& g, const ValueError& v) {
   const Node& n = g.nodes[v.node];
@@ -107,6 +109,7 @@ struct Histogram {
 
 // Bins over the finite values of both sides; the title counts what a histogram cannot show.
 std::optional<Histogram> histogram(const OutputValues& o) {
+  if (!dtype_is_float(o.reference.dtype()) || !dtype_is_float(o.engine.dtype())) return std::nullopt;
   double lo = INFINITY, hi = -INFINITY;
   uint64_t nonfinite[2] = {0, 0};
   const Tensor* sides[2] = {&o.reference, &o.engine};
@@ -129,7 +132,7 @@ std::optional<Histogram> histogram(const OutputValues& o) {
   std::ostringstream out;
   for (size_t b = 0; b < kBins; ++b) out << number(lo + (b + 0.5) * width) << ' ' << counts[0][b] << ' ' << counts[1][b] << '\n';
   h.data = out.str();
-  h.title = "Values of output '" + o.name + "': reference vs engine (non-finite, not drawn: reference " +
+  h.title = "Values of output '" + plain(o.name, 80) + "': reference vs engine (non-finite, not drawn: reference " +
             std::to_string(nonfinite[0]) + ", engine " + std::to_string(nonfinite[1]) + ")";
   return h;
 }
