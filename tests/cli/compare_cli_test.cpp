@@ -2,11 +2,7 @@
 // mismatch bundle says where its error is born.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <sstream>
 
 #include "fault_models.h"
 #include "process_support.h"
@@ -29,13 +25,7 @@ std::vector<std::string> compare_args(const std::string& model) {
   return {"compare", model, "--engine", "opt:fp16", "--input-range", "X:-1,1"};
 }
 
-bool gnuplot_installed() {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && ::access((std::filesystem::path(dir) / "gnuplot").c_str(), X_OK) == 0) return true;
-  return false;
-}
+bool gnuplot_installed() { return testing::program_in_path("gnuplot"); }
 
 TEST(CompareCli, NamesTheSquareAsWhereErrorIsBornAndTheNodesAfterItAsInheriting) {
   TempDir dir;

@@ -1,11 +1,7 @@
 // error.svg: drawn by gnuplot from data files; node names are data, never gnuplot commands.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <cstdlib>
 #include <limits>
-#include <sstream>
 
 #include "session/error_chart.h"
 #include "test_support.h"
@@ -16,13 +12,7 @@ namespace {
 using testing::read_bytes;
 using testing::TempDir;
 
-bool gnuplot_installed() {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && ::access((std::filesystem::path(dir) / "gnuplot").c_str(), X_OK) == 0) return true;
-  return false;
-}
+bool gnuplot_installed() { return testing::program_in_path("gnuplot"); }
 
 // Two nodes: the first (with a hostile name) is where a non-finite value is born.
 struct Sample {
