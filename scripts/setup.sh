@@ -9,7 +9,7 @@ packages=(
   nlohmann-json3-dev
   libzip-dev zlib1g-dev libopencv-dnn-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  nodejs npm graphviz ca-certificates
+  nodejs npm graphviz gnuplot-nox ca-certificates
 )
 
 missing=()

@@ -3,6 +3,7 @@
 
 #include "core/mapped_file.h"
 #include "core/model_io.h"
+#include "error_origin_section.h"
 #include "graph_picture.h"
 #include "session/canonical_graph.h"
 #include "session/report.h"
@@ -53,7 +54,7 @@ Status write_tensor_folder(const fs::path& dir, const std::string& name, const s
 namespace {
 
 constexpr const char* kBundleEntries[] = {"model.onnx", "model.data", "inputs",  "expected",   "actual", "report.json",
-                                          "report.md",  "graph.dot",  "graph.svg", "journal", "bucket.txt"};
+                                          "report.md",  "graph.dot",  "graph.svg", "journal", "bucket.txt", "error.svg"};
 
 // A bundle file, or the hidden temporary of one (".inputs.tmp", ".report.json.tmp123").
 bool is_bundle_entry(const std::string& name) {
@@ -164,6 +165,7 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
   REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run));
   describe_reproducer(report, oracle, candidate, run, verdict);
+  REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));
   REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(run.model.graph)));
   report.graph_svg = render_svg(dir / "graph.dot", dir / "graph.svg", run.model.graph.nodes.size(), cancel);

@@ -1,6 +1,8 @@
 // report.json and bucket.txt from the report model, with nlohmann-json (keys in the order written).
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "session/report.h"
 
 namespace reduce {
@@ -41,6 +43,12 @@ Json passes_json(const ReductionReport& r) {
   return passes;
 }
 
+// Infinite local errors (non-finite alone) are written as null: JSON has no infinity.
+Json error_source_json(const ErrorSource& e) {
+  return {{"node", e.node}, {"op_type", e.op_type}, {"value", e.value},
+          {"local_error", std::isfinite(e.local_error) ? Json(e.local_error) : Json()}};
+}
+
 }  // namespace
 
 std::string report_json(const ReductionReport& r) {
@@ -62,6 +70,9 @@ std::string report_json(const ReductionReport& r) {
   j["one_minimal"] = r.one_minimal;
   j["interrupted"] = r.interrupted;
   j["passes"] = passes_json(r);
+  j["error_sources"] = Json::array();
+  for (const auto& e : r.error_sources) j["error_sources"].push_back(error_source_json(e));
+  j["nonfinite_born"] = r.nonfinite_born ? error_source_json(*r.nonfinite_born) : Json();
   j["command"] = r.command;
   j["environment"] = r.environment;
   return dump(j, 2) + "\n";

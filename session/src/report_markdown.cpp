@@ -61,6 +61,7 @@ std::string report_markdown(const ReductionReport& r) {
   write_what_does_not_matter(r, md);
   write_reproduce(r, md);
   write_search(r, md);
+  md << r.error_origin;
   if (r.graph_svg) md << "![reduced graph](graph.svg)\n";
   else md << "(graph.dot: install Graphviz `dot` for a picture)\n";
   return md.str();

@@ -1,4 +1,5 @@
-// Small text models shared by the CLI tests: a chain with one broadcast-batch1 trigger, an FP16 overflow.
+// Small text models shared by the tests: a chain with one broadcast-batch1 trigger, FP16 overflows
+// whose error is born in one node.
 #pragma once
 
 namespace reduce::testing {
@@ -29,6 +30,26 @@ g (float[1, 8] X) => (float[1, 8] Y)
   var = ReduceMean <axes = [-1]> (sq)
   std = Sqrt (var)
   Y = Div (d, std)
+}
+)";
+
+// A LayerNorm written with d*d on activations scaled by 600 (inputs in [-1, 1]): under fp16 the
+// square (about 1e5) overflows 65504, the nodes after it inherit the Inf, and the Div by sqrt(inf)
+// makes the output finite but wrong (a mismatch).
+inline const char* kSquareOverflow = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4,16] X) => (float[4,16] Y)
+<float Scale = {600.0}, float Eps = {0.00001}>
+{
+  scaled = Mul(X, Scale)
+  mu = ReduceMean <axes = [1]> (scaled)
+  d = Sub(scaled, mu)
+  square = Mul(d, d)
+  var = ReduceMean <axes = [1]> (square)
+  ve = Add(var, Eps)
+  std = Sqrt(ve)
+  normed = Div(d, std)
+  Y = Tanh(normed)
 }
 )";
 

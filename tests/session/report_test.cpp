@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <limits>
 
 #include "session/journal.h"
 #include "session/report.h"
@@ -55,6 +56,29 @@ TEST(ReportJson, InvalidUtf8InAnEngineMessageIsReplacedNotThrown) {
   r.failure.message = "bad byte \xff here";
   const auto j = nlohmann::json::parse(report_json(r));
   EXPECT_NE(j.at("failure").at("message").get<std::string>().find("here"), std::string::npos);
+}
+
+TEST(ReportJson, ErrorSourcesNameTheNodesAndWriteNonFiniteLocalErrorAsNull) {
+  ReductionReport r = sample_report();
+  r.error_sources = {{"ln/square", "Mul", "sq", std::numeric_limits<double>::infinity()}, {"", "Add", "a", 2.5}};
+  r.nonfinite_born = r.error_sources[0];
+  const auto j = nlohmann::json::parse(report_json(r));
+  ASSERT_EQ(j.at("error_sources").size(), 2u);
+  EXPECT_EQ(j.at("error_sources").at(0).at("node"), "ln/square");
+  EXPECT_TRUE(j.at("error_sources").at(0).at("local_error").is_null());
+  EXPECT_EQ(j.at("error_sources").at(1).at("local_error").get<double>(), 2.5);
+  EXPECT_EQ(j.at("nonfinite_born").at("value"), "sq");
+  // Not traced (not a numeric failure): an empty list and null.
+  const auto plain = nlohmann::json::parse(report_json(sample_report()));
+  EXPECT_TRUE(plain.at("error_sources").empty());
+  EXPECT_TRUE(plain.at("nonfinite_born").is_null());
+}
+
+TEST(ReportMarkdown, HoldsTheErrorOriginSectionWhenTraced) {
+  ReductionReport r = sample_report();
+  EXPECT_EQ(report_markdown(r).find("Where error is born"), std::string::npos);
+  r.error_origin = "## Where error is born (original model)\n\n";
+  EXPECT_NE(report_markdown(r).find("## Where error is born (original model)"), std::string::npos);
 }
 
 TEST(Bucket, ReadsBackWhatItWrote) {

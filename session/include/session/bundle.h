@@ -1,5 +1,5 @@
 // The reproducer bundle: model.onnx, inputs/, expected/, actual/, report.json, report.md, journal,
-// graph.dot/svg and bucket.txt — everything a bug report needs, written so that a half-written
+// graph.dot/svg, error.svg and bucket.txt — everything a bug report needs, written so that a half-written
 // bundle never looks complete (bucket.txt comes last).
 #pragma once
 
@@ -18,7 +18,7 @@ std::map<std::string, size_t> op_type_counts(const Graph& graph);
 
 // The folder policy of `reduce -o DIR`, checked before any work. DIR may be missing, empty, or an
 // earlier bundle: a folder holding only bundle files (model.onnx, model.data, inputs/, expected/,
-// actual/, report.json, report.md, graph.dot, graph.svg, journal, bucket.txt and their hidden
+// actual/, report.json, report.md, graph.dot, graph.svg, error.svg, journal, bucket.txt and their hidden
 // temporaries) of which at least one is `journal` (written with every best-so-far model) or
 // `report.json` (written with every finished bundle). Refused: DIR when `model` lies inside it (the
 // bundle would replace it), a file, or any other non-empty folder. `resume` needs an earlier bundle.

@@ -19,6 +19,14 @@ struct PassReport {
   double seconds = 0;
 };
 
+// A node of the original model named by the error-origin trace.
+struct ErrorSource {
+  std::string node;   // its name ("" when unnamed)
+  std::string op_type;
+  std::string value;  // the output that adds the error
+  double local_error = 0;  // error / tolerance when the node runs alone (inf: non-finite)
+};
+
 struct ReductionReport {
   // The original model.
   std::string model_path;
@@ -53,6 +61,13 @@ struct ReductionReport {
   std::string command;      // the exact command to reproduce (shell-quoted)
   std::string environment;  // compiler, system, CPU
   bool graph_svg = false;   // graph.svg was rendered next to graph.dot
+  // Where error is born in the original model (numeric failures): the report.md section (empty: not
+  // traced), the nodes that add the error of the worst output (largest first), the node where a
+  // non-finite value is born, and whether error.svg was drawn.
+  std::string error_origin;
+  std::vector<ErrorSource> error_sources;
+  std::optional<ErrorSource> nonfinite_born;
+  bool error_svg = false;
 };
 
 // report.json: every key users script against (see README "The bundle").
