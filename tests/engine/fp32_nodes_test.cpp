@@ -223,3 +223,28 @@ TEST(Fp32Placeholders, CommandsGetTheNodesOfTheirModelInlineAndInAFile) {
 
 }  // namespace
 }  // namespace reduce
+
+namespace reduce {
+namespace {
+
+TEST(OptimizedFp32Nodes, PinningANodeWithABodyKeepsTheBodyInFp32) {
+  Model m = testing::parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool C, float[1] X) => (float[1] Y)
+{
+  Y = If (C) <
+    then_branch = t () => (float[1] a) { a = Mul (X, X) },
+    else_branch = e () => (float[1] b) { b = Neg (X) }
+  >
+}
+)");
+  m.graph.nodes[0].name = "branch";
+  const float x = 1.000244140625f;  // x*x is not an fp16 value
+  const TensorMap in = {{"C", Tensor::from_vector(DType::Bool, {}, std::vector<uint8_t>{1}).value()},
+                        {"X", testing::floats({1}, {x})}};
+  EXPECT_EQ(testing::values(testing::run_spec("opt:fp16", m, in).at("Y"))[0], 1.0f);
+  EXPECT_EQ(testing::values(testing::run_spec("opt:fp16,fp32=branch", m, in).at("Y"))[0], x * x);
+}
+
+}  // namespace
+}  // namespace reduce
