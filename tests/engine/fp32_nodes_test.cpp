@@ -2,9 +2,9 @@
 // and the conversions at their boundaries, and {fp32_nodes}/{fp32_nodes_file} in templates.
 #include <cmath>
 
-#include "core/half.h"
-#include "engine/check_script.h"
 #include "cli/fault_models.h"
+#include "corpus_model.h"
+#include "engine/check_script.h"
 #include "optimized_support.h"
 
 namespace reduce {
@@ -221,11 +221,6 @@ TEST(Fp32Placeholders, CommandsGetTheNodesOfTheirModelInlineAndInAFile) {
   EXPECT_EQ(empty->exit_code, 0) << empty->output;
 }
 
-}  // namespace
-}  // namespace reduce
-
-namespace reduce {
-namespace {
 
 TEST(OptimizedFp32Nodes, PinningANodeWithABodyKeepsTheBodyInFp32) {
   Model m = testing::parse_model(R"(
@@ -244,6 +239,27 @@ g (bool C, float[1] X) => (float[1] Y)
                         {"X", testing::floats({1}, {x})}};
   EXPECT_EQ(testing::values(testing::run_spec("opt:fp16", m, in).at("Y"))[0], 1.0f);
   EXPECT_EQ(testing::values(testing::run_spec("opt:fp16,fp32=branch", m, in).at("Y"))[0], x * x);
+}
+
+
+TEST(OptimizedFp32Nodes, EveryNodeInFp32IsTheFp32EngineBitForBit) {
+  for (const char* fault : {"fp16-overflow", "broadcast-batch1"}) {
+    const corpus::GeneratedModel g = corpus::generate(*corpus::find_family(fault), 100, corpus::kDefaultSeed);
+    Fp32Nodes all;
+    for (const Node& n : g.model.graph.nodes) all.names.push_back(n.name);
+    TensorMap in;
+    for (const auto& vi : g.model.graph.inputs) {
+      Shape shape;
+      for (const Dim& d : vi.type.dims) shape.push_back(d.value);
+      in[vi.name] = testing::ramp(shape, -1, 1, 7);
+    }
+    const TensorMap fp32 = testing::run_spec("opt", g.model, in);
+    const TensorMap pinned = testing::run_spec("opt:fp16,fp32=" + to_string(all), g.model, in);
+    ASSERT_EQ(fp32.size(), pinned.size());
+    for (const auto& [name, t] : fp32) EXPECT_EQ(testing::values(t), testing::values(pinned.at(name))) << fault << " " << name;
+    EXPECT_NE(testing::values(testing::run_spec("opt:fp16", g.model, in).begin()->second),
+              testing::values(fp32.begin()->second)) << fault;
+  }
 }
 
 }  // namespace
