@@ -137,7 +137,8 @@ DiagnosisLine binding_variant(Oracle& oracle, const std::atomic<bool>* cancel) {
     not_applicable(l, "no two inputs of one type and shape", "inputs an engine could confuse need one type and shape");
     return l;
   }
-  if (oracle.options().engine.rfind("check", 0) == 0 && !oracle.options().engine_instance) {
+  auto spec = parse_engine_spec(oracle.options().engine);
+  if (!oracle.options().engine_instance && spec && spec->innermost().kind == EngineKind::Check) {
     not_applicable(l, "a check: script gives no outputs to compare", "only engines that return outputs can be compared per order");
     return l;
   }

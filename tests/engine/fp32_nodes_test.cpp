@@ -2,9 +2,9 @@
 // and the conversions at their boundaries, and {fp32_nodes}/{fp32_nodes_file} in templates.
 #include <cmath>
 
-#include "core/half.h"
-#include "engine/check_script.h"
 #include "cli/fault_models.h"
+#include "corpus_model.h"
+#include "engine/check_script.h"
 #include "optimized_support.h"
 
 namespace reduce {
@@ -219,6 +219,47 @@ TEST(Fp32Placeholders, CommandsGetTheNodesOfTheirModelInlineAndInAFile) {
   auto empty = none->run(m, in, {});
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->exit_code, 0) << empty->output;
+}
+
+
+TEST(OptimizedFp32Nodes, PinningANodeWithABodyKeepsTheBodyInFp32) {
+  Model m = testing::parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool C, float[1] X) => (float[1] Y)
+{
+  Y = If (C) <
+    then_branch = t () => (float[1] a) { a = Mul (X, X) },
+    else_branch = e () => (float[1] b) { b = Neg (X) }
+  >
+}
+)");
+  m.graph.nodes[0].name = "branch";
+  const float x = 1.000244140625f;  // x*x is not an fp16 value
+  const TensorMap in = {{"C", Tensor::from_vector(DType::Bool, {}, std::vector<uint8_t>{1}).value()},
+                        {"X", testing::floats({1}, {x})}};
+  EXPECT_EQ(testing::values(testing::run_spec("opt:fp16", m, in).at("Y"))[0], 1.0f);
+  EXPECT_EQ(testing::values(testing::run_spec("opt:fp16,fp32=branch", m, in).at("Y"))[0], x * x);
+}
+
+
+TEST(OptimizedFp32Nodes, EveryNodeInFp32IsTheFp32EngineBitForBit) {
+  for (const char* fault : {"fp16-overflow", "broadcast-batch1"}) {
+    const corpus::GeneratedModel g = corpus::generate(*corpus::find_family(fault), 100, corpus::kDefaultSeed);
+    Fp32Nodes all;
+    for (const Node& n : g.model.graph.nodes) all.names.push_back(n.name);
+    TensorMap in;
+    for (const auto& vi : g.model.graph.inputs) {
+      Shape shape;
+      for (const Dim& d : vi.type.dims) shape.push_back(d.value);
+      in[vi.name] = testing::ramp(shape, -1, 1, 7);
+    }
+    const TensorMap fp32 = testing::run_spec("opt", g.model, in);
+    const TensorMap pinned = testing::run_spec("opt:fp16,fp32=" + to_string(all), g.model, in);
+    ASSERT_EQ(fp32.size(), pinned.size());
+    for (const auto& [name, t] : fp32) EXPECT_EQ(testing::values(t), testing::values(pinned.at(name))) << fault << " " << name;
+    EXPECT_NE(testing::values(testing::run_spec("opt:fp16", g.model, in).begin()->second),
+              testing::values(fp32.begin()->second)) << fault;
+  }
 }
 
 }  // namespace

@@ -17,6 +17,8 @@ struct Fp32Nodes {
 
   bool empty() const { return names.empty(); }
   bool contains(std::string_view name) const;
+  // The names that name a node of `graph` (subgraph bodies included), in the order given.
+  std::vector<std::string> present_in(const Graph& graph) const;
 };
 
 // Parses the value of `fp32=`: `NAME+NAME...` (`%2B`, `%2C`, `%25`, ... decode to `+`, `,`, `%`) or

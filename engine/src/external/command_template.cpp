@@ -2,7 +2,6 @@
 #include "engine/command_template.h"
 
 #include <fstream>
-#include <unordered_set>
 
 namespace reduce {
 
@@ -71,20 +70,8 @@ std::vector<std::string> fill_placeholders(const std::vector<std::string>& token
 
 Status add_fp32_placeholders(Placeholders& placeholders, const Fp32Nodes& nodes, const Graph& graph,
                              const std::filesystem::path& file) {
-  std::unordered_set<std::string_view> present;
-  auto collect = [&](const Graph& g, auto& self) -> void {
-    for (const Node& n : g.nodes) {
-      present.insert(n.name);
-      for (const Attribute& a : n.attributes) {
-        if (a.g) self(*a.g, self);
-        for (const auto& sub : a.graphs) self(*sub, self);
-      }
-    }
-  };
-  collect(graph, collect);
   std::string commas, lines;
-  for (const auto& name : nodes.names) {
-    if (!present.count(name)) continue;
+  for (const auto& name : nodes.present_in(graph)) {
     commas += (commas.empty() ? "" : ",") + name;
     lines += name + "\n";
   }

@@ -111,11 +111,19 @@ std::string to_string(const Fp32Nodes& nodes) {
   return out;
 }
 
-Status check_fp32_nodes(const Fp32Nodes& nodes, const Graph& graph) {
+std::vector<std::string> Fp32Nodes::present_in(const Graph& graph) const {
   std::unordered_set<std::string> known;
   collect_names(graph, known);
+  std::vector<std::string> out;
+  for (const auto& name : names)
+    if (!name.empty() && known.count(name)) out.push_back(name);
+  return out;
+}
+
+Status check_fp32_nodes(const Fp32Nodes& nodes, const Graph& graph) {
+  const std::vector<std::string> present = nodes.present_in(graph);
   for (const auto& name : nodes.names)
-    if (name.empty() || !known.count(name))
+    if (std::find(present.begin(), present.end(), name) == present.end())
       return Error{nodes.file, "fp32: no node named '" + name + "' in the model"};
   return {};
 }
