@@ -12,6 +12,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // e.g. `check`: the model fails
 inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid input
 inline constexpr int kExitDoesNotFail = 3;    // the model to reduce does not fail
+inline constexpr int kExitNotPrecision = 4;   // `precision`: fails even with every float node in FP32
 inline constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C or SIGTERM
 
 int info_command(const std::vector<std::string>& args);
@@ -22,6 +23,8 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop);
 int compare_command(const std::vector<std::string>& args, std::stop_token stop);
 // args[0] is the model. `stop` (Ctrl-C) interrupts the reduction: the best reproducer so far is kept.
 int reduce_command(const std::vector<std::string>& args, std::stop_token stop);
+// Finds a 1-minimal set of nodes to keep in FP32 (session/precision.h).
+int precision_command(const std::vector<std::string>& args, std::stop_token stop);
 int batch_command(const std::vector<std::string>& args, std::stop_token stop);
 // Hidden: the worker process of isolated engines (engine/isolated_worker.h).
 int worker_command(const std::vector<std::string>& args);

@@ -27,6 +27,7 @@ const Subcommand kSubcommands[] = {
     {"conformance", reduce::cli::conformance_command, nullptr, "run ONNX backend test folders on the reference engine"},
     {"check", nullptr, reduce::cli::check_command, "does the model fail on an engine? print the verdict and failure signature"},
     {"batch", nullptr, reduce::cli::batch_command, "reduce every model of a folder or manifest; bucket the reproducers"},
+    {"precision", nullptr, reduce::cli::precision_command, "find a smallest set of nodes to keep in FP32 so that the model passes"},
     {"compare", nullptr, reduce::cli::compare_command, "per-output and layerwise errors of an engine against the reference"},
 };
 
@@ -56,7 +57,7 @@ void print_usage(std::ostream& out) {
   out << "\n`reduce MODEL.onnx --engine SPEC [options]` reduces MODEL (see `reduce MODEL.onnx --help`).\n"
          "`reduce <command> --help` describes a command's options.\n"
          "Exit codes: 0 ok, 1 the model fails (check, compare), 2 bad usage or invalid input,\n"
-         "3 the model to reduce does not fail, 130 interrupted (Ctrl-C, SIGTERM).\n";
+         "3 the model to reduce does not fail, 4 `precision`: fails even in FP32, 130 interrupted (Ctrl-C, SIGTERM).\n";
 }
 
 }  // namespace

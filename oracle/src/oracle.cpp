@@ -49,6 +49,7 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   }
   REDUCE_ASSIGN(const EngineSpec reference, parse_engine_spec(o->options_.reference));
   o->external_ = !o->options_.engine_instance && spec.external();
+  o->spec_ = spec;
   if (o->options_.slots < 1) return make_error("the number of slots must be at least 1");
   bool per_slot = false;
   for (const auto& e : o->options_.environment.env) per_slot |= e.find("{slot}") != std::string::npos;
@@ -216,8 +217,13 @@ Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cance
     int slot;
     ~SlotGuard() { o->release_slot(slot); }
   } guard{this, slot};
-  if (check_script_) return run_check_script(*run, slot_environments_[slot], cancel);
-  Engine& engine = *slot_engines_[slot];
+  if (check_script_) return run_check_script(*check_script_, *run, slot_environments_[slot], cancel);
+  return run_on(*slot_engines_[slot], *run, cancel, actual);
+}
+
+Verdict Oracle::run_on(Engine& engine, const CandidateRun& c, const std::atomic<bool>* cancel, TensorMap* actual) {
+  Verdict v;
+  const CandidateRun* run = &c;
   const auto start = std::chrono::steady_clock::now();
   auto prepared = engine.prepare(run->model);
   if (!prepared) {
@@ -330,6 +336,40 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   return v;
 }
 
+Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>* cancel) {
+  Verdict v;
+  auto invalid = [&](std::string why) {
+    v.invalid = true;
+    v.invalid_reason = std::move(why);
+    return v;
+  };
+  if (options_.engine_instance) return invalid("an engine given as an instance takes no FP32 nodes");
+  auto pinned = with_fp32_nodes(spec_, nodes);
+  if (!pinned) return invalid(pinned.error().message());
+  auto run = materialize(Candidate::whole(model_->graph));
+  if (!run) return invalid(run.error().message());
+  const int slot = acquire_slot();
+  struct SlotGuard {
+    Oracle* o;
+    int slot;
+    ~SlotGuard() { o->release_slot(slot); }
+  } guard{this, slot};
+  if (pinned->kind == EngineKind::Check) {
+    auto script = CheckScript::parse(pinned->command, pinned->fp32_nodes);
+    if (!script) return invalid(script.error().message());
+    v = run_check_script(*script, *run, slot_environments_[slot], cancel);
+  } else {
+    auto engine = make_engine(*pinned, slot_environments_[slot]);
+    if (!engine) return invalid(engine.error().message());
+    v = run_on(**engine, *run, cancel, nullptr);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.evaluations;
+  if (cancel && cancel->load()) v.cancelled = true;
+  else if (v.invalid) ++stats_.invalid;
+  return v;
+}
+
 SignatureMatch Oracle::classify(const Verdict& v) {
   if (v.invalid) return SignatureMatch::Different;
   SignatureMatch m;
@@ -372,12 +412,12 @@ void Oracle::release_slot(int slot) {
   slot_free_.notify_one();
 }
 
-Verdict Oracle::run_check_script(const CandidateRun& run, const EngineEnvironment& environment,
+Verdict Oracle::run_check_script(const CheckScript& script, const CandidateRun& run, const EngineEnvironment& environment,
                                  const std::atomic<bool>* cancel) {
   Verdict v;
   TensorMap inputs;
   for (const auto& in : run.inputs) inputs[in.name] = in.tensor;
-  auto result = check_script_->run(run.model, inputs, environment, cancel);
+  auto result = script.run(run.model, inputs, environment, cancel);
   if (!result) {
     v.invalid = true;
     v.invalid_reason = result.error().message();

@@ -91,6 +91,12 @@ class Oracle {
   Verdict evaluate(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr,
                    TensorMap* actual = nullptr);
 
+  // Runs the whole model on the engine under test with `nodes` kept in FP32 (engine/fp32_nodes.h:
+  // `opt:fp16,fp32=...`, `cmd[fp32=...]:`), compared with the same recorded reference. Not cached.
+  // Invalid when the engine takes no per-node precision (EngineSpec::controls_precision decides
+  // whether it means anything) or the spec cannot take the set.
+  Verdict evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>* cancel = nullptr);
+
   // The failure every candidate is compared with (set from the original's verdict by the caller).
   void set_target(const FailureSignature& target) { target_ = target; has_target_ = true; }
   const FailureSignature& target() const { return target_; }
@@ -127,7 +133,8 @@ class Oracle {
   Verdict run_candidate(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual);
   Verdict verdict_from_error(const Error& error) const;
   Status simplify(Model& extracted, const Candidate& c) const;
-  Verdict run_check_script(const CandidateRun& run, const EngineEnvironment& environment,
+  Verdict run_on(Engine& engine, const CandidateRun& run, const std::atomic<bool>* cancel, TensorMap* actual);
+  Verdict run_check_script(const CheckScript& script, const CandidateRun& run, const EngineEnvironment& environment,
                            const std::atomic<bool>* cancel);
 
   const Model* model_ = nullptr;
@@ -148,6 +155,7 @@ class Oracle {
   std::unordered_set<std::string> names_;  // node and value names, masked in messages
   std::regex fail_regex_;
   bool has_fail_regex_ = false;
+  EngineSpec spec_;         // of the engine under test (unset for an engine instance)
   bool external_ = false;  // EngineSpec::external(): run the ONNX checker on candidates first
   FailureSignature target_;
   bool has_target_ = false;

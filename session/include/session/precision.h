@@ -1,0 +1,71 @@
+// `reduce precision`: the smallest set of nodes to keep in FP32 so that the model passes on an
+// engine running in reduced precision; the dual of a reduction (the reducer's precision strategy,
+// with this module's test: a set is interesting when the model passes with it kept in FP32).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "oracle/error_origin.h"
+#include "oracle/oracle.h"
+
+namespace reduce {
+
+struct PrecisionOptions {
+  int jobs = 1;
+  // Nodes run alone to rank the nodes by the error they add (ErrorOriginOptions::max_local_runs).
+  size_t max_local_runs = 2000;
+  std::function<void(std::string)> log;  // one line per call
+};
+
+struct PinnedNode {
+  size_t node = 0;    // index in the model's graph
+  std::string name;   // ONNX node name
+  std::string op_type;
+  // Error / tolerance of its output when it runs alone on its reference inputs (0: not run; -1: an
+  // input is beyond the engine's range, so what it does alone is inherited).
+  double local_error = 0;
+};
+
+struct PrecisionOutcome {
+  enum class Kind {
+    Found,            // a 1-minimal set (or the best so far when stopped)
+    DoesNotFail,      // the model passes with nothing kept in FP32
+    FailsEvenInFp32,  // it still fails with every float node in FP32: not a precision problem
+  } kind = Kind::Found;
+  std::vector<PinnedNode> pinned;  // the set, in topological order
+  size_t candidates = 0;           // float nodes that could be kept in FP32
+  Verdict before;                  // nothing in FP32
+  Verdict after;                   // the set in FP32 (all float nodes when FailsEvenInFp32)
+  size_t checks = 0;               // sets checked (the reducer's count)
+  bool one_minimal = false;        // removing any one node of the set makes the model fail
+  bool stopped = false;
+  double seconds = 0;
+};
+
+// Gives a name to every node without one (`node_K`, unique), so that sets of nodes can name them.
+// Returns how many were named.
+size_t name_unnamed_nodes(Model& model);
+
+// The nodes of the oracle's model that compute a float value (Constant nodes excluded), ascending.
+std::vector<size_t> float_nodes(const Oracle& oracle);
+
+// Checks that the model fails with nothing in FP32 and passes with every float node in FP32, then
+// finds a 1-minimal set (nodes ranked by the error they add alone come first). Sets the oracle's
+// target. Errors: the engine takes no per-node precision, the model has no named float node.
+Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOptions& options, std::stop_token stop);
+
+// The bundle: precision.txt (one node name per line), model.onnx (the model with the node names the
+// set uses: unnamed nodes were named), report.md, report.json; each written whole, then renamed
+// into place. `command` is the command line that reproduces the search.
+Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& oracle, const PrecisionOutcome& outcome,
+                              const std::string& command);
+
+// "trtexec ... --layerPrecisions=A:fp32,B:fp32" and the Polygraphy flags, for the report.
+std::string tensorrt_flags(const std::vector<PinnedNode>& pinned);
+std::string polygraphy_flags(const std::vector<PinnedNode>& pinned);
+
+}  // namespace reduce

@@ -1,0 +1,198 @@
+// The search for a 1-minimal set of nodes to keep in FP32: ranking, the reducer, the verdicts.
+#include "session/precision.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <unordered_set>
+
+#include "core/candidate.h"
+#include "engine/fp32_nodes.h"
+#include "reducer/reducer.h"
+
+namespace reduce {
+
+namespace {
+
+bool is_float(DType t) { return t == DType::Float || t == DType::Double || t == DType::Float16 || t == DType::BFloat16; }
+
+Fp32Nodes names_of(const Graph& g, const std::vector<size_t>& nodes, const std::vector<bool>& pinnable) {
+  Fp32Nodes out;
+  for (size_t n : nodes)
+    if (pinnable[n]) out.names.push_back(g.nodes[n].name);
+  return out;
+}
+
+// A candidate's nodes are the set kept in FP32; it is interesting when the model then passes.
+class PinnedSetTest : public CandidateTest {
+ public:
+  PinnedSetTest(Oracle& oracle, std::vector<bool> pinnable) : oracle_(oracle), pinnable_(std::move(pinnable)) {}
+  TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
+    const Verdict v = oracle_.evaluate_pinned(names_of(oracle_.model().graph, c.nodes, pinnable_), &cancel);
+    if (v.cancelled) return {TestOutcome::Cancelled, false, {}};
+    if (v.invalid) return {TestOutcome::Invalid, false, {}};
+    return {v.signature.fails() ? TestOutcome::Uninteresting : TestOutcome::Interesting, false, {}};
+  }
+
+ private:
+  Oracle& oracle_;
+  std::vector<bool> pinnable_;
+};
+
+// Nodes by the error they add when run alone (largest first), then by the growth of their
+// accumulated error; nodes never compared come last.
+std::vector<size_t> rank_by_added_error(Oracle& oracle, const PrecisionOptions& options, const std::atomic<bool>* cancel,
+                                        std::map<size_t, double>& local_error) {
+  auto layers = oracle.compare_layers(cancel);
+  if (!layers) {
+    if (options.log) options.log("ranking: layerwise run failed (" + layers.error().message() + "); nodes unranked");
+    return {};
+  }
+  ErrorOriginOptions eo;
+  eo.max_local_runs = options.max_local_runs;
+  eo.jobs = options.jobs;
+  eo.top = SIZE_MAX;
+  const ErrorOrigin origin = trace_error_origin(oracle, *layers, eo, cancel);
+  std::vector<size_t> ranking;
+  std::unordered_set<size_t> ranked;
+  for (size_t i : origin.top_local)
+    if (ranked.insert(origin.values[i].node).second) ranking.push_back(origin.values[i].node);
+  std::vector<std::pair<double, size_t>> rest;
+  for (const ValueError& v : origin.values) {
+    // A node fed an input the engine cannot hold inherits what it does alone: no error of its own.
+    const double own = !v.unfed_input.empty() ? -1 : v.local ? error_score(*v.local) : 0;
+    auto [it, added] = local_error.emplace(v.node, own);
+    if (!added && own > it->second) it->second = own;
+    if (!ranked.count(v.node)) rest.emplace_back(-error_score(v.accumulated), v.node);
+  }
+  std::stable_sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [score, node] : rest)
+    if (ranked.insert(node).second) ranking.push_back(node);
+  if (options.log)
+    options.log("ranking: " + std::to_string(origin.top_local.size()) + " nodes add error alone (" +
+                std::to_string(origin.local_runs) + " run alone)");
+  return ranking;
+}
+
+}  // namespace
+
+size_t name_unnamed_nodes(Model& model) {
+  std::unordered_set<std::string> taken;
+  for (const Node& n : model.graph.nodes) taken.insert(n.name);
+  size_t named = 0, k = 0;
+  for (Node& n : model.graph.nodes) {
+    if (!n.name.empty()) continue;
+    do n.name = "node_" + std::to_string(k++);
+    while (!taken.insert(n.name).second);
+    ++named;
+  }
+  return named;
+}
+
+std::vector<size_t> float_nodes(const Oracle& oracle) {
+  const Graph& g = oracle.model().graph;
+  std::vector<size_t> out;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (is_constant_node(g.nodes[i])) continue;
+    bool produces_float = false;
+    for (const auto& v : g.nodes[i].outputs)
+      if (const Tensor* t = v.empty() ? nullptr : oracle.recorded().find(v)) produces_float |= is_float(t->dtype());
+    if (produces_float) out.push_back(i);
+  }
+  return out;
+}
+
+Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOptions& options, std::stop_token stop) {
+  auto spec = parse_engine_spec(oracle.options().engine);
+  if (oracle.options().engine_instance || !spec || !spec->controls_precision())
+    return make_error("engine '" + oracle.options().engine +
+                      "' takes no per-node precision (opt:fp16 or opt:bf16, or a cmd:/check: template using "
+                      "{fp32_nodes} or {fp32_nodes_file})");
+  const Graph& g = oracle.model().graph;
+  const auto candidates = float_nodes(oracle);
+  std::vector<bool> pinnable(g.nodes.size(), false);
+  for (size_t n : candidates) {
+    if (g.nodes[n].name.empty()) return make_error("node " + std::to_string(n) + " (" + g.nodes[n].op_type + ") has no name");
+    pinnable[n] = true;
+  }
+  if (candidates.empty()) return make_error("no node computes a float value: precision cannot matter");
+
+  std::atomic<bool> cancelled{false};
+  std::stop_callback on_stop(stop, [&] { cancelled = true; });
+  PrecisionOutcome out;
+  out.candidates = candidates.size();
+  out.before = oracle.evaluate(Candidate::whole(g), &cancelled);
+  if (out.before.cancelled || cancelled) {
+    out.stopped = true;
+    return out;
+  }
+  if (out.before.invalid) return make_error("the model cannot be checked: " + out.before.invalid_reason);
+  if (!out.before.signature.fails()) {
+    out.kind = PrecisionOutcome::Kind::DoesNotFail;
+    return out;
+  }
+  oracle.set_target(out.before.signature);
+  out.after = oracle.evaluate_pinned(names_of(g, candidates, pinnable), &cancelled);
+  if (out.after.cancelled || cancelled) {
+    out.stopped = true;
+    return out;
+  }
+  if (out.after.invalid) return make_error("the model with every float node in FP32 cannot be checked: " + out.after.invalid_reason);
+  if (out.after.signature.fails()) {
+    out.kind = PrecisionOutcome::Kind::FailsEvenInFp32;
+    return out;
+  }
+
+  std::map<size_t, double> local_error;
+  ReduceOptions ro;
+  ro.strategy = "precision";
+  ro.jobs = options.jobs;
+  ro.ranking = rank_by_added_error(oracle, options, &cancelled, local_error);
+  ro.start = Candidate{};
+  ro.start->nodes = candidates;
+  ro.stop = &cancelled;
+  ro.log = options.log;
+  PinnedSetTest test(oracle, pinnable);
+  REDUCE_ASSIGN(ReduceResult r, reduce_model(oracle.model(), test, ro));
+  for (size_t n : oracle.extractor().index().topological_order())
+    if (pinnable[n] && std::binary_search(r.best.nodes.begin(), r.best.nodes.end(), n)) {
+      auto it = local_error.find(n);
+      out.pinned.push_back({n, g.nodes[n].name, g.nodes[n].op_type, it == local_error.end() ? 0.0 : it->second});
+    }
+  out.checks = r.checks;
+  out.one_minimal = r.one_minimal;
+  out.stopped = r.stopped;
+  out.seconds = r.seconds;
+  std::vector<size_t> set;
+  for (const auto& p : out.pinned) set.push_back(p.node);
+  out.after = oracle.evaluate_pinned(names_of(g, set, pinnable), &cancelled);
+  return out;
+}
+
+namespace {
+// One shell word: single-quoted when it holds anything but safe characters (node names are data).
+std::string shell_word(const std::string& s) {
+  const bool safe = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' ||
+           c == ',' || c == '=';
+  });
+  if (safe) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+}  // namespace
+
+std::string tensorrt_flags(const std::vector<PinnedNode>& pinned) {
+  std::string value;
+  for (size_t i = 0; i < pinned.size(); ++i) value += (i ? "," : "") + pinned[i].name + ":fp32";
+  return "trtexec --onnx=model.onnx --fp16 --precisionConstraints=obey " + shell_word("--layerPrecisions=" + value);
+}
+
+std::string polygraphy_flags(const std::vector<PinnedNode>& pinned) {
+  std::string s = "polygraphy run model.onnx --trt --fp16 --precision-constraints obey --layer-precisions";
+  for (const auto& p : pinned) s += " " + shell_word(p.name + ":float32");
+  return s;
+}
+
+}  // namespace reduce

@@ -1,0 +1,96 @@
+// The bundle of `reduce precision`: precision.txt, report.json (nlohmann-json), report.md.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+#include "core/mapped_file.h"
+#include "core/model_io.h"
+#include "session/precision.h"
+
+namespace reduce {
+
+namespace {
+
+const char* kind_name(PrecisionOutcome::Kind k) {
+  switch (k) {
+    case PrecisionOutcome::Kind::Found: return "found";
+    case PrecisionOutcome::Kind::DoesNotFail: return "does not fail";
+    case PrecisionOutcome::Kind::FailsEvenInFp32: return "fails even in FP32";
+  }
+  return "";
+}
+
+// The worst output error of a verdict, as error / tolerance (0 when it ran and passed cleanly).
+double worst_ratio(const Verdict& v) {
+  double worst = 0;
+  for (const auto& o : v.outputs) worst = std::max(worst, o.ratio);
+  return worst;
+}
+
+nlohmann::json verdict_json(const Verdict& v) {
+  nlohmann::json j;
+  j["fails"] = v.signature.fails();
+  j["signature"] = v.signature.to_string();
+  j["worst_error_over_tolerance"] = worst_ratio(v);
+  return j;
+}
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+}  // namespace
+
+Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& oracle, const PrecisionOutcome& out,
+                              const std::string& command) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(dir.string() + ": cannot create the folder (" + ec.message() + ")");
+  std::string list;
+  for (const auto& p : out.pinned) list += p.name + "\n";
+
+  nlohmann::json j;
+  j["engine"] = oracle.options().engine;
+  j["outcome"] = kind_name(out.kind);
+  j["candidates"] = out.candidates;
+  j["checks"] = out.checks;
+  j["one_minimal"] = out.one_minimal;
+  j["stopped"] = out.stopped;
+  j["seconds"] = out.seconds;
+  j["before"] = verdict_json(out.before);
+  j["after"] = verdict_json(out.after);
+  j["fp32_nodes"] = nlohmann::json::array();
+  for (const auto& p : out.pinned)
+    j["fp32_nodes"].push_back({{"name", p.name}, {"op_type", p.op_type}, {"local_error_over_tolerance", p.local_error}});
+  j["command"] = command;
+
+  std::ostringstream md;
+  md << "# Nodes to keep in FP32\n\n"
+     << "Engine `" << oracle.options().engine << "`: the model fails as it is (" << out.before.signature.to_string()
+     << ") and passes with these " << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
+     << (out.one_minimal ? " (1-minimal: without any one of them it fails again)" : "")
+     << (out.stopped ? " (stopped early: the best set so far, not minimal)" : "") << ".\n\n"
+     << "| node | op | error it adds alone (error / tolerance) |\n|---|---|---|\n";
+  for (const auto& p : out.pinned)
+    md << "| " << p.name << " | " << p.op_type << " | "
+       << (p.local_error < 0 ? std::string("inherits (an input is beyond the engine's range)") : number(p.local_error)) << " |\n";
+  md << "\nWorst output error / tolerance: " << number(worst_ratio(out.before)) << " before, "
+     << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
+     << "TensorRT:\n\n```sh\n" << tensorrt_flags(out.pinned) << "\n```\n\nPolygraphy:\n\n```sh\n"
+     << polygraphy_flags(out.pinned) << "\n```\n\n"
+     << "The node names are those of `model.onnx` here (unnamed nodes were named `node_K`). "
+        "TensorRT layer names follow the ONNX node names only in the common case; check them with "
+        "`--exportLayerInfo` or Polygraphy's `inspect model`.\n\nReproduce:\n\n```sh\n"
+     << command << "\n```\n";
+
+  REDUCE_TRY(save_model(oracle.model(), dir / "model.onnx"));
+  REDUCE_TRY(write_file_atomic(dir / "precision.txt", list));
+  REDUCE_TRY(write_file_atomic(dir / "report.json", j.dump(2) + "\n"));
+  REDUCE_TRY(write_file_atomic(dir / "report.md", md.str()));
+  return {};
+}
+
+}  // namespace reduce

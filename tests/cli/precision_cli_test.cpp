@@ -1,0 +1,90 @@
+// `reduce precision`: the 1-minimal set of nodes to keep in FP32, the same for every -j; models that
+// do not fail or fail even in FP32 get their own exit codes; bad input is exit 2 with one line.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fault_models.h"
+#include "process_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::run_reduce;
+using testing::TempDir;
+using testing::write_bytes;
+
+// The model saved as .onnx with every node named after its output (the text format names none).
+std::string write_named(const TempDir& dir, const char* text, const std::string& file) {
+  auto m = parse_model_text(text);
+  EXPECT_TRUE(m.ok());
+  for (Node& n : m->graph.nodes) n.name = n.outputs.at(0);
+  const auto path = dir / file;
+  EXPECT_TRUE(save_model(*m, path).ok());
+  return path.string();
+}
+
+TEST(PrecisionCli, FindsTheNodesThatOverflowFp16AndTheSameSetForEveryJobCount) {
+  TempDir dir;
+  const std::string model = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  // The square (about 1e5) overflows FP16; its mean, the Add and the Sqrt hold values beyond 65504
+  // too, so all four must stay in FP32; the Div after them gets a value FP16 holds.
+  for (const char* jobs : {"1", "3"}) {
+    const auto out = dir / (std::string("bundle-j") + jobs);
+    auto r = run_reduce({"precision", model, "--engine", "opt:fp16", "-j", jobs, "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(testing::read_bytes(out / "precision.txt"), "square\nvar\nve\nstd\n") << "-j " << jobs;
+    const auto report = nlohmann::json::parse(testing::read_bytes(out / "report.json"));
+    EXPECT_TRUE(report.at("one_minimal").get<bool>());
+    EXPECT_TRUE(report.at("before").at("fails").get<bool>());
+    EXPECT_FALSE(report.at("after").at("fails").get<bool>());
+    EXPECT_NE(testing::read_bytes(out / "report.md").find("--layerPrecisions=square:fp32,var:fp32,ve:fp32,std:fp32"),
+              std::string::npos);
+    // The set is real: the model passes with it and fails without its first node.
+    EXPECT_EQ(run_reduce({"check", (out / "model.onnx").string(), "--engine",
+                          "opt:fp16,fp32=@" + (out / "precision.txt").string()}).exit_code, 0);
+    EXPECT_EQ(run_reduce({"check", (out / "model.onnx").string(), "--engine", "opt:fp16,fp32=var+ve+std"}).exit_code, 1);
+  }
+}
+
+TEST(PrecisionCli, UnnamedNodesAreNamedInTheBundlesModel) {
+  TempDir dir;
+  write_bytes(dir / "norm.onnxtxt", testing::kSquareOverflow);
+  const auto out = dir / "bundle";
+  auto r = run_reduce({"precision", (dir / "norm.onnxtxt").string(), "--engine", "opt:fp16", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("named 9 unnamed nodes"), std::string::npos) << r.out;
+  EXPECT_EQ(run_reduce({"check", (out / "model.onnx").string(), "--engine",
+                        "opt:fp16,fp32=@" + (out / "precision.txt").string()}).exit_code, 0);
+}
+
+TEST(PrecisionCli, AModelThatDoesNotFailOrFailsEvenInFp32HasItsOwnExitCode) {
+  TempDir dir;
+  const std::string norm = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  auto passes = run_reduce({"precision", norm, "--engine", "opt:fp16", "--atol", "1e6", "--rtol", "1e6"});
+  // Non-finite values fail whatever the tolerance: the tanh of the row hides them here, so it passes.
+  EXPECT_EQ(passes.exit_code, 3) << passes.out << passes.err;
+  EXPECT_NE(passes.out.find("does not fail"), std::string::npos);
+  const std::string broadcast = write_named(dir, testing::kBroadcastChain, "broadcast.onnx");
+  auto kernel_bug = run_reduce({"precision", broadcast, "--engine", "opt:fp16,fault=broadcast-batch1"});
+  EXPECT_EQ(kernel_bug.exit_code, 4) << kernel_bug.out << kernel_bug.err;
+  EXPECT_NE(kernel_bug.out.find("fails even in FP32: not a precision problem"), std::string::npos);
+}
+
+TEST(PrecisionCli, BadInputIsOneLineAndExitTwo) {
+  TempDir dir;
+  const std::string model = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  auto no_precision = run_reduce({"precision", model, "--engine", "ref"});
+  EXPECT_EQ(no_precision.exit_code, 2);
+  EXPECT_NE(no_precision.err.find("takes no per-node precision"), std::string::npos) << no_precision.err;
+  auto jobs = run_reduce({"precision", model, "--engine", "opt:fp16", "-j", "0"});
+  EXPECT_EQ(jobs.exit_code, 2);
+  write_bytes(dir / "notes.txt", "mine");
+  auto folder = run_reduce({"precision", model, "--engine", "opt:fp16", "-o", dir.path().string()});
+  EXPECT_EQ(folder.exit_code, 2) << folder.out;
+  for (const auto* r : {&no_precision, &jobs, &folder})
+    EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
+}
+
+}  // namespace
+}  // namespace reduce
