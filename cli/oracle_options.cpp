@@ -26,6 +26,34 @@ Status check_finite_non_negative(const char* option, double value) {
   return Error{option, "must be a finite number >= 0 (got " + got.str() + ")"};
 }
 
+// "4G", "512M", "1.5G", "1048576": bytes, with K/M/G/T as powers of 1024; positive and finite.
+Expected<uint64_t> parse_byte_size(const char* option, const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string suffix = text.substr(used);
+  double scale = 1;
+  if (suffix.size() == 1 || (suffix.size() == 2 && (suffix[1] == 'B' || suffix[1] == 'b'))) {
+    switch (suffix[0]) {
+      case 'K': case 'k': scale = 1024.0; break;
+      case 'M': case 'm': scale = 1024.0 * 1024; break;
+      case 'G': case 'g': scale = 1024.0 * 1024 * 1024; break;
+      case 'T': case 't': scale = 1024.0 * 1024 * 1024 * 1024; break;
+      default: used = 0;
+    }
+  } else if (!suffix.empty()) {
+    used = 0;
+  }
+  const double bytes = value * scale;
+  if (used == 0 || !std::isfinite(bytes) || bytes < 1 || bytes > 9.0e18)
+    return Error{option, "expected a size such as 4G, 512M or 1048576 (bytes), got '" + text + "'"};
+  return static_cast<uint64_t>(bytes);
+}
+
 }  // namespace
 
 Status check_int_range(const char* option, int value, int lo, int hi) {
@@ -48,7 +76,6 @@ void add_oracle_options(po::options_description& opts) {
        "a failure is the same when the engine's message (or script output) matches this regex")
       ("fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that mean 'fails' (default: any non-zero)")
       ("ignore-fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that never mean 'fails'")
-      ("timeout", po::value<double>()->default_value(0), "seconds per external engine run (0: none; at most 604800)")
       ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
        "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot})")
       ("slots", po::value<int>()->default_value(0),
@@ -56,6 +83,26 @@ void add_oracle_options(po::options_description& opts) {
       ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores; at most 1024)")
       ("memory-budget", po::value<double>()->default_value(2048),
        "MiB of reference values kept in memory; the rest is spilled to disk and mapped");
+  add_run_limit_options(opts);
+}
+
+void add_run_limit_options(po::options_description& opts) {
+  opts.add_options()
+      ("timeout", po::value<double>()->default_value(kDefaultTimeoutSeconds),
+       "seconds per engine run, in-process engines included (0: none; at most 604800); a run over it is a 'timeout'")
+      ("max-memory", po::value<std::string>(),
+       "memory one in-process engine run may hold in computed values, e.g. 4G, 512M (K, M, G, T: powers of 1024; default: no limit)");
+}
+
+Status run_limits_from(const po::variables_map& vm, EngineEnvironment& environment) {
+  environment.timeout_seconds = vm["timeout"].as<double>();
+  REDUCE_TRY(check_finite_non_negative("--timeout", environment.timeout_seconds));
+  if (environment.timeout_seconds > kMaxTimeoutSeconds)
+    return Error{"--timeout", "must be at most " + std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " s (one week; 0: no limit)"};
+  if (vm.count("max-memory")) {
+    REDUCE_ASSIGN(environment.max_memory_bytes, parse_byte_size("--max-memory", vm["max-memory"].as<std::string>()));
+  }
+  return {};
 }
 
 Status check_fp32_nodes_of(const std::string& spec, const Model& model, const std::string& model_path) {
@@ -84,10 +131,7 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   if (vm.count("fail-regex")) o.fail_regex = vm["fail-regex"].as<std::string>();
   if (vm.count("fail-code")) o.fail_codes = vm["fail-code"].as<std::vector<int>>();
   if (vm.count("ignore-fail-code")) o.ignore_fail_codes = vm["ignore-fail-code"].as<std::vector<int>>();
-  o.environment.timeout_seconds = vm["timeout"].as<double>();
-  REDUCE_TRY(check_finite_non_negative("--timeout", o.environment.timeout_seconds));
-  if (o.environment.timeout_seconds > kMaxTimeoutSeconds)
-    return Error{"--timeout", "must be at most " + std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " s (one week; 0: no limit)"};
+  REDUCE_TRY(run_limits_from(vm, o.environment));
   if (vm.count("slot-env")) o.environment.env = vm["slot-env"].as<std::vector<std::string>>();
   for (const auto& e : o.environment.env)
     if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
@@ -108,6 +152,8 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
 Expected<std::unique_ptr<Oracle>> load_and_create_oracle(const po::variables_map& vm, const std::filesystem::path& model_path,
                                                          Model& model, std::stop_token stop) {
   REDUCE_ASSIGN(OracleOptions options, oracle_options_from(vm));
+  const CancelOnStop cancel(stop);  // a stop abandons the reference run
+  options.record.cancel = cancel.flag();
   REDUCE_ASSIGN(model, load_model(model_path));
   REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));
   REDUCE_ASSIGN(auto inputs, prepare_inputs(vm, model, model_path));

@@ -20,11 +20,19 @@ namespace reduce::cli {
 // longer one overflows the clock's deadline; 0 means no limit).
 inline constexpr int kMaxParallel = 1024;
 inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+// Every engine run, in-process or external, ends as `timeout` after this long unless --timeout
+// says otherwise (an engine that hangs must not hang the tool).
+inline constexpr double kDefaultTimeoutSeconds = 3600;
 
 // Checks that an integer option lies in [lo, hi]; the error names the option.
 Status check_int_range(const char* option, int value, int lo, int hi);
 
 void add_oracle_options(boost::program_options::options_description& opts);
+
+// --timeout and --max-memory: the budget of every engine run (also `reduce run`'s).
+void add_run_limit_options(boost::program_options::options_description& opts);
+// Reads them into `environment`; errors name the option.
+Status run_limits_from(const boost::program_options::variables_map& vm, EngineEnvironment& environment);
 
 // The FP32 nodes of an engine spec (`opt:fp16,fp32=...`, `cmd[fp32=...]:`) must all be nodes of the
 // model the command was given: the first that is not is an error naming it (and its file).

@@ -75,6 +75,7 @@ po::options_description run_options() {
       ("save-inputs", po::value<std::string>(), "folder for the inputs used, as input_K.pb and input_K.npy")
       ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores; at most 1024)")
       ("repeat", po::value<int>()->default_value(1), "run this many times; prints the median time");
+  add_run_limit_options(opts);
   return opts;
 }
 
@@ -106,6 +107,48 @@ std::vector<NamedTensor> print_outputs(const std::vector<std::string>& names, co
   return outputs;
 }
 
+// What `reduce run` was asked for, checked before anything is loaded or run.
+struct RunRequest {
+  fs::path model_path;
+  std::string spec;
+  std::string format;  // pb, npy or both
+  int repeat = 1;
+  std::unique_ptr<Engine> engine;
+};
+
+Expected<RunRequest> run_request_from(const po::variables_map& vm) {
+  RunRequest r;
+  r.model_path = vm["model"].as<std::string>();
+  r.spec = vm["engine"].as<std::string>();
+  EngineEnvironment environment;
+  environment.threads = vm["threads"].as<int>();
+  REDUCE_TRY(check_int_range("--threads", environment.threads, 0, kMaxParallel));
+  REDUCE_TRY(run_limits_from(vm, environment));
+  auto engine = make_engine(r.spec, environment);
+  if (!engine) return Error{"run", engine.error().message()};
+  r.engine = std::move(*engine);
+  r.repeat = vm["repeat"].as<int>();
+  if (r.repeat < 1) return Error{"run", "--repeat must be at least 1"};
+  r.format = vm["save-format"].as<std::string>();
+  if (r.format != "pb" && r.format != "npy" && r.format != "both")
+    return Error{"run", "--save-format must be pb, npy or both, not '" + r.format + "'"};
+  return r;
+}
+
+// The model with its inputs (given or seeded), the inputs saved when asked.
+Expected<std::pair<Model, std::vector<NamedTensor>>> load_with_inputs(const po::variables_map& vm, const RunRequest& r) {
+  REDUCE_ASSIGN(Model model, load_model(r.model_path));
+  REDUCE_TRY(check_fp32_nodes_of(r.spec, model, r.model_path.string()));
+  REDUCE_ASSIGN(std::vector<NamedTensor> inputs, prepare_inputs(vm, model, r.model_path));
+  if (vm.count("save-inputs")) REDUCE_TRY(save_tensors(vm["save-inputs"].as<std::string>(), "input", inputs, r.format));
+  return std::pair{std::move(model), std::move(inputs)};
+}
+
+int usage_error(const Error& error) {
+  std::cerr << "error: " << error.message() << "\n";
+  return kExitUsage;
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args, std::stop_token stop) {
@@ -114,75 +157,37 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
   pos.add("model", 1);
   po::variables_map vm;
   if (auto done = parse_command_line(args, "run", opts, pos, vm, "model", "MODEL")) return *done;
-  const fs::path model_path = vm["model"].as<std::string>();
-  const std::string spec = vm["engine"].as<std::string>();
-  EngineEnvironment environment;
-  environment.threads = vm["threads"].as<int>();
-  if (Status threads = check_int_range("--threads", environment.threads, 0, kMaxParallel); !threads.ok()) {
-    std::cerr << "error: " << threads.error().message() << "\n";
-    return kExitUsage;
-  }
-  auto engine = make_engine(spec, environment);
-  if (!engine) {
-    std::cerr << "error: run: " << engine.error().message() << "\n";
-    return kExitUsage;
-  }
-  const int repeat = vm["repeat"].as<int>();
-  if (repeat < 1) {
-    std::cerr << "error: run: --repeat must be at least 1\n";
-    return kExitUsage;
-  }
-  const std::string format = vm["save-format"].as<std::string>();
-  if (format != "pb" && format != "npy" && format != "both") {
-    std::cerr << "error: run: --save-format must be pb, npy or both, not '" << format << "'\n";
-    return kExitUsage;
-  }
+  auto request = run_request_from(vm);
+  if (!request) return usage_error(request.error());
   const CancelOnStop cancel(stop);
-  auto model = load_model(model_path);
+  auto loaded = load_with_inputs(vm, *request);
   if (cancel.requested()) return interrupted();
-  if (!model) {
-    std::cerr << "error: " << model.error().message() << "\n";
-    return kExitUsage;
-  }
-  if (Status s = check_fp32_nodes_of(spec, *model, model_path.string()); !s.ok()) {
-    std::cerr << "error: " << s.error().message() << "\n";
-    return kExitUsage;
-  }
-  auto inputs = prepare_inputs(vm, *model, model_path);
-  if (!inputs) {
-    std::cerr << "error: " << inputs.error().message() << "\n";
-    return kExitUsage;
-  }
-  if (vm.count("save-inputs"))
-    if (Status s = save_tensors(vm["save-inputs"].as<std::string>(), "input", *inputs, format); !s.ok()) {
-      std::cerr << "error: " << s.error().message() << "\n";
-      return kExitUsage;
-    }
-  auto prepared = (*engine)->prepare(*model);
+  if (!loaded) return usage_error(loaded.error());
+  const auto& [model, inputs] = *loaded;
+  const std::string where = request->model_path.string();
+  auto prepared = request->engine->prepare(model);
   if (!prepared) {
-    std::cerr << "error: " << prepared.error().at(model_path.string()).message() << "\n";
+    std::cerr << "error: " << prepared.error().at(where).message() << "\n";
     return kExitFailure;
   }
   TensorMap feed;
-  for (const auto& t : *inputs) feed[t.name] = t.tensor;
+  for (const auto& t : inputs) feed[t.name] = t.tensor;
   RunOptions run_options;
   run_options.cancel = cancel.flag();
   if (vm.count("outputs")) run_options.outputs = vm["outputs"].as<std::vector<std::string>>();
   if (run_options.outputs.empty())
-    for (const auto& vi : model->graph.outputs) run_options.outputs.push_back(vi.name);
+    for (const auto& vi : model.graph.outputs) run_options.outputs.push_back(vi.name);
   std::vector<double> seconds;
-  Expected<TensorMap> result = timed_runs(**prepared, feed, run_options, repeat, seconds);
+  Expected<TensorMap> result = timed_runs(**prepared, feed, run_options, request->repeat, seconds);
   if (cancel.requested()) return interrupted();
   if (!result) {
-    std::cerr << "error: " << result.error().at(model_path.string()).message() << "\n";
+    std::cerr << "error: " << result.error().at(where).message() << "\n";
     return kExitFailure;
   }
-  const std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, spec, seconds);
+  const std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, request->spec, seconds);
   if (vm.count("save-outputs"))
-    if (Status s = save_tensors(vm["save-outputs"].as<std::string>(), "output", outputs, format); !s.ok()) {
-      std::cerr << "error: " << s.error().message() << "\n";
-      return kExitUsage;
-    }
+    if (Status s = save_tensors(vm["save-outputs"].as<std::string>(), "output", outputs, request->format); !s.ok())
+      return usage_error(s.error());
   return kExitOk;
 }
 

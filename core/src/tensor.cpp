@@ -1,7 +1,6 @@
 // Tensor storage: allocation with size limits, views, comparison.
 #include "core/tensor.h"
 
-#include <atomic>
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -10,12 +9,7 @@
 
 namespace reduce {
 
-namespace {
-std::atomic<uint64_t> g_max_tensor_bytes{uint64_t{16} << 30};  // 16 GiB
-}
-
-uint64_t max_tensor_bytes() { return g_max_tensor_bytes.load(); }
-void set_max_tensor_bytes(uint64_t bytes) { g_max_tensor_bytes.store(bytes); }
+uint64_t max_tensor_bytes() { return uint64_t{16} << 30; }  // 16 GiB
 
 Expected<uint64_t> element_count(const Shape& shape) {
   uint64_t n = 1;

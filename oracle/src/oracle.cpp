@@ -86,6 +86,7 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
   if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
   o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
+  o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
   o->reference_seconds_ = seconds_since(start);
   o->names_.insert(model.graph.name);
   for (const Node& n : model.graph.nodes) {

@@ -108,6 +108,7 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
   int spill_files = 0;
   while (next < wanted.size()) {
     RunOptions ro;
+    ro.cancel = options.cancel;
     ro.outputs.assign(wanted.begin() + next, wanted.begin() + std::min(wanted.size(), next + group_size));
     REDUCE_ASSIGN(TensorMap values, prepared->run(feed, ro));
     uint64_t group_bytes = 0;

@@ -19,10 +19,9 @@ using Shape = std::vector<int64_t>;
 Expected<uint64_t> element_count(const Shape& shape);
 std::string shape_to_string(const Shape& shape);  // "[1,3,48,320]"
 
-// Largest tensor we agree to allocate for user data (shape bombs must fail, not allocate).
-// Adjustable for tests and for users with big machines.
+// Largest tensor we agree to allocate for user data (shape bombs must fail, not allocate): 16 GiB.
+// A constant, not a setting: a run's own memory limit is RunLimits::max_memory_bytes (--max-memory).
 uint64_t max_tensor_bytes();
-void set_max_tensor_bytes(uint64_t bytes);
 
 class Tensor {
  public:

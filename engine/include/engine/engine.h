@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +24,15 @@ struct RunOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// Budgets of every run of an in-process engine (0: none). Time is observed before each node and
+// each subgraph run (so between loop iterations; one kernel is not interrupted) and ends the run
+// with ErrorKind::Timeout; memory counts the bytes of the values a run computes and holds at once
+// (views of one buffer counted each), and a run that would exceed it ends with an error saying so.
+struct RunLimits {
+  double timeout_seconds = 0;
+  uint64_t max_memory_bytes = 0;
+};
+
 class PreparedModel {
  public:
   virtual ~PreparedModel() = default;
@@ -40,7 +50,8 @@ class Engine {
 };
 
 // The exact reference interpreter (engine spec `ref`). `threads` bounds the worker threads of one
-// run (0: all cores); results are bit-identical for every thread count.
-std::unique_ptr<Engine> make_reference_engine(int threads = 0);
+// run (0: all cores); results are bit-identical for every thread count. Every run observes
+// `limits` and RunOptions::cancel.
+std::unique_ptr<Engine> make_reference_engine(int threads = 0, RunLimits limits = {});
 
 }  // namespace reduce

@@ -63,10 +63,15 @@ Expected<EngineSpec> parse_engine_spec(std::string_view spec);
 std::string to_string(const EngineSpec& spec);
 bool operator==(const EngineSpec& a, const EngineSpec& b);
 
-// What the environment gives engines that run outside this process (`cmd:`), or in a worker.
+// What the environment gives engines: limits of every run, and for those that run outside this
+// process (`cmd:`) or in a worker, their environment and program.
 struct EngineEnvironment {
-  // Per-run limit in seconds for external runs (0: none). A run over it ends with ErrorKind::Timeout.
+  // Per-run limit in seconds (0: none), for every engine: external runs are killed, in-process
+  // engines stop between nodes (RunLimits). A run over it ends with ErrorKind::Timeout.
   double timeout_seconds = 0;
+  // Bytes of computed values one in-process run may hold at once (0: none; RunLimits).
+  uint64_t max_memory_bytes = 0;
+  RunLimits limits() const { return {timeout_seconds, max_memory_bytes}; }
   // Extra environment variables for external runs ("NAME=VALUE"), e.g. a device pinned per slot.
   std::vector<std::string> env;
   // Threads an in-process engine may use for one run (0: all cores).

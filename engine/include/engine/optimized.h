@@ -26,6 +26,7 @@ struct OptimizedOptions {
   // ignored (a reduced candidate keeps the names of the nodes it kept).
   Fp32Nodes fp32_nodes;
   int threads = 0;                           // worker threads per run (0: all cores); not part of a spec
+  RunLimits limits;                          // time and memory of every run; not part of a spec
 
   bool has(Fault fault) const;
 };

@@ -47,6 +47,9 @@ class ChainContext : public KernelContext {
     outputs_.at(i) = std::move(tensor);
     set_[i] = true;
   }
+  // Parts of a fused kernel are small elementwise or reduction kernels (never loops): the fused
+  // node's outputs are what the run's budget counts.
+  Status reserve(uint64_t) override { return {}; }
   Expected<std::vector<Tensor>> run_subgraph(const Graph&, const std::vector<Tensor>&) override {
     return make_error("subgraphs cannot run inside a fused kernel");
   }

@@ -118,7 +118,7 @@ class PlanBuilder {
     if (options_.has(Fault::InputBindingOrder) && runtime_inputs(model_.graph).size() >= 2)
       armed.insert(Fault::InputBindingOrder);
     plan->report.armed_faults.assign(armed.begin(), armed.end());
-    REDUCE_ASSIGN(plan->executor, ref::prepare_with_hooks(*plan->model, options_.threads, hooks(*plan, opset)));
+    REDUCE_ASSIGN(plan->executor, ref::prepare_with_hooks(*plan->model, options_.threads, hooks(*plan, opset), options_.limits));
     return plan;
   }
 
@@ -171,7 +171,9 @@ class OptimizedModel : public OptimizedPreparedModel {
     TensorMap feed = bind(inputs);
     for (auto& [name, t] : feed)
       if (!plan->fp32.inputs.count(name)) REDUCE_TRY(round_to_precision(t, options_.precision, false));
-    return plan->executor->run(feed, RunOptions{wanted});
+    RunOptions run_options = options;
+    run_options.outputs = std::move(wanted);
+    return plan->executor->run(feed, run_options);
   }
 
   Expected<OptimizationReport> report(const std::vector<std::string>& outputs) override {

@@ -17,8 +17,9 @@ struct ExecutorHooks {
   std::function<Status(const Node& node, Tensor& value)> finish_output;
 };
 
-// Prepares a model on the reference executor with the given hooks; `threads` as make_reference_engine.
-// The model must outlive the prepared model.
-Expected<std::unique_ptr<PreparedModel>> prepare_with_hooks(const Model& model, int threads, ExecutorHooks hooks);
+// Prepares a model on the reference executor with the given hooks; `threads` and `limits` as
+// make_reference_engine. The model must outlive the prepared model.
+Expected<std::unique_ptr<PreparedModel>> prepare_with_hooks(const Model& model, int threads, ExecutorHooks hooks,
+                                                            RunLimits limits = {});
 
 }  // namespace reduce::ref

@@ -25,6 +25,9 @@ class KernelContext {
   virtual Expected<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) = 0;
   // Sets output i to an existing tensor (Identity, Reshape share storage).
   virtual void set_output(size_t i, Tensor tensor) = 0;
+  // Counts memory the kernel holds outside its outputs (a loop's stacked scan parts) against the
+  // run's budget until the kernel returns; fails when the budget has no room.
+  virtual Status reserve(uint64_t bytes) = 0;
   // Runs a subgraph attribute (If/Loop bodies) with the given inputs; outer values are visible.
   virtual Expected<std::vector<Tensor>> run_subgraph(const Graph& graph, const std::vector<Tensor>& inputs) = 0;
 };

@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "executor.h"
 #include "kernel.h"
+#include "run_budget.h"
 
 namespace reduce::ref {
 
@@ -23,16 +24,49 @@ std::string node_label(const Node& n) {
   return "node producing '" + n.outputs[0] + "' (" + n.op_type + ")";
 }
 
+// An error of a node's run, naming the node; its kind (a timeout inside a loop body) is kept.
+Error at_node(const Node& node, Error e) {
+  e.what = node_label(node) + ": " + e.what;
+  return e;
+}
+
 class GraphProgram;
 
 // Values visible while running one graph: its own, then its initializers, then enclosing frames.
+// Values the graph computes are counted against the run's budget while the frame holds them.
 struct Frame {
   const GraphProgram* program = nullptr;
   const Frame* parent = nullptr;
+  RunBudget* budget = nullptr;
   std::unordered_map<std::string, Tensor> values;
+
+  Frame() = default;
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+  ~Frame() {
+    for (const auto& [name, bytes] : counted_) budget->release(bytes);
+  }
   const Tensor* find(const std::string& name) const;
   // Whether `name` resolves to an initializer (no value of a frame shadows it).
   bool is_initializer(const std::string& name) const;
+  // Stores a value a node computed, counting its bytes (fails when the budget has no room).
+  Status put(const std::string& name, Tensor value) {
+    drop(name);
+    REDUCE_TRY(budget->hold(value.byte_size()));
+    counted_[name] = value.byte_size();
+    values[name] = std::move(value);
+    return {};
+  }
+  void drop(const std::string& name) {
+    if (auto it = counted_.find(name); it != counted_.end()) {
+      budget->release(it->second);
+      counted_.erase(it);
+    }
+    values.erase(name);
+  }
+
+ private:
+  std::unordered_map<std::string, uint64_t> counted_;  // computed values held, by name: their bytes
 };
 
 // A graph whose kernels are resolved, ready to run any number of times.
@@ -124,6 +158,12 @@ class NodeContext : public KernelContext {
       : node_(node), frame_(frame), program_(program), outputs_(node.outputs.size()), set_(node.outputs.size(), false) {
     for (const auto& name : node.inputs) inputs_.push_back(name.empty() ? nullptr : frame.find(name));
   }
+  ~NodeContext() override { frame_.budget->release(reserved_); }
+  Status reserve(uint64_t bytes) override {
+    REDUCE_TRY(frame_.budget->hold(bytes));
+    reserved_ += bytes;
+    return {};
+  }
   size_t input_count() const override { return inputs_.size(); }
   const Tensor* input(size_t i) const override { return i < inputs_.size() ? inputs_[i] : nullptr; }
   bool input_is_constant(size_t i) const override {
@@ -131,6 +171,8 @@ class NodeContext : public KernelContext {
   }
   size_t output_count() const override { return outputs_.size(); }
   Expected<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) override {
+    REDUCE_ASSIGN(uint64_t elements, element_count(shape));
+    if (elements <= max_tensor_bytes()) REDUCE_TRY(frame_.budget->fits(elements * dtype_size(dtype)));
     REDUCE_ASSIGN(outputs_.at(i), Tensor::allocate(dtype, std::move(shape)));
     set_[i] = true;
     return &outputs_[i];
@@ -140,6 +182,7 @@ class NodeContext : public KernelContext {
     set_[i] = true;
   }
   Expected<std::vector<Tensor>> run_subgraph(const Graph& graph, const std::vector<Tensor>& inputs) override {
+    REDUCE_TRY(frame_.budget->check());
     const GraphProgram* sub = program_.subprogram(&graph);
     if (!sub) return make_error("subgraph '" + graph.name + "' was not prepared");
     if (inputs.size() != graph.inputs.size())
@@ -148,6 +191,7 @@ class NodeContext : public KernelContext {
     Frame child;
     child.program = sub;
     child.parent = &frame_;
+    child.budget = frame_.budget;
     for (size_t i = 0; i < inputs.size(); ++i) child.values[graph.inputs[i].name] = inputs[i];
     std::vector<std::string> wanted;
     for (const auto& o : graph.outputs) wanted.push_back(o.name);
@@ -170,6 +214,7 @@ class NodeContext : public KernelContext {
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor> outputs_;
   std::vector<bool> set_;
+  uint64_t reserved_ = 0;
 };
 
 Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<std::string>& wanted) const {
@@ -191,23 +236,25 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
   for (size_t i : index_.topological_order()) {
     if (!needed[i]) continue;
     const Node& node = g.nodes[i];
+    if (Status b = frame.budget->check(); !b.ok()) return at_node(node, b.error());
     NodeContext ctx(node, frame, *this);
     for (size_t k = 0; k < node.inputs.size(); ++k)
       if (!node.inputs[k].empty() && !ctx.input(k))
         return make_error(node_label(node) + ": input '" + node.inputs[k] + "' has no value");
     if (Status r = ctx.require_inputs(required_[i]); !r.ok()) return make_error(node_label(node) + ": " + r.error().what);
     Status s = kernels_[i]->compute(ctx);
-    if (!s.ok()) return make_error(node_label(node) + ": " + s.error().what);
+    if (!s.ok()) return at_node(node, s.error());
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k].empty()) continue;
       if (!ctx.is_set(k)) return make_error(node_label(node) + ": output " + std::to_string(k) + " was not produced");
       if (hooks_->finish_output)
         if (Status f = hooks_->finish_output(node, ctx.output(k)); !f.ok()) return make_error(node_label(node) + ": " + f.error().what);
-      frame.values[node.outputs[k]] = std::move(ctx.output(k));
+      if (Status held = frame.put(node.outputs[k], std::move(ctx.output(k))); !held.ok())
+        return make_error(node_label(node) + ": " + held.error().what);
     }
     auto release = [&](const std::string& v) {
       auto it = reads.find(v);
-      if (it != reads.end() && --it->second == 0 && !keep.count(v)) frame.values.erase(v);
+      if (it != reads.end() && --it->second == 0 && !keep.count(v)) frame.drop(v);
     };
     for (const auto& v : node.inputs) if (!v.empty()) release(v);
     for (const auto& v : node.implicit_inputs) release(v);
@@ -238,8 +285,8 @@ Status check_input(const ValueInfo& vi, const Tensor& t) {
 
 class ReferenceModel : public PreparedModel {
  public:
-  ReferenceModel(const Model& model, std::unique_ptr<GraphProgram> program, int threads)
-      : model_(model), program_(std::move(program)), threads_(threads) {}
+  ReferenceModel(const Model& model, std::unique_ptr<GraphProgram> program, int threads, RunLimits limits)
+      : model_(model), program_(std::move(program)), threads_(threads), limits_(limits) {}
 
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
     if (threads_ <= 0) return run_here(inputs, options);
@@ -250,8 +297,10 @@ class ReferenceModel : public PreparedModel {
  private:
   Expected<TensorMap> run_here(const TensorMap& inputs, const RunOptions& options) {
     const Graph& g = model_.graph;
+    RunBudget budget(limits_, options.cancel);
     Frame frame;
     frame.program = program_.get();
+    frame.budget = &budget;
     std::unordered_set<std::string_view> declared;
     for (const auto& vi : g.inputs) {
       declared.insert(vi.name);
@@ -277,11 +326,12 @@ class ReferenceModel : public PreparedModel {
   const Model& model_;
   std::unique_ptr<GraphProgram> program_;
   int threads_;
+  RunLimits limits_;
 };
 
 class ReferenceEngine : public Engine {
  public:
-  explicit ReferenceEngine(int threads) : threads_(threads) {
+  ReferenceEngine(int threads, RunLimits limits) : threads_(threads), limits_(limits) {
     // Activations of a few MB are allocated and freed for every node. Keeping them in the heap
     // (instead of fresh mmaps, returned to the OS at free) avoids a page fault per 4 KB per node.
     static std::once_flag once;
@@ -292,23 +342,27 @@ class ReferenceEngine : public Engine {
   }
   std::string name() const override { return "ref"; }
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
-    return prepare_with_hooks(model, threads_, {});
+    return prepare_with_hooks(model, threads_, {}, limits_);
   }
 
  private:
   int threads_;
+  RunLimits limits_;
 };
 
 }  // namespace
 
-Expected<std::unique_ptr<PreparedModel>> prepare_with_hooks(const Model& model, int threads, ExecutorHooks hooks) {
+Expected<std::unique_ptr<PreparedModel>> prepare_with_hooks(const Model& model, int threads, ExecutorHooks hooks,
+                                                            RunLimits limits) {
   auto shared = std::make_shared<const ExecutorHooks>(std::move(hooks));
   REDUCE_ASSIGN(auto program, GraphProgram::build(model.graph, model, shared));
-  return std::unique_ptr<PreparedModel>(new ReferenceModel(model, std::move(program), threads));
+  return std::unique_ptr<PreparedModel>(new ReferenceModel(model, std::move(program), threads, limits));
 }
 
 }  // namespace reduce::ref
 
 namespace reduce {
-std::unique_ptr<Engine> make_reference_engine(int threads) { return std::make_unique<ref::ReferenceEngine>(threads); }
+std::unique_ptr<Engine> make_reference_engine(int threads, RunLimits limits) {
+  return std::make_unique<ref::ReferenceEngine>(threads, limits);
+}
 }  // namespace reduce

@@ -7,10 +7,11 @@ namespace reduce {
 
 Expected<std::unique_ptr<Engine>> make_engine(const EngineSpec& spec, const EngineEnvironment& environment) {
   switch (spec.kind) {
-    case EngineKind::Ref: return make_reference_engine(environment.threads);
+    case EngineKind::Ref: return make_reference_engine(environment.threads, environment.limits());
     case EngineKind::Opt: {
       OptimizedOptions opt = spec.opt;
       opt.threads = environment.threads;
+      opt.limits = environment.limits();
       return make_optimized_engine(opt);
     }
     case EngineKind::Cmd: return make_command_engine(spec.command, environment, spec.fp32_nodes);

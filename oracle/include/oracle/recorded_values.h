@@ -22,6 +22,8 @@ struct RecordOptions {
   // back; the reference then runs once per budget-sized group of values.
   uint64_t memory_budget = uint64_t{2} << 30;
   std::filesystem::path spill_dir;  // default: a fresh folder in the system temp folder
+  // When set and it becomes true, the reference run is abandoned (an error; see RunOptions::cancel).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class RecordedValues {

@@ -38,6 +38,9 @@ class LoopKernel : public Kernel {
       values.push_back(*v);
     }
     std::vector<std::vector<Tensor>> scan_parts(scans);
+    // A loop without end stacking its scan outputs must fail at the tensor size limit, not
+    // after memory runs out.
+    std::vector<uint64_t> scan_bytes(scans, 0);
     for (int64_t i = 0; (trip < 0 || i < trip) && (!c || cond); ++i) {
       std::vector<Tensor> in;
       REDUCE_ASSIGN(Tensor iter, Tensor::from_vector<int64_t>(DType::Int64, {}, {i}));
@@ -51,7 +54,14 @@ class LoopKernel : public Kernel {
         cond = out[0].data<uint8_t>()[0] != 0;
       }
       for (size_t k = 0; k < carried; ++k) values[k] = std::move(out[1 + k]);
-      for (size_t k = 0; k < scans; ++k) scan_parts[k].push_back(std::move(out[1 + carried + k]));
+      for (size_t k = 0; k < scans; ++k) {
+        scan_bytes[k] += out[1 + carried + k].byte_size();
+        REDUCE_TRY(ctx.reserve(out[1 + carried + k].byte_size()));
+        if (scan_bytes[k] > max_tensor_bytes())
+          return make_error("scan output " + std::to_string(k) + " exceeds the tensor size limit of " +
+                            std::to_string(max_tensor_bytes()) + " bytes after " + std::to_string(i + 1) + " iterations");
+        scan_parts[k].push_back(std::move(out[1 + carried + k]));
+      }
     }
     for (size_t k = 0; k < carried && k < ctx.output_count(); ++k) ctx.set_output(k, values[k]);
     for (size_t k = 0; k < scans && carried + k < ctx.output_count(); ++k) {
