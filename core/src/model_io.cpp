@@ -5,6 +5,9 @@
 #include <onnx/defs/parser.h>
 
 #include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "core/graph_index.h"
@@ -88,15 +91,59 @@ Expected<Model> load_model(const fs::path& path) {
   return m;
 }
 
+namespace {
+
+// ONNX's text parser reports "[ParseError at position (line: L column: C)]\nError context: TEXT\nWHAT";
+// users get one line: "line L column C: WHAT (near `TEXT`)". Any other message has its lines joined.
+std::string one_line_parse_error(const std::string& message) {
+  auto trim = [](std::string s) {
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return std::string();
+    const auto e = s.find_last_not_of(" \t\r\n");
+    return s.substr(b, e - b + 1);
+  };
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= message.size()) {
+    const size_t end = std::min(message.find('\n', start), message.size());
+    std::string line = trim(message.substr(start, end - start));
+    if (!line.empty()) lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  std::string position, context, what;
+  for (const auto& line : lines) {
+    static constexpr std::string_view kAt = "[ParseError at position (";
+    static constexpr std::string_view kContext = "Error context:";
+    if (line.rfind(kAt, 0) == 0 && line.size() > kAt.size() + 2) {
+      position = line.substr(kAt.size(), line.size() - kAt.size() - 2);  // "line: L column: C"
+      for (const char* label : {"line:", "column:"}) {
+        const auto at = position.find(label);
+        if (at != std::string::npos) position.erase(at + std::strlen(label) - 1, 1);
+      }
+    } else if (line.rfind(kContext, 0) == 0) {
+      context = trim(line.substr(kContext.size()));
+    } else {
+      what += (what.empty() ? "" : "; ") + line;
+    }
+  }
+  constexpr size_t kMaxContext = 60;
+  if (context.size() > kMaxContext) context = "..." + context.substr(context.size() - kMaxContext);
+  std::string out = position.empty() ? what : position + ": " + what;
+  if (!context.empty()) out += " (near `" + context + "`)";
+  return out;
+}
+
+}  // namespace
+
 Expected<Model> parse_model_text(std::string_view text, const fs::path& base_dir) {
   REDUCE_TRY(check_text_nesting(text));
   onnx::ModelProto proto;
   try {
     const std::string owned(text);
     auto status = onnx::OnnxParser::Parse(proto, owned.c_str());
-    if (!status.IsOK()) return make_error("cannot parse the model text: " + status.ErrorMessage());
+    if (!status.IsOK()) return make_error("cannot parse the model text: " + one_line_parse_error(status.ErrorMessage()));
   } catch (const std::exception& e) {
-    return make_error(std::string("cannot parse the model text: ") + e.what());
+    return make_error("cannot parse the model text: " + one_line_parse_error(e.what()));
   }
   if (proto.ir_version() == 0) proto.set_ir_version(8);
   return import_proto(proto, base_dir);

@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "core/extract.h"
 #include "core/model_io.h"
 #include "core/tensor_file.h"
@@ -374,6 +376,32 @@ g (float[2] x) => (float[2] y)
   auto r = testing::run_reduce({"conformance", (dir / "suite").string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find(fifo.string() + ": is a FIFO, not a regular file"), std::string::npos) << r.out << r.err;
+}
+
+// ---- Text models that do not parse (issue 16, finding 13) ----
+
+TEST(TextParseErrors, AreOneLineWithThePositionAndTheTextNearIt) {
+  const std::string text = "<ir_version: 8, opset_import: [\"\" : 15]>\n"
+                           "g (float[2] X) => (float[2] Y)\n"
+                           "{\n"
+                           "  Y = Relu(X\n"
+                           "}\n";
+  auto m = parse_model_text(text);
+  ASSERT_FALSE(m.ok());
+  const std::string message = m.error().message();
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("cannot parse the model text: line 5 column ", 0), 0u) << message;
+  EXPECT_NE(message.find("(near `"), std::string::npos) << message;
+}
+
+TEST(TextParseErrors, CheckPrintsOneLineNamingTheFile) {
+  TempDir dir;
+  const fs::path path = dir / "broken.onnxtxt";
+  testing::write_bytes(path, "<ir_version: 8, opset_import: [\"\" : 15]>\ng (float[2] X) => (float[2] Y)\n{ Y = Relu(X) Z }\n");
+  auto r = testing::run_reduce({"check", path.string(), "--engine", "ref"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("error: " + path.string() + ": cannot parse the model text: line 3 ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace
