@@ -1,7 +1,7 @@
 // `reduce batch DIR|MANIFEST -o OUT`: reduces every model (engine spec per model from a manifest),
 // skips models already reduced, groups reproducers into buckets of the same failure and writes
-// OUT/summary.md and OUT/summary.json. Each model is one reduction session: a model that does not
-// fail, is invalid or crashes the engine ends its own session only.
+// OUT/summary.md and OUT/summary.json. Each model is reduced in its own process: a model that does
+// not fail, is invalid, or crashes the engine or the reduction itself ends its own row only.
 #include <boost/program_options.hpp>
 
 #include <fstream>
@@ -13,8 +13,10 @@
 #include "command.h"
 #include "command_line.h"
 #include "core/mapped_file.h"
+#include "engine/process.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
+#include "stop_on_signal.h"
 
 namespace reduce::cli {
 
@@ -49,17 +51,32 @@ std::optional<BucketRecord> read_bucket(const fs::path& dir) {
   return parse_bucket(text.str());
 }
 
-// The reduction of one model, as `reduce MODEL --engine E -o DIR -j N [reduce options]` would run it.
+// The reduction of one model, as `reduce MODEL --engine E -o DIR -j N [reduce options]` would run
+// it, in a process of its own: a model that crashes, aborts or exhausts the reduction process ends
+// its own row only. Its progress goes to our stderr as it comes. A stop request reaches it as
+// SIGTERM (it writes its bundle and exits 130), then SIGKILL after a grace period.
 std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::variables_map& vm, std::stop_token stop) {
   std::vector<std::string> args{item.model.string(), "--engine", item.engine, "-o", dir.string(), "-j",
                                 std::to_string(vm["jobs"].as<int>())};
   if (vm.count("reduce-option"))
     for (const auto& extra : vm["reduce-option"].as<std::vector<std::string>>()) args.push_back(extra);
-  auto parsed = parse_reduce_arguments(args);
-  const int* usage = std::get_if<int>(&parsed);
-  const int code = usage ? *usage : run_reduction(std::get<ReduceArguments>(parsed), std::move(stop));
+  // Usage errors are found here, without starting a process.
+  const auto parsed = parse_reduce_arguments(args);
+  if (const int* usage = std::get_if<int>(&parsed)) return "error (exit " + std::to_string(*usage) + ")";
+  std::vector<std::string> argv{"/proc/self/exe"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CancelOnStop cancel(std::move(stop));
+  ProcessOptions options;
+  options.cancel = cancel.flag();
+  options.terminate_on_cancel = true;
+  options.kill_grace_seconds = 1.5;  // Ctrl-C ends a batch within 2 s
+  options.show_output = true;
+  auto ran = run_process(argv, options);
+  if (!ran) return "error (" + ran.error().message() + ")";
+  if (ran->signal != 0 && !ran->cancelled) return "error (" + ran->describe(options) + ")";
+  const int code = ran->exit_code;
+  if (ran->cancelled || code == kExitInterrupted) return "interrupted";
   if (code == kExitDoesNotFail) return "no failure";
-  if (code == kExitInterrupted) return "interrupted";
   if (code != 0) return "error (exit " + std::to_string(code) + ")";
   return "reduced";
 }

@@ -3,6 +3,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace reduce {
 
@@ -118,6 +120,29 @@ SignatureMatch match_signature(const FailureSignature& target, const FailureSign
     default:
       return SignatureMatch::Same;
   }
+}
+
+std::string shown_message(std::string_view message) {
+  constexpr size_t kWhole = 4096, kLines = 20, kLineChars = 400;
+  if (message.size() <= kWhole) return std::string(message);
+  std::vector<std::string_view> lines;
+  size_t end = message.size();
+  while (end > 0 && lines.size() < kLines) {
+    const size_t newline = message.rfind('\n', end - 1);
+    const size_t start = newline == std::string_view::npos ? 0 : newline + 1;
+    if (start < end) lines.push_back(message.substr(start, end - start));
+    if (newline == std::string_view::npos) {
+      end = 0;
+      break;
+    }
+    end = newline;
+  }
+  std::string out = "[" + std::to_string(message.size()) + " bytes of output; the last lines:]";
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    out += "\n";
+    out += it->size() > kLineChars ? std::string(it->substr(0, kLineChars)) + " [line truncated]" : std::string(*it);
+  }
+  return out;
 }
 
 }  // namespace reduce

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "session/report.h"
+#include "oracle/signature.h"
 #include "session/verdict_report.h"
 
 namespace reduce {
@@ -56,7 +57,7 @@ std::string report_markdown(const ReductionReport& r) {
   std::ostringstream md;
   md << "# " << to_string(r.failure.kind) << " on `" << r.engine << "`\n\n"
      << "**Failure:** " << r.failure.to_string() << "\n\n";
-  if (!r.failure.message.empty()) md << "```\n" << r.failure.message << "\n```\n\n";
+  if (!r.failure.message.empty()) md << "```\n" << shown_message(r.failure.message) << "\n```\n\n";
   write_reduced_line(r, md);
   write_what_does_not_matter(r, md);
   write_reproduce(r, md);

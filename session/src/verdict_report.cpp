@@ -42,10 +42,8 @@ void print_verdict(const Verdict& v, std::ostream& out) {
   out << "verdict: " << (v.signature.fails() ? "FAIL (" + std::string(to_string(v.signature.kind)) + ")" : "PASS") << "\n";
   if (v.signature.fails()) {
     out << "signature: " << v.signature.to_string() << "\n";
-    if (!v.signature.message.empty() && v.signature.kind != FailureKind::Error)
-      out << "message: " << v.signature.message << "\n";
-    else if (v.signature.kind == FailureKind::Error)
-      out << "message: " << v.signature.message << "\n";
+    if (!v.signature.message.empty() || v.signature.kind == FailureKind::Error)
+      out << "message: " << shown_message(v.signature.message) << "\n";
   }
   if (!v.outputs.empty()) print_output_table(v.outputs, out);
 }

@@ -107,5 +107,35 @@ TEST(BatchCli, ASecondRunSkipsTheReducedModelsAndRetriesTheOthers) {
   EXPECT_EQ(results_by_model(out)["b.onnxtxt"].at("status"), "reduced");
 }
 
+// The reduction process of the first model is killed (as the kernel's OOM killer would, or a crash
+// inside reduce itself): that model's row says so, and the next model is still reduced.
+TEST(BatchCli, AReductionProcessThatDiesIsOnlyItsOwnRow) {
+  TempDir dir;
+  write_bytes(dir / "killed.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "failing.onnxtxt", testing::kBroadcastChain);
+  // The check script's parent is the process reducing the model.
+  write_bytes(dir / "kill_reduction.sh", "#!/bin/sh\nkill -KILL $PPID\nexit 1\n");
+  const std::string manifest = write_manifest(dir, {{"killed.onnxtxt", "check:sh " + (dir / "kill_reduction.sh").string()},
+                                                    {"failing.onnxtxt", "opt:fault=broadcast-batch1"}});
+  const auto out = dir / "out";
+  auto r = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 models (1 reduced now, 0 already done, 1 failed), 1 buckets"), std::string::npos) << r.out;
+  auto rows = results_by_model(out);
+  EXPECT_EQ(rows["killed.onnxtxt"].at("status").get<std::string>().rfind("error (killed by SIGKILL", 0), 0u)
+      << rows["killed.onnxtxt"].dump();
+  EXPECT_EQ(rows["failing.onnxtxt"].at("status"), "reduced");
+  EXPECT_EQ(rows["failing.onnxtxt"].at("failure"), "mismatch");
+}
+
+TEST(BatchCli, BadReduceOptionsAreEachModelsUsageErrorWithoutStartingIt) {
+  TempDir dir;
+  const std::string manifest = passing_then_failing(dir);
+  auto r = run_reduce({"batch", manifest, "-o", (dir / "out").string(), "--reduce-option=--atol=nan"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 models (0 reduced now, 0 already done, 2 failed), 0 buckets"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("--atol"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace reduce

@@ -42,6 +42,16 @@ TEST(CheckScriptCli, TheScriptDecidesAndReduceKeepsWhatItWants) {
   EXPECT_NE(report.find("\"Tanh\": 1"), std::string::npos) << report;
 }
 
+// An engine that writes a megabyte on one line: the failure is reported once, cut to its start.
+TEST(CheckScriptCli, AMegabyteErrorLineIsReportedOnceAndCut) {
+  TempDir dir;
+  const auto s = script(dir, "loud.sh", "head -c 1048576 /dev/zero | tr '\\0' x >&2\necho >&2\nexit 1\n");
+  auto check = run_reduce({"check", model_in(dir), "--engine", "check:sh " + s + " {model}"});
+  EXPECT_EQ(check.exit_code, 1) << check.err;
+  EXPECT_LT(check.out.size() + check.err.size(), 2000u) << check.out.substr(0, 2000);
+  EXPECT_NE(check.out.find("[line truncated]"), std::string::npos) << check.out;
+}
+
 TEST(CheckScriptCli, EngineRunsInTheReportCountTheScriptRuns) {
   TempDir dir;
   const auto log = dir / "runs.log";

@@ -244,5 +244,29 @@ TEST(InterruptCli, AnInterruptWhileTheReproducerRunsStillCompletesTheBundle) {
   EXPECT_NE(check.out.find("FAIL (error)"), std::string::npos) << check.out;
 }
 
+// Ctrl-C on a batch reaches the reduction in progress (its own process): it ends with its engine,
+// the batch writes its summary with that model interrupted and the next one not started.
+TEST(InterruptCli, SigintOnABatchEndsTheReductionInProgressAndItsEngine) {
+  TempDir dir;
+  write_bytes(dir / "a.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "b.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "engine.sh", "#!/bin/sh\necho $PPID > " + (dir / "reduction.pid").string() + "\necho $$ > " +
+                                     (dir / "engine.pid").string() + "\nexec sleep 1000\n");
+  const std::string engine = "cmd:sh " + (dir / "engine.sh").string() + " {model} {inputs} {outputs}";
+  write_bytes(dir / "manifest.tsv", "model\tengine\na.onnxtxt\t" + engine + "\nb.onnxtxt\t" + engine + "\n");
+  Background batch = start_reduce(dir.path(), {"batch", (dir / "manifest.tsv").string(), "-o", (dir / "out").string()});
+  ASSERT_TRUE(wait_for_file(dir / "engine.pid")) << read_bytes(batch.err);
+  const pid_t engine_pid = pid_in(dir / "engine.pid");
+  ASSERT_TRUE(wait_for_file(dir / "reduction.pid"));
+  const pid_t reduction = pid_in(dir / "reduction.pid");
+  kill(batch.pid, SIGINT);
+  EXPECT_EQ(wait_exit(batch.pid), 130) << read_bytes(batch.err);
+  EXPECT_FALSE(still_running(engine_pid)) << "the engine outlived the batch";
+  EXPECT_FALSE(still_running(reduction)) << "the reduction process outlived the batch";
+  const std::string summary = read_bytes(dir / "out" / "summary.md");
+  EXPECT_NE(summary.find("interrupted"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("not started"), std::string::npos) << summary;
+}
+
 }  // namespace
 }  // namespace reduce

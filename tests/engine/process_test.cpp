@@ -160,5 +160,11 @@ TEST(Process, LastOutputLinesAreTrimmedAndJoined) {
   EXPECT_EQ(last_output_lines("", 3), "");
 }
 
+TEST(Process, AMegabyteLineIsCutToItsStart) {
+  const std::string line = "error: " + std::string(size_t{1} << 20, 'x');
+  const std::string tail = last_output_lines("before\n" + line + "\n", 2);
+  EXPECT_EQ(tail, "before | " + line.substr(0, 400) + " [line truncated]");
+}
+
 }  // namespace
 }  // namespace reduce

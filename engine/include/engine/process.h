@@ -23,6 +23,12 @@ struct ProcessOptions {
   size_t max_output_bytes = size_t{1} << 20;
   // When set and it becomes true, the process group is killed at once (stale speculative work).
   const std::atomic<bool>* cancel = nullptr;
+  // On cancel, SIGTERM first and SIGKILL after `kill_grace_seconds`, so that the program can save
+  // its work (a reduction writing its bundle), instead of SIGKILL at once.
+  bool terminate_on_cancel = false;
+  // The program writes to this process's stdout and stderr (its progress is seen live); nothing is
+  // captured in ProcessResult::output.
+  bool show_output = false;
 };
 
 struct ProcessResult {
@@ -48,7 +54,8 @@ struct ProcessResult {
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
 // The last `max_lines` non-empty lines of a program's output, trimmed: the part of stderr that
-// usually says what went wrong, as one line (lines joined with " | ").
+// usually says what went wrong, as one line (lines joined with " | "); each line is cut after
+// 400 characters (" [line truncated]").
 std::string last_output_lines(const std::string& output, size_t max_lines = 3);
 
 // This process's environment with `extra` "NAME=VALUE" entries added or replacing same-named ones.

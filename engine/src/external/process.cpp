@@ -111,6 +111,10 @@ std::string last_output_lines(const std::string& output, size_t max_lines) {
     const size_t first = line.find_first_not_of(" \t\r");
     if (first != std::string::npos) {
       line = line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+      // A program may write megabytes on one line: the message (and the failure signature made
+      // from it) keeps its start.
+      constexpr size_t kMaxLineChars = 400;
+      if (line.size() > kMaxLineChars) line = line.substr(0, kMaxLineChars) + " [line truncated]";
       lines.insert(lines.begin(), line);
     }
     if (start == std::string::npos) break;
@@ -124,15 +128,18 @@ std::string last_output_lines(const std::string& output, size_t max_lines) {
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
   if (argv.empty() || argv[0].empty()) return make_error("run_process: no program given");
   const std::string program = argv[0];
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return Error{program, std::string("cannot create a pipe: ") + std::strerror(errno)};
+  int fds[2] = {-1, -1};
+  if (!options.show_output && ::pipe2(fds, O_CLOEXEC) != 0)
+    return Error{program, std::string("cannot create a pipe: ") + std::strerror(errno)};
   Fd read_end{fds[0]}, write_end{fds[1]};
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, write_end.fd, 2);
+  if (!options.show_output) {
+    posix_spawn_file_actions_adddup2(&actions, write_end.fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, write_end.fd, 2);
+  }
   // Descriptors other threads opened without O_CLOEXEC must not leak into the child either.
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   const std::string cwd = options.working_directory.string();
@@ -160,35 +167,43 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   posix_spawnattr_destroy(&attributes);
   write_end.reset();
   if (spawn_error != 0) return Error{program, std::string("cannot start: ") + std::strerror(spawn_error)};
-  ::fcntl(read_end.fd, F_SETFL, ::fcntl(read_end.fd, F_GETFL) | O_NONBLOCK);
+  if (!options.show_output) ::fcntl(read_end.fd, F_SETFL, ::fcntl(read_end.fd, F_GETFL) | O_NONBLOCK);
 
   ProcessResult result;
   const bool limited = options.timeout_seconds > 0;
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(limited ? options.timeout_seconds : 0));
   const auto grace = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.kill_grace_seconds));
-  bool pipe_open = true, terminated = false, killed = false;
+  bool pipe_open = !options.show_output, terminated = false, killed = false;
+  Clock::time_point kill_at{};  // after a SIGTERM: when SIGKILL follows
   int idle_ms = 1;
   while (!has_ended(pid)) {
     const auto now = Clock::now();
     if (options.cancel && !result.cancelled && options.cancel->load()) {
-      ::kill(-pid, SIGKILL);
       result.cancelled = true;
-      killed = true;
+      if (options.terminate_on_cancel && !terminated) {
+        ::kill(-pid, SIGTERM);
+        terminated = true;
+        kill_at = now + grace;
+      } else if (!options.terminate_on_cancel) {
+        ::kill(-pid, SIGKILL);
+        killed = true;
+      }
     }
     if (limited && !terminated && now >= deadline) {
       ::kill(-pid, SIGTERM);
       terminated = true;
+      kill_at = now + grace;
       result.timed_out = true;
     }
-    if (terminated && !killed && now >= deadline + grace) {
+    if (terminated && !killed && now >= kill_at) {
       ::kill(-pid, SIGKILL);
       killed = true;
     }
     // Wait for output, or poll the child's state at a growing interval once the pipe is closed.
     int wait_ms = pipe_open ? 20 : idle_ms;
-    if (limited && !killed) {
-      const auto until = terminated ? deadline + grace : deadline;
+    if ((limited || terminated) && !killed) {
+      const auto until = terminated ? kill_at : deadline;
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
       wait_ms = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(wait_ms, left)));
     }

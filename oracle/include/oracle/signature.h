@@ -30,6 +30,11 @@ struct FailureSignature {
 // whitespace runs collapse.
 std::string normalize_message(std::string_view message, const std::unordered_set<std::string>& names);
 
+// A failure message as people are shown it (console, report.md): whole up to 4 KiB; longer ones
+// (an engine may write megabytes) keep their last 20 lines, each cut after 400 characters, after
+// a note of how much was left out. --fail-regex and actual/error.txt see the whole message.
+std::string shown_message(std::string_view message);
+
 // Decimal order of a mismatch ratio (see FailureSignature::magnitude).
 int magnitude_class(double ratio);
 
