@@ -1,4 +1,6 @@
 // Entry point of `reduce`: dispatches to subcommands and turns uncaught problems into exit code 2.
+#include <signal.h>
+
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -11,6 +13,22 @@
 namespace {
 
 using Args = std::vector<std::string>;
+
+// Ctrl-C during start-up: the libraries' static initialization takes most of the time before
+// `main` (about a second under the sanitizers), and a signal then would kill the process with no
+// word. SIGINT and SIGTERM are blocked from the first code that runs after the dynamic loader
+// (.preinit_array runs before any library's initializers), so such a signal stays pending and
+// StopOnSignal turns it into a clean stop ("interrupted; nothing written"). Commands that do not
+// stop cleanly unblock them again.
+void block_stop_signals(int, char**, char**) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+}
+[[gnu::section(".preinit_array"), gnu::used]] void (*const kBlockStopSignalsAtStart)(int, char**, char**) =
+    block_stop_signals;
 
 // A subcommand runs to its end (`run`), or runs engines or reductions that Ctrl-C stops cleanly
 // (`stoppable`: its engines are killed, it exits 130).
@@ -60,6 +78,12 @@ void print_usage(std::ostream& out) {
          "3 the model to reduce does not fail, 4 `precision`: fails even in FP32, 130 interrupted (Ctrl-C, SIGTERM).\n";
 }
 
+// A command that is not stoppable ends at Ctrl-C the default way.
+int unstoppable(int (*command)(const Args&), const Args& args) {
+  reduce::cli::unblock_stop_signals();
+  return guarded([&] { return command(args); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,7 +109,7 @@ int main(int argc, char** argv) {
   for (const auto& s : kSubcommands) {
     if (args[0] != s.name) continue;
     const Args rest(args.begin() + 1, args.end());
-    return s.stoppable ? run_stoppable(s.stoppable, rest) : guarded([&] { return s.run(rest); });
+    return s.stoppable ? run_stoppable(s.stoppable, rest) : unstoppable(s.run, rest);
   }
   std::cerr << "error: unknown command '" << args[0] << "' (see `reduce --help`)\n";
   return reduce::cli::kExitUsage;
