@@ -86,6 +86,43 @@ ConformanceTally run_tests(const std::vector<fs::path>& tests, Engine& engine, c
   return t;
 }
 
+// The folders named on the command line; each must exist.
+Expected<std::vector<fs::path>> conformance_roots(const po::variables_map& vm) {
+  std::vector<fs::path> roots;
+  for (const auto& d : vm["dir"].as<std::vector<std::string>>()) {
+    std::error_code ec;
+    if (!fs::exists(d, ec)) return Error{d, "no such folder"};
+    roots.emplace_back(d);
+  }
+  return roots;
+}
+
+Expected<std::unique_ptr<Engine>> conformance_engine(const po::variables_map& vm) {
+  EngineEnvironment environment;
+  environment.threads = vm["threads"].as<int>();
+  REDUCE_TRY(check_int_range("--threads", environment.threads, 0, kMaxParallel));
+  auto made = make_engine(vm["engine"].as<std::string>(), environment);
+  if (!made) return Error{"conformance", made.error().message()};
+  return std::move(*made);
+}
+
+// Prints the counts; the exit code they give.
+int report_tally(const ConformanceTally& tally, bool no_tests, const po::variables_map& vm) {
+  const long passed = tally.passed;
+  for (const auto& f : tally.fixed) std::cout << "note: " << f << " is listed as a known failure but passes\n";
+  std::cout << passed << " passed, " << tally.failed << " failed, " << tally.skipped << " skipped\n";
+  if (no_tests) {
+    std::cerr << "error: conformance: no test folders (with model.onnx) found\n";
+    return kExitUsage;
+  }
+  if (tally.unexpected > 0) return kExitFailure;
+  if (vm.count("min-passed") && passed < vm["min-passed"].as<long>()) {
+    std::cerr << "error: conformance: " << passed << " passed, fewer than --min-passed " << vm["min-passed"].as<long>() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int conformance_command(const std::vector<std::string>& args) {
@@ -102,52 +139,24 @@ int conformance_command(const std::vector<std::string>& args) {
     std::cerr << "error: conformance: missing DIR (see `reduce conformance --help`)\n";
     return kExitUsage;
   }
-  std::vector<fs::path> roots;
-  for (const auto& d : vm["dir"].as<std::vector<std::string>>()) {
-    std::error_code ec;
-    if (!fs::exists(d, ec)) {
-      std::cerr << "error: " << d << ": no such folder\n";
-      return kExitUsage;
-    }
-    roots.emplace_back(d);
-  }
+  auto usage_error = [](const Error& e) {
+    std::cerr << "error: " << e.message() << "\n";
+    return kExitUsage;
+  };
+  auto roots = conformance_roots(vm);
+  if (!roots) return usage_error(roots.error());
   std::set<std::string> known;
   if (vm.count("known-failures")) {
     auto k = read_known_failures(vm["known-failures"].as<std::string>());
-    if (!k) {
-      std::cerr << "error: " << k.error().message() << "\n";
-      return kExitUsage;
-    }
+    if (!k) return usage_error(k.error());
     known = std::move(*k);
   }
+  auto engine = conformance_engine(vm);
+  if (!engine) return usage_error(engine.error());
   const ConformanceTolerance tol{vm["rtol"].as<double>(), vm["atol"].as<double>()};
-  EngineEnvironment environment;
-  environment.threads = vm["threads"].as<int>();
-  if (Status threads = check_int_range("--threads", environment.threads, 0, kMaxParallel); !threads.ok()) {
-    std::cerr << "error: " << threads.error().message() << "\n";
-    return kExitUsage;
-  }
-  auto made = make_engine(vm["engine"].as<std::string>(), environment);
-  if (!made) {
-    std::cerr << "error: conformance: " << made.error().message() << "\n";
-    return kExitUsage;
-  }
-  auto engine = std::move(*made);
-  const auto tests = find_conformance_tests(roots);
-  const ConformanceTally tally = run_tests(tests, *engine, tol, known, vm.count("verbose") > 0);
-  const long passed = tally.passed;
-  for (const auto& f : tally.fixed) std::cout << "note: " << f << " is listed as a known failure but passes\n";
-  std::cout << passed << " passed, " << tally.failed << " failed, " << tally.skipped << " skipped\n";
-  if (tests.empty()) {
-    std::cerr << "error: conformance: no test folders (with model.onnx) found\n";
-    return kExitUsage;
-  }
-  if (tally.unexpected > 0) return kExitFailure;
-  if (vm.count("min-passed") && passed < vm["min-passed"].as<long>()) {
-    std::cerr << "error: conformance: " << passed << " passed, fewer than --min-passed " << vm["min-passed"].as<long>() << "\n";
-    return kExitFailure;
-  }
-  return kExitOk;
+  const auto tests = find_conformance_tests(*roots);
+  const ConformanceTally tally = run_tests(tests, **engine, tol, known, vm.count("verbose") > 0);
+  return report_tally(tally, tests.empty(), vm);
 }
 
 }  // namespace reduce::cli

@@ -37,9 +37,7 @@ std::string command_line(const std::vector<std::string>& args) {
   return s;
 }
 
-}  // namespace
-
-int precision_command(const std::vector<std::string>& args, std::stop_token stop) {
+po::options_description precision_options() {
   po::options_description opts(
       "usage: reduce precision MODEL --engine SPEC [options]\n\n"
       "Finds a smallest set of nodes to keep in FP32 so that MODEL passes on an engine that runs in\n"
@@ -56,6 +54,21 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
        "at most this many nodes run alone to rank them by the error they add (0: none)");
   add_oracle_options(opts);
   add_input_options(opts);
+  return opts;
+}
+
+// The set found, one node per line, with the flags that keep it in FP32 on TensorRT and Polygraphy.
+void print_fp32_set(const PrecisionOutcome& out) {
+  std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
+            << (out.one_minimal ? " (1-minimal)" : "") << ", " << out.checks << " sets checked:\n";
+  for (const auto& p : out.pinned) std::cout << "  " << p.name << " (" << p.op_type << ")\n";
+  std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
+}
+
+}  // namespace
+
+int precision_command(const std::vector<std::string>& args, std::stop_token stop) {
+  const po::options_description opts = precision_options();
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -96,10 +109,7 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
     std::cout << "fails even in FP32: not a precision problem (" << out.after.signature.to_string() << ")\n";
     return kExitNotPrecision;
   }
-  std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
-            << (out.one_minimal ? " (1-minimal)" : "") << ", " << out.checks << " sets checked:\n";
-  for (const auto& p : out.pinned) std::cout << "  " << p.name << " (" << p.op_type << ")\n";
-  std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
+  print_fp32_set(out);
   if (!out_dir.empty()) {
     if (Status st = write_precision_bundle(out_dir, oracle, out, command_line(args)); !st.ok()) {
       std::cerr << "error: " << st.error().message() << "\n";

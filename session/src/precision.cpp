@@ -102,47 +102,42 @@ std::vector<size_t> float_nodes(const Oracle& oracle) {
   return out;
 }
 
-Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOptions& options, std::stop_token stop) {
-  auto spec = parse_engine_spec(oracle.options().engine);
-  if (oracle.options().engine_instance || !spec || !spec->controls_precision())
-    return make_error("engine '" + oracle.options().engine +
-                      "' takes no per-node precision (opt:fp16 or opt:bf16, or a cmd:/check: template using "
-                      "{fp32_nodes} or {fp32_nodes_file})");
-  const Graph& g = oracle.model().graph;
-  const auto candidates = float_nodes(oracle);
-  std::vector<bool> pinnable(g.nodes.size(), false);
-  for (size_t n : candidates) {
-    if (g.nodes[n].name.empty()) return make_error("node " + std::to_string(n) + " (" + g.nodes[n].op_type + ") has no name");
-    pinnable[n] = true;
-  }
-  if (candidates.empty()) return make_error("no node computes a float value: precision cannot matter");
+namespace {
 
-  std::atomic<bool> cancelled{false};
-  std::stop_callback on_stop(stop, [&] { cancelled = true; });
-  PrecisionOutcome out;
-  out.candidates = candidates.size();
+// The two checks before the search: the model fails as it is and passes with every candidate in
+// FP32. False when that already decides the outcome (stopped, does not fail, fails even in FP32).
+Expected<bool> worth_searching(Oracle& oracle, const std::vector<size_t>& candidates, const std::vector<bool>& pinnable,
+                               std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+  const Graph& g = oracle.model().graph;
   out.before = oracle.evaluate(Candidate::whole(g), &cancelled);
   if (out.before.cancelled || cancelled) {
     out.stopped = true;
-    return out;
+    return false;
   }
   if (out.before.invalid) return make_error("the model cannot be checked: " + out.before.invalid_reason);
   if (!out.before.signature.fails()) {
     out.kind = PrecisionOutcome::Kind::DoesNotFail;
-    return out;
+    return false;
   }
   oracle.set_target(out.before.signature);
   out.after = oracle.evaluate_pinned(names_of(g, candidates, pinnable), &cancelled);
   if (out.after.cancelled || cancelled) {
     out.stopped = true;
-    return out;
+    return false;
   }
   if (out.after.invalid) return make_error("the model with every float node in FP32 cannot be checked: " + out.after.invalid_reason);
   if (out.after.signature.fails()) {
     out.kind = PrecisionOutcome::Kind::FailsEvenInFp32;
-    return out;
+    return false;
   }
+  return true;
+}
 
+// The reducer's precision strategy over the candidates (ranked by the error each adds alone); the
+// set it ends with, in topological order, and the model's check with that set in FP32.
+Status search_fp32_set(Oracle& oracle, const PrecisionOptions& options, const std::vector<size_t>& candidates,
+                       const std::vector<bool>& pinnable, std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+  const Graph& g = oracle.model().graph;
   std::map<size_t, double> local_error;
   ReduceOptions ro;
   ro.strategy = "precision";
@@ -166,6 +161,32 @@ Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOption
   std::vector<size_t> set;
   for (const auto& p : out.pinned) set.push_back(p.node);
   out.after = oracle.evaluate_pinned(names_of(g, set, pinnable), &cancelled);
+  return {};
+}
+
+}  // namespace
+
+Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOptions& options, std::stop_token stop) {
+  auto spec = parse_engine_spec(oracle.options().engine);
+  if (oracle.options().engine_instance || !spec || !spec->controls_precision())
+    return make_error("engine '" + oracle.options().engine +
+                      "' takes no per-node precision (opt:fp16 or opt:bf16, or a cmd:/check: template using "
+                      "{fp32_nodes} or {fp32_nodes_file})");
+  const Graph& g = oracle.model().graph;
+  const auto candidates = float_nodes(oracle);
+  std::vector<bool> pinnable(g.nodes.size(), false);
+  for (size_t n : candidates) {
+    if (g.nodes[n].name.empty()) return make_error("node " + std::to_string(n) + " (" + g.nodes[n].op_type + ") has no name");
+    pinnable[n] = true;
+  }
+  if (candidates.empty()) return make_error("no node computes a float value: precision cannot matter");
+
+  std::atomic<bool> cancelled{false};
+  std::stop_callback on_stop(stop, [&] { cancelled = true; });
+  PrecisionOutcome out;
+  out.candidates = candidates.size();
+  REDUCE_ASSIGN(const bool search, worth_searching(oracle, candidates, pinnable, cancelled, out));
+  if (search) REDUCE_TRY(search_fp32_set(oracle, options, candidates, pinnable, cancelled, out));
   return out;
 }
 
