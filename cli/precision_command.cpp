@@ -2,6 +2,7 @@
 // model passes (session/precision.h); prints it with TensorRT and Polygraphy flags, writes a bundle.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include "command.h"
@@ -51,7 +52,12 @@ po::options_description precision_options() {
       ("output,o", po::value<std::string>(), "bundle folder: precision.txt, report.md, report.json")
       ("jobs,j", po::value<int>()->default_value(1), "sets checked at once")
       ("local-runs", po::value<int>()->default_value(2000),
-       "at most this many nodes run alone to rank them by the error they add (0: none)");
+       "at most this many nodes run alone to rank them by the error they add (0: none)")
+      ("strategy", po::value<std::string>()->default_value("default"),
+       "default (1-minimal set), or a baseline as Polygraphy's `debug precision`: polygraphy-bisect or\n"
+       "polygraphy-linear (the first K float nodes in FP32, K searched)")
+      ("direction", po::value<std::string>()->default_value("forward"),
+       "for the baselines: forward (K nodes from the inputs) or reverse (from the outputs)");
   add_oracle_options(opts);
   add_input_options(opts);
   return opts;
@@ -60,7 +66,8 @@ po::options_description precision_options() {
 // The set found, one node per line, with the flags that keep it in FP32 on TensorRT and Polygraphy.
 void print_fp32_set(const PrecisionOutcome& out) {
   std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
-            << (out.one_minimal ? " (1-minimal)" : "") << ", " << out.checks << " sets checked:\n";
+            << (out.one_minimal ? " (1-minimal)" : "") << (out.strategy != "default" ? " (" + out.strategy + ")" : "")
+            << ", " << out.checks << " sets checked:\n";
   for (const auto& p : out.pinned) std::cout << "  " << p.name << " (" << p.op_type << ")\n";
   std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
 }
@@ -76,6 +83,12 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   const std::string model_path = vm["model"].as<std::string>();
   Status usable = check_int_range("-j", vm["jobs"].as<int>(), 1, kMaxParallel);
   if (usable.ok()) usable = check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns);
+  const std::string strategy = vm["strategy"].as<std::string>(), direction = vm["direction"].as<std::string>();
+  if (usable.ok() && std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), strategy) ==
+                         std::end(kPrecisionStrategies))
+    usable = Error{"--strategy", "must be default, polygraphy-bisect or polygraphy-linear, not '" + strategy + "'"};
+  if (usable.ok() && direction != "forward" && direction != "reverse")
+    usable = Error{"--direction", "must be forward or reverse, not '" + direction + "'"};
   const std::string out_dir = vm.count("output") ? vm["output"].as<std::string>() : "";
   if (usable.ok() && !out_dir.empty()) usable = check_bundle_folder(out_dir, model_path, false);
   if (!usable.ok()) {
@@ -93,6 +106,8 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   PrecisionOptions po_;
   po_.jobs = vm["jobs"].as<int>();
   po_.max_local_runs = static_cast<size_t>(vm["local-runs"].as<int>());
+  po_.strategy = strategy;
+  po_.from_outputs = direction == "reverse";
   po_.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
   auto found = find_fp32_nodes(oracle, po_, stop);
   if (!found) {

@@ -2,6 +2,8 @@
 #include "session/precision.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cctype>
 #include <map>
 #include <unordered_set>
@@ -164,9 +166,56 @@ Status search_fp32_set(Oracle& oracle, const PrecisionOptions& options, const st
   return {};
 }
 
+// Polygraphy's `debug precision`: keeps the first K float nodes of the topological order (or the
+// last K) in FP32 and searches K, by bisection (assumes more nodes in FP32 never fails again) or
+// one node more per check. The model fails at K = 0 and passes at K = all (checked before).
+Status search_fp32_prefix(Oracle& oracle, const PrecisionOptions& options, const std::vector<bool>& pinnable, std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+  const Graph& g = oracle.model().graph;
+  std::vector<size_t> order;
+  for (size_t n : oracle.extractor().index().topological_order())
+    if (pinnable[n]) order.push_back(n);
+  if (options.from_outputs) std::reverse(order.begin(), order.end());
+  auto first = [&](size_t k) { return std::vector<size_t>(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k)); };
+  size_t passes_at = order.size(), fails_at = 0;  // known: K = all passes, K = 0 fails
+  Verdict best = out.after;
+  const auto start = std::chrono::steady_clock::now();
+  // One set: true when the model passes with it; nullopt when stopped.
+  auto passes = [&](size_t k) -> Expected<std::optional<bool>> {
+    const Verdict v = oracle.evaluate_pinned(names_of(g, first(k), pinnable), &cancelled);
+    if (v.cancelled || cancelled) return std::optional<bool>{};
+    if (v.invalid) return make_error("the model with " + std::to_string(k) + " nodes in FP32 cannot be checked: " + v.invalid_reason);
+    ++out.checks;
+    if (!v.signature.fails()) best = v;
+    if (options.log)
+      options.log(options.strategy + ": " + std::to_string(k) + " of " + std::to_string(order.size()) + " nodes in FP32: " +
+                  (v.signature.fails() ? "fails" : "passes"));
+    return std::optional<bool>{!v.signature.fails()};
+  };
+  while (passes_at - fails_at > 1) {
+    const size_t k = options.strategy == "polygraphy-linear" ? fails_at + 1 : fails_at + (passes_at - fails_at) / 2;
+    REDUCE_ASSIGN(const std::optional<bool> answer, passes(k));
+    if (!answer) {
+      out.stopped = true;
+      break;
+    }
+    (*answer ? passes_at : fails_at) = k;
+    // Linear search stops at the first K that passes.
+    if (*answer && options.strategy == "polygraphy-linear") break;
+  }
+  std::vector<size_t> set = first(passes_at);
+  if (options.from_outputs) std::reverse(set.begin(), set.end());  // reported in topological order
+  for (size_t n : set) out.pinned.push_back({n, g.nodes[n].name, g.nodes[n].op_type, 0.0});
+  out.after = best;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return {};
+}
+
 }  // namespace
 
 Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOptions& options, std::stop_token stop) {
+  if (std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), options.strategy) ==
+      std::end(kPrecisionStrategies))
+    return make_error("unknown precision strategy '" + options.strategy + "'");
   auto spec = parse_engine_spec(oracle.options().engine);
   if (oracle.options().engine_instance || !spec || !spec->controls_precision())
     return make_error("engine '" + oracle.options().engine +
@@ -186,7 +235,11 @@ Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOption
   PrecisionOutcome out;
   out.candidates = candidates.size();
   REDUCE_ASSIGN(const bool search, worth_searching(oracle, candidates, pinnable, cancelled, out));
-  if (search) REDUCE_TRY(search_fp32_set(oracle, options, candidates, pinnable, cancelled, out));
+  out.strategy = options.strategy + (options.strategy != "default" && options.from_outputs ? " reverse" : "");
+  if (search && options.strategy == "default")
+    REDUCE_TRY(search_fp32_set(oracle, options, candidates, pinnable, cancelled, out));
+  else if (search)
+    REDUCE_TRY(search_fp32_prefix(oracle, options, pinnable, cancelled, out));
   return out;
 }
 

@@ -57,6 +57,7 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   j["outcome"] = kind_name(out.kind);
   j["candidates"] = out.candidates;
   j["checks"] = out.checks;
+  j["strategy"] = out.strategy;
   j["one_minimal"] = out.one_minimal;
   j["stopped"] = out.stopped;
   j["seconds"] = out.seconds;
@@ -72,7 +73,9 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
      << "Engine `" << oracle.options().engine << "`: the model fails as it is (" << out.before.signature.to_string()
      << ") and passes with these " << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
      << (out.one_minimal ? " (1-minimal: without any one of them it fails again)" : "")
-     << (out.stopped ? " (stopped early: the best set so far, not minimal)" : "") << ".\n\n"
+     << (out.stopped ? " (stopped early: the best set so far, not minimal)" : "")
+     << (out.strategy != "default" ? " (found by the baseline `" + out.strategy + "`, a prefix or suffix of the topological order, not minimized)" : "")
+     << ".\n\n"
      << "| node | op | error it adds alone (error / tolerance) |\n|---|---|---|\n";
   for (const auto& p : out.pinned)
     md << "| " << p.name << " | " << p.op_type << " | "

@@ -161,7 +161,9 @@ TEST(InterruptCli, SigtermOnCheckKillsTheCommandOfAnIsolatedEngine) {
 
 TEST(InterruptCli, ATimeoutOfAnIsolatedCommandKillsTheCommandWithItsWorker) {
   TempDir dir;
-  auto r = run_reduce({"check", model_in(dir), "--engine", "isolated:" + sleeping_engine(dir), "--timeout", "1"});
+  // The limit must leave time for the worker to start and load the model under the sanitizers on a
+  // loaded machine (about a second), so that the command starts before the limit.
+  auto r = run_reduce({"check", model_in(dir), "--engine", "isolated:" + sleeping_engine(dir), "--timeout", "5"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL (timeout)"), std::string::npos) << r.out;
   ASSERT_TRUE(fs::exists(dir / "engine.pid"));

@@ -47,6 +47,43 @@ TEST(PrecisionCli, FindsTheNodesThatOverflowFp16AndTheSameSetForEveryJobCount) {
   }
 }
 
+// Polygraphy's `debug precision` keeps a prefix (or suffix) of the topological order in FP32: on the
+// same model it needs the 7 nodes up to the Sqrt (or the 6 from the output back to the square).
+TEST(PrecisionCli, PolygraphyBaselinesKeepAPrefixOrSuffixInFp32) {
+  TempDir dir;
+  const std::string model = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  struct Case {
+    const char* strategy;
+    const char* direction;
+    const char* set;
+    int checks;
+  };
+  const Case cases[] = {
+      {"polygraphy-linear", "forward", "scaled\nmu\nd\nsquare\nvar\nve\nstd\n", 7},   // K = 1..7
+      {"polygraphy-bisect", "forward", "scaled\nmu\nd\nsquare\nvar\nve\nstd\n", 3},   // K = 4, 6, 7
+      {"polygraphy-bisect", "reverse", "square\nvar\nve\nstd\nnormed\nY\n", 3},       // K = 4, 6, 5
+  };
+  for (const auto& c : cases) {
+    const auto out = dir / (std::string(c.strategy) + "-" + c.direction);
+    auto r = run_reduce({"precision", model, "--engine", "opt:fp16", "--strategy", c.strategy, "--direction", c.direction,
+                         "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(testing::read_bytes(out / "precision.txt"), c.set) << c.strategy << " " << c.direction;
+    const auto report = nlohmann::json::parse(testing::read_bytes(out / "report.json"));
+    EXPECT_EQ(report.at("checks").get<int>(), c.checks) << c.strategy << " " << c.direction;
+    EXPECT_FALSE(report.at("one_minimal").get<bool>());
+    EXPECT_FALSE(report.at("after").at("fails").get<bool>());
+    EXPECT_EQ(run_reduce({"check", (out / "model.onnx").string(), "--engine",
+                          "opt:fp16,fp32=@" + (out / "precision.txt").string()}).exit_code, 0);
+  }
+  auto bad = run_reduce({"precision", model, "--engine", "opt:fp16", "--direction", "sideways"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: --direction: must be forward or reverse, not 'sideways'\n");
+  bad = run_reduce({"precision", model, "--engine", "opt:fp16", "--strategy", "ddmin"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("error: --strategy: ", 0), 0u) << bad.err;
+}
+
 TEST(PrecisionCli, UnnamedNodesAreNamedInTheBundlesModel) {
   TempDir dir;
   write_bytes(dir / "norm.onnxtxt", testing::kSquareOverflow);

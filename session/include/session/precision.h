@@ -19,7 +19,16 @@ struct PrecisionOptions {
   // Nodes run alone to rank the nodes by the error they add (ErrorOriginOptions::max_local_runs).
   size_t max_local_runs = 2000;
   std::function<void(std::string)> log;  // one line per call
+  // "default": the 1-minimal search. Baselines as Polygraphy's `debug precision` does it, for honest
+  // comparisons: "polygraphy-bisect" (binary search) and "polygraphy-linear" (one more node per
+  // check) over how many float nodes, from the start of the topological order (or from its end
+  // with `from_outputs`, Polygraphy's --direction reverse), are kept in FP32. One set at a time.
+  std::string strategy = "default";
+  bool from_outputs = false;
 };
+
+// The strategies `PrecisionOptions::strategy` takes.
+inline const char* const kPrecisionStrategies[] = {"default", "polygraphy-bisect", "polygraphy-linear"};
 
 struct PinnedNode {
   size_t node = 0;    // index in the model's graph
@@ -40,7 +49,8 @@ struct PrecisionOutcome {
   size_t candidates = 0;           // float nodes that could be kept in FP32
   Verdict before;                  // nothing in FP32
   Verdict after;                   // the set in FP32 (all float nodes when FailsEvenInFp32)
-  size_t checks = 0;               // sets checked (the reducer's count)
+  size_t checks = 0;               // sets checked (the reducer's count, or the baseline's)
+  std::string strategy = "default";  // with " reverse" for a baseline from the outputs
   bool one_minimal = false;        // removing any one node of the set makes the model fail
   bool stopped = false;
   double seconds = 0;
