@@ -4,6 +4,8 @@
 # bench/RESULTS.md. The test InterruptAt.* checks the same moments for exit code and bundle.
 # usage: bench/interrupt.sh [BUILD_DIR (build-bench)] [REPEATS (3)] [ENGINE_FAMILY (attention-unstable-softmax)]
 set -euo pipefail
+# Job control: without it bash starts background commands with SIGINT ignored.
+set -m
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build-bench}" && pwd)"
 repeats="${2:-3}"
