@@ -2,13 +2,14 @@
 # Fuzzing campaign (issue 16): builds the libFuzzer harnesses of fuzz/ with clang and runs each one
 # after another, then prints one line per harness (executions, cov, ft, corpus, crash artifacts).
 #
-#   bench/fuzz.sh [--runs N] [--max-time S] [--build DIR] [--work DIR] [HARNESS...]
+#   bench/fuzz.sh [--runs N] [--max-time S] [--build DIR] [--work DIR] [--no-build] [HARNESS...]
 #
 # --runs N       executions per harness (libFuzzer -runs; default 1000000)
 # --max-time S   at most S seconds per harness, whichever comes first (-max_total_time; default 3600)
 # --build DIR    the clang build (default build-fuzz)
 # --work DIR     corpora, logs and crash artifacts (default .cache/fuzz); kept between runs, so a
 #                second run starts from the corpus the first one grew
+# --no-build     run the harnesses already built in DIR
 # HARNESS        model_binary model_text npy npz tensor_pb reference_engine extract (default: all)
 #
 # Seeds: fuzz/seeds/NAME and fuzz/regressions/NAME, plus corpus/examples (models) and Debian's
@@ -21,27 +22,31 @@ max_time=3600
 build=build-fuzz
 work=.cache/fuzz
 harnesses=()
+build_first=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --max-time) max_time="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
-    -*) echo "usage: bench/fuzz.sh [--runs N] [--max-time S] [--build DIR] [--work DIR] [HARNESS...]" >&2; exit 2 ;;
+    --no-build) build_first=0; shift ;;
+    -*) echo "usage: bench/fuzz.sh [--runs N] [--max-time S] [--build DIR] [--work DIR] [--no-build] [HARNESS...]" >&2; exit 2 ;;
     *) harnesses+=("$1"); shift ;;
   esac
 done
 [ ${#harnesses[@]} -gt 0 ] || harnesses=(model_binary model_text npy npz tensor_pb reference_engine extract)
 
-launcher=()
-if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-# -O1 with assertions on (Debug): an assert that fires is a finding too.
-nice -n 10 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
-  "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DREDUCE_FUZZ=ON -DREDUCE_BUILD_TESTS=OFF -DREDUCE_BUILD_BENCH=OFF \
-  "${launcher[@]}" >/dev/null
-targets=()
-for h in "${harnesses[@]}"; do targets+=("${h}_fuzzer"); done
-nice -n 10 cmake --build "$build" -j 2 --target "${targets[@]}"
+if [ $build_first = 1 ]; then
+  launcher=()
+  if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  # -O1 with assertions on (Debug): an assert that fires is a finding too.
+  nice -n 10 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DREDUCE_FUZZ=ON -DREDUCE_BUILD_TESTS=OFF -DREDUCE_BUILD_BENCH=OFF \
+    "${launcher[@]}" >/dev/null
+  targets=()
+  for h in "${harnesses[@]}"; do targets+=("${h}_fuzzer"); done
+  nice -n 10 cmake --build "$build" -j 2 --target "${targets[@]}"
+fi
 
 testdata=/usr/share/libonnx-testdata/data
 # Extra seeds that are not committed: links into a folder per harness (small files only).

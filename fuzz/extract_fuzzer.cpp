@@ -78,7 +78,12 @@ Tensor frozen_value(fuzz::ByteReader& in, const Extractor& x, const std::string&
   DType dtype = DType::Float;
   if (t && t->is_tensor() && in.flag()) {
     if (auto d = dtype_from_onnx(t->elem_type)) dtype = *d;
-    for (const auto& d : t->dims) shape.push_back(d.is_static() ? std::min<int64_t>(d.value, 64) : 1);
+    int64_t count = 1;  // small: a frozen value's contents do not matter here, only its type and shape
+    for (const auto& d : t->dims) {
+      const int64_t dim = d.is_static() && count * d.value <= 4096 ? d.value : 1;
+      count *= std::max<int64_t>(dim, 1);
+      shape.push_back(dim);
+    }
   } else {
     shape.resize(in.below(3), 2);
   }
