@@ -36,7 +36,8 @@ class ByteReader {
   uint64_t u64() { return uint64_t{u32()} << 32 | u32(); }
   // Up to `max` raw bytes, length first.
   std::string text(size_t max) {
-    const size_t n = std::min<size_t>(below(max + 1), size_ - std::min(pos_, size_));
+    const size_t wanted = below(max + 1);  // before the rest is measured: it takes a byte
+    const size_t n = std::min<size_t>(wanted, size_ - std::min(pos_, size_));
     std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
     pos_ += n;
     return s;
