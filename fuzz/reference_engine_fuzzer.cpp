@@ -30,8 +30,8 @@ constexpr OpChoice kOps[] = {
 #undef REDUCE_KERNEL
 };
 
-// There is no RunLimits in the engine yet: sizes are bounded here. Generated inputs hold at most
-// kMaxElements elements; anything a kernel allocates is capped by max_tensor_bytes().
+// Generated inputs hold at most kMaxElements elements; what a run holds at once is capped by the
+// run's memory limit (RunLimits::max_memory_bytes).
 constexpr size_t kMaxElements = 64;
 constexpr uint64_t kMaxTensorBytes = uint64_t{64} << 20;
 
