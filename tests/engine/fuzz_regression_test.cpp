@@ -2,6 +2,8 @@
 // models: each test failed (a sanitizer report or a signal) before its fix.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/validate.h"
 #include "engine/engine.h"
 
@@ -64,6 +66,25 @@ TEST(FuzzRegression, Opset18OpsWithoutASchemaRequireTheirInputs) {
       EXPECT_NE(out.error().what.find(expected), std::string::npos) << out.error().what;
     }
   }
+}
+
+// Split sizes that add up past INT64_MAX overflowed the sum compared with the dimension (UBSan:
+// signed integer overflow; fuzz/regressions/reference_engine/split_sizes_overflow).
+TEST(FuzzRegression, SplitSizesThatOverflowAreRefused) {
+  Model m = one_node("Split", 13, 1);
+  m.graph.nodes[0].inputs.push_back("sizes");
+  m.graph.nodes[0].outputs = {"Z", "W"};
+  m.graph.outputs.push_back({"W", {}, {}});
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  m.graph.initializers.push_back({"sizes", Tensor::from_vector(DType::Int64, {2}, std::vector<int64_t>{1, huge}).value(), {}});
+  ASSERT_TRUE(validate_model(m).ok());
+  auto prepared = make_reference_engine(1)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().what;
+  TensorMap feeds;
+  feeds["X0"] = Tensor::allocate(DType::Float, {2, 3}).value();
+  auto out = (*prepared)->run(feeds);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().what.find("does not cut a dimension of 2 into 2 outputs"), std::string::npos) << out.error().what;
 }
 
 }  // namespace
