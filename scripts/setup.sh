@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev
   libzip-dev zlib1g-dev libopencv-dnn-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-14 libclang-rt-14-dev
   nodejs npm graphviz gnuplot-nox ca-certificates
 )
 

@@ -43,6 +43,35 @@ bool requires_input(const onnx::OpSchema& schema, size_t k) {
   return false;
 }
 
+// Default-domain ops newer than the ONNX library (1.12 knows opset 17) that the engines run: the
+// library has no schema for them, so their arity is stated here. Inputs 0..required-1 are required.
+struct NewerOp {
+  std::string_view op;
+  int64_t since;
+  size_t required;
+  size_t max_inputs;
+};
+constexpr NewerOp kNewerOps[] = {
+    {"BitwiseAnd", 18, 2, 2}, {"BitwiseOr", 18, 2, 2}, {"BitwiseXor", 18, 2, 2},
+    {"BitwiseNot", 18, 1, 1}, {"Mish", 18, 1, 1},      {"GroupNormalization", 18, 3, 3},
+};
+
+const NewerOp* newer_op(const Node& node, int64_t opset) {
+  if (!default_domain(node)) return nullptr;
+  for (const auto& op : kNewerOps)
+    if (op.op == node.op_type && opset >= op.since) return &op;
+  return nullptr;
+}
+
+Status check_newer_arity(const Node& node, const NewerOp& op) {
+  const size_t n = node.inputs.size();
+  if (n > op.max_inputs)
+    return make_error("takes at most " + std::to_string(op.max_inputs) + " inputs, got " + std::to_string(n));
+  for (size_t k = 0; k < op.required; ++k)
+    if (k >= n || node.inputs[k].empty()) return make_error("input " + std::to_string(k) + " is required");
+  return {};
+}
+
 std::string ints_to_string(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -120,8 +149,11 @@ Status validate_graph(const Graph& graph, const Model& model) {
   for (const Node& node : graph.nodes) {
     auto fail = [&](const Error& e) { return Error{{}, node_label(node) + ": " + e.what}; };
     const int64_t opset = model.opset(node.domain).value_or(0);
-    if (const auto* schema = schema_of(node, opset))
+    if (const auto* schema = schema_of(node, opset)) {
       if (Status s = check_arity(node, *schema, opset_known(node, opset)); !s) return fail(s.error());
+    } else if (const NewerOp* newer = newer_op(node, opset)) {
+      if (Status s = check_newer_arity(node, *newer); !s) return fail(s.error());
+    }
     if (Status s = check_attributes(node); !s) return fail(s.error());
     for (const Attribute& a : node.attributes) {
       std::vector<const Graph*> subs;
@@ -145,7 +177,13 @@ Status validate_model(const Model& model) {
 
 std::vector<bool> required_inputs(const Node& node, int64_t opset) {
   const onnx::OpSchema* schema = schema_of(node, opset);
-  if (!schema) return {};
+  if (!schema) {
+    const NewerOp* newer = newer_op(node, opset);
+    if (!newer) return {};
+    std::vector<bool> required(std::max(node.inputs.size(), newer->required));
+    for (size_t k = 0; k < newer->required; ++k) required[k] = true;
+    return required;
+  }
   std::vector<bool> required(std::max(node.inputs.size(), static_cast<size_t>(std::max(schema->min_input(), 0))));
   for (size_t k = 0; k < required.size(); ++k) required[k] = requires_input(*schema, k);
   return required;

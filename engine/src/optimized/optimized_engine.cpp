@@ -205,9 +205,12 @@ class OptimizedModel : public OptimizedPreparedModel {
     const auto declared = runtime_inputs(model_.graph);
     if (declared.size() < 2) return inputs;
     std::vector<const Tensor*> given;  // alphabetical: TensorMap is ordered by name
-    for (const auto& [name, t] : inputs)
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    for (const auto& entry : inputs) {
+      const std::string& name = entry.first;
       if (std::any_of(declared.begin(), declared.end(), [&](const ValueInfo* vi) { return vi->name == name; }))
-        given.push_back(&t);
+        given.push_back(&entry.second);
+    }
     TensorMap bound = inputs;
     for (size_t k = 0; k < given.size() && k < declared.size(); ++k) bound[declared[k]->name] = *given[k];
     return bound;

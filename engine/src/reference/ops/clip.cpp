@@ -12,6 +12,14 @@ namespace reduce::ref {
 
 namespace {
 
+// A scalar bound's value. A free function, not a member: clang 14 (the fuzz build) does not
+// instantiate a member template called from a templated lambda in an earlier member.
+template <typename T>
+Expected<T> bound(const Tensor& b) {
+  REDUCE_ASSIGN(Tensor w, widen(b));
+  return w.data<T>()[0];
+}
+
 class ClipKernel : public Kernel {
  public:
   // lo/hi: the attribute bounds (opset < 11), or nullopt to read the optional inputs.
@@ -64,12 +72,6 @@ class ClipKernel : public Kernel {
   }
 
  private:
-  template <typename T>
-  static Expected<T> bound(const Tensor& b) {
-    REDUCE_ASSIGN(Tensor w, widen(b));
-    return w.data<T>()[0];
-  }
-
   std::optional<float> lo_, hi_;
   bool from_inputs_;
 };

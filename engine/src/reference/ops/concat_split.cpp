@@ -65,11 +65,14 @@ class SplitKernel : public Kernel {
     }
     if (given) {
       int64_t sum = 0;
+      bool longer = false;  // the sizes add up past the dimension (and maybe past INT64_MAX)
       for (int64_t s : sizes) {
         if (s < 0) return make_error("split " + shape_to_string(sizes) + " has a negative size");
+        if (s > dim - sum) longer = true;
+        if (longer) break;
         sum += s;
       }
-      if (sizes.size() != n || sum != dim)
+      if (sizes.size() != n || longer || sum != dim)
         return make_error("split " + shape_to_string(sizes) + " does not cut a dimension of " + std::to_string(dim) +
                           " into " + std::to_string(n) + " outputs");
     } else if (num_outputs_ > 0) {

@@ -1,0 +1,91 @@
+// Inputs the fuzz harnesses (fuzz/, docs/fuzzing.md) found crashing the engines, as readable
+// models: each test failed (a sanitizer report or a signal) before its fix.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "core/validate.h"
+#include "engine/engine.h"
+
+namespace reduce {
+namespace {
+
+// A one-node model of `op` at `opset` with inputs X0..X(n-1) (float[2, 3]) and output Z.
+Model one_node(const std::string& op, int64_t opset, size_t inputs, DType dtype = DType::Float) {
+  Model m;
+  m.opset_imports.push_back({"", opset});
+  Node n;
+  n.name = "n0";
+  n.op_type = op;
+  for (size_t k = 0; k < inputs; ++k) {
+    const std::string name = "X" + std::to_string(k);
+    n.inputs.push_back(name);
+    m.graph.inputs.push_back({name, ValueType::tensor(dtype, {2, 3}), {}});
+  }
+  if (op == "GroupNormalization") n.attributes.push_back({.name = "num_groups", .kind = Attribute::Kind::Int, .i = 1});
+  n.outputs = {"Z"};
+  m.graph.outputs.push_back({"Z", {}, {}});
+  m.graph.nodes.push_back(std::move(n));
+  return m;
+}
+
+struct NewerOpCase {
+  const char* op;
+  size_t inputs;
+  DType dtype;
+};
+
+// Opset-18 ops that ONNX 1.12 has no schema for, so nothing knew which inputs they require:
+// reference_engine_fuzzer ran BitwiseAnd(X0, "") into a null dereference (fuzz/regressions/
+// reference_engine/opset18_bitwise_missing_input).
+const NewerOpCase kNewerOps[] = {
+    {"BitwiseAnd", 2, DType::Int32}, {"BitwiseOr", 2, DType::Int32}, {"BitwiseXor", 2, DType::Int32},
+    {"BitwiseNot", 1, DType::Int32}, {"Mish", 1, DType::Float},      {"GroupNormalization", 3, DType::Float},
+};
+
+TEST(FuzzRegression, Opset18OpsWithoutASchemaRequireTheirInputs) {
+  auto engine = make_reference_engine(1);
+  for (const auto& c : kNewerOps) {
+    ASSERT_TRUE(validate_model(one_node(c.op, 18, c.inputs, c.dtype)).ok()) << c.op;
+    for (size_t k = 0; k < c.inputs; ++k) {
+      Model m = one_node(c.op, 18, c.inputs, c.dtype);
+      m.graph.nodes[0].inputs[k] = "";
+      const std::string expected = "node 'n0' (" + std::string(c.op) + "): input " + std::to_string(k) + " is required";
+      Status s = validate_model(m);
+      ASSERT_FALSE(s.ok()) << c.op << " without input " << k;
+      EXPECT_EQ(s.error().what, expected);
+      // The executor checks too (models built in memory need not be validated).
+      TensorMap feeds;
+      for (size_t j = 0; j < c.inputs; ++j)
+        if (j != k) feeds["X" + std::to_string(j)] = Tensor::allocate(c.dtype, {2, 3}).value();
+      m.graph.inputs.erase(m.graph.inputs.begin() + static_cast<std::ptrdiff_t>(k));
+      auto prepared = engine->prepare(m);
+      ASSERT_TRUE(prepared.ok()) << prepared.error().what;
+      auto out = (*prepared)->run(feeds);
+      ASSERT_FALSE(out.ok()) << c.op;
+      EXPECT_NE(out.error().what.find(expected), std::string::npos) << out.error().what;
+    }
+  }
+}
+
+// Split sizes that add up past INT64_MAX overflowed the sum compared with the dimension (UBSan:
+// signed integer overflow; fuzz/regressions/reference_engine/split_sizes_overflow).
+TEST(FuzzRegression, SplitSizesThatOverflowAreRefused) {
+  Model m = one_node("Split", 13, 1);
+  m.graph.nodes[0].inputs.push_back("sizes");
+  m.graph.nodes[0].outputs = {"Z", "W"};
+  m.graph.outputs.push_back({"W", {}, {}});
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  m.graph.initializers.push_back({"sizes", Tensor::from_vector(DType::Int64, {2}, std::vector<int64_t>{1, huge}).value(), {}});
+  ASSERT_TRUE(validate_model(m).ok());
+  auto prepared = make_reference_engine(1)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().what;
+  TensorMap feeds;
+  feeds["X0"] = Tensor::allocate(DType::Float, {2, 3}).value();
+  auto out = (*prepared)->run(feeds);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().what.find("does not cut a dimension of 2 into 2 outputs"), std::string::npos) << out.error().what;
+}
+
+}  // namespace
+}  // namespace reduce
