@@ -44,7 +44,7 @@ class PinnedSetTest : public CandidateTest {
 // Nodes by the error they add when run alone (largest first), then by the growth of their
 // accumulated error; nodes never compared come last.
 std::vector<size_t> rank_by_added_error(Oracle& oracle, const PrecisionOptions& options, const std::atomic<bool>* cancel,
-                                        std::map<size_t, double>& local_error) {
+                                        std::map<size_t, double>& local_error, std::optional<ErrorOrigin>& traced) {
   auto layers = oracle.compare_layers(cancel);
   if (!layers) {
     if (options.log) options.log("ranking: layerwise run failed (" + layers.error().message() + "); nodes unranked");
@@ -73,6 +73,7 @@ std::vector<size_t> rank_by_added_error(Oracle& oracle, const PrecisionOptions& 
   if (options.log)
     options.log("ranking: " + std::to_string(origin.top_local.size()) + " nodes add error alone (" +
                 std::to_string(origin.local_runs) + " run alone)");
+  traced = origin;
   return ranking;
 }
 
@@ -144,7 +145,7 @@ Status search_fp32_set(Oracle& oracle, const PrecisionOptions& options, const st
   ReduceOptions ro;
   ro.strategy = "precision";
   ro.jobs = options.jobs;
-  ro.ranking = rank_by_added_error(oracle, options, &cancelled, local_error);
+  ro.ranking = rank_by_added_error(oracle, options, &cancelled, local_error, out.origin);
   ro.start = Candidate{};
   ro.start->nodes = candidates;
   ro.stop = &cancelled;

@@ -6,6 +6,7 @@
 
 #include "core/mapped_file.h"
 #include "core/model_io.h"
+#include "session/error_chart.h"
 #include "session/precision.h"
 
 namespace reduce {
@@ -51,6 +52,14 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   if (ec) return make_error(dir.string() + ": cannot create the folder (" + ec.message() + ")");
   std::string list;
   for (const auto& p : out.pinned) list += p.name + "\n";
+  // The error each node adds vs inherits with nothing in FP32: where the set's nodes stand out.
+  bool chart = false;
+  std::string chart_note;
+  if (out.origin && !out.stopped) {  // after Ctrl-C, the set is written at once
+    REDUCE_ASSIGN(const ChartResult drawn, write_error_chart(dir / "error.svg", *out.origin, oracle.model().graph, std::nullopt));
+    chart = drawn.outcome == ChartOutcome::Drawn;
+    chart_note = drawn.note;
+  }
 
   nlohmann::json j;
   j["engine"] = oracle.options().engine;
@@ -63,6 +72,7 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   j["seconds"] = out.seconds;
   j["before"] = verdict_json(out.before);
   j["after"] = verdict_json(out.after);
+  j["error_svg"] = chart;
   j["fp32_nodes"] = nlohmann::json::array();
   for (const auto& p : out.pinned)
     j["fp32_nodes"].push_back({{"name", p.name}, {"op_type", p.op_type}, {"local_error_over_tolerance", p.local_error}});
@@ -82,6 +92,8 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
        << (p.local_error < 0 ? std::string("inherits (an input is beyond the engine's range)") : number(p.local_error)) << " |\n";
   md << "\nWorst output error / tolerance: " << number(worst_ratio(out.before)) << " before, "
      << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
+     << (chart ? "Error per node with nothing in FP32 (added alone vs accumulated): ![error per node](error.svg)\n\n"
+               : chart_note.empty() ? "" : "No chart: " + chart_note + "\n\n")
      << "TensorRT:\n\n```sh\n" << tensorrt_flags(out.pinned) << "\n```\n\nPolygraphy:\n\n```sh\n"
      << polygraphy_flags(out.pinned) << "\n```\n\n"
      << "The node names are those of `model.onnx` here (unnamed nodes were named `node_K`). "

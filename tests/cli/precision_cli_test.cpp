@@ -44,6 +44,12 @@ TEST(PrecisionCli, FindsTheNodesThatOverflowFp16AndTheSameSetForEveryJobCount) {
     EXPECT_EQ(run_reduce({"check", (out / "model.onnx").string(), "--engine",
                           "opt:fp16,fp32=@" + (out / "precision.txt").string()}).exit_code, 0);
     EXPECT_EQ(run_reduce({"check", (out / "model.onnx").string(), "--engine", "opt:fp16,fp32=var+ve+std"}).exit_code, 1);
+    // The chart of where error is born, with the square (the node that overflows alone) labelled.
+    if (testing::program_in_path("gnuplot")) {
+      EXPECT_TRUE(report.at("error_svg").get<bool>());
+      EXPECT_NE(testing::read_bytes(out / "error.svg").find("square"), std::string::npos);
+      EXPECT_NE(testing::read_bytes(out / "report.md").find("](error.svg)"), std::string::npos);
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ struct PrecisionOutcome {
   bool one_minimal = false;        // removing any one node of the set makes the model fail
   bool stopped = false;
   double seconds = 0;
+  // Where error is born in the model with nothing in FP32 (the default strategy's ranking): the
+  // bundle draws it as error.svg.
+  std::optional<ErrorOrigin> origin;
 };
 
 // Gives a name to every node without one (`node_K`, unique), so that sets of nodes can name them.
