@@ -2,11 +2,18 @@
 // model passes (session/precision.h); prints it with TensorRT and Polygraphy flags, writes a bundle.
 #include <boost/program_options.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <optional>
 #include <iostream>
 
 #include "command.h"
 #include "command_line.h"
+#include "core/mapped_file.h"
 #include "input_options.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
@@ -57,7 +64,10 @@ po::options_description precision_options() {
        "default (1-minimal set), or a baseline as Polygraphy's `debug precision`: polygraphy-bisect or\n"
        "polygraphy-linear (the first K float nodes in FP32, K searched)")
       ("direction", po::value<std::string>()->default_value("forward"),
-       "for the baselines: forward (K nodes from the inputs) or reverse (from the outputs)");
+       "for the baselines: forward (K nodes from the inputs) or reverse (from the outputs)")
+      ("tolerance-sweep", po::value<std::string>(),
+       "T1,T2,...: the set at each tolerance, loose to tight (each T is both --atol and --rtol);\n"
+       "prints one line per tolerance, writes sweep.json, and the bundle of the tightest that found a set");
   add_oracle_options(opts);
   add_input_options(opts);
   return opts;
@@ -70,6 +80,86 @@ void print_fp32_set(const PrecisionOutcome& out) {
             << ", " << out.checks << " sets checked:\n";
   for (const auto& p : out.pinned) std::cout << "  " << p.name << " (" << p.op_type << ")\n";
   std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
+}
+
+constexpr size_t kMaxSweep = 16;
+
+// "0.1,0.01,1e-3": finite positive tolerances, loose to tight, each once.
+Expected<std::vector<double>> parse_sweep(const std::string& text) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    char* end = nullptr;
+    const double t = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(t) || t <= 0)
+      return Error{"--tolerance-sweep", "'" + item + "' is not a positive number (expected e.g. 0.1,0.01,0.001)"};
+    out.push_back(t);
+    start = comma + 1;
+  }
+  std::sort(out.begin(), out.end(), std::greater<>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.size() > kMaxSweep) return Error{"--tolerance-sweep", "at most " + std::to_string(kMaxSweep) + " tolerances"};
+  return out;
+}
+
+std::string outcome_line(const PrecisionOutcome& out) {
+  switch (out.kind) {
+    case PrecisionOutcome::Kind::DoesNotFail: return "passes with nothing in FP32";
+    case PrecisionOutcome::Kind::FailsEvenInFp32: return "fails even with every float node in FP32";
+    case PrecisionOutcome::Kind::Found: break;
+  }
+  std::string names;
+  for (const auto& p : out.pinned) names += (names.empty() ? "" : ", ") + p.name;
+  return std::to_string(out.pinned.size()) + " nodes in FP32 (" + std::to_string(out.checks) + " sets checked): " + names;
+}
+
+// The set at each tolerance, loose to tight. Exit 0 when some tolerance found a set; otherwise the
+// exit code of the tightest tolerance's outcome.
+int run_sweep(Oracle& oracle, const PrecisionOptions& options, const std::vector<double>& sweep, const std::string& out_dir,
+              const std::string& command, std::stop_token stop) {
+  nlohmann::json rows = nlohmann::json::array();
+  std::optional<PrecisionOutcome> tightest_found;
+  int code = kExitOk;
+  for (double t : sweep) {
+    Tolerance tolerance = oracle.options().tolerance;
+    tolerance.atol = tolerance.rtol = t;
+    oracle.set_tolerance(tolerance);
+    PrecisionOptions quiet = options;
+    quiet.log = nullptr;
+    auto found = find_fp32_nodes(oracle, quiet, stop);
+    if (!found) {
+      std::cerr << "error: " << found.error().message() << "\n";
+      return kExitUsage;
+    }
+    if (found->stopped) return interrupted(tightest_found ? "; sweep.json and the bundle were not written" : "");
+    std::cout << "tolerance " << t << ": " << outcome_line(*found) << "\n" << std::flush;
+    nlohmann::json row{{"tolerance", t}, {"checks", found->checks}};
+    row["outcome"] = found->kind == PrecisionOutcome::Kind::Found         ? "found"
+                     : found->kind == PrecisionOutcome::Kind::DoesNotFail ? "does not fail"
+                                                                           : "fails even in FP32";
+    row["fp32_nodes"] = nlohmann::json::array();
+    for (const auto& p : found->pinned) row["fp32_nodes"].push_back(p.name);
+    rows.push_back(row);
+    code = found->kind == PrecisionOutcome::Kind::Found         ? kExitOk
+           : found->kind == PrecisionOutcome::Kind::DoesNotFail ? kExitDoesNotFail
+                                                                 : kExitNotPrecision;
+    if (found->kind == PrecisionOutcome::Kind::Found) tightest_found = std::move(*found);
+  }
+  if (!out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    Status written = ec ? Status(Error{out_dir, "cannot create folder: " + ec.message()}) : Status{};
+    if (written.ok()) written = write_file_atomic(std::filesystem::path(out_dir) / "sweep.json", rows.dump(2) + "\n");
+    if (written.ok() && tightest_found) written = write_precision_bundle(out_dir, oracle, *tightest_found, command);
+    if (!written.ok()) {
+      std::cerr << "error: " << written.error().message() << "\n";
+      return kExitUsage;
+    }
+    std::cout << "sweep: " << out_dir << "/sweep.json" << (tightest_found ? " (bundle: the tightest tolerance with a set)" : "") << "\n";
+  }
+  return tightest_found ? kExitOk : code;
 }
 
 }  // namespace
@@ -89,6 +179,12 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
     usable = Error{"--strategy", "must be default, polygraphy-bisect or polygraphy-linear, not '" + strategy + "'"};
   if (usable.ok() && direction != "forward" && direction != "reverse")
     usable = Error{"--direction", "must be forward or reverse, not '" + direction + "'"};
+  std::vector<double> sweep;
+  if (usable.ok() && vm.count("tolerance-sweep")) {
+    auto parsed = parse_sweep(vm["tolerance-sweep"].as<std::string>());
+    if (parsed) sweep = std::move(*parsed);
+    else usable = parsed.error();
+  }
   const std::string out_dir = vm.count("output") ? vm["output"].as<std::string>() : "";
   if (usable.ok() && !out_dir.empty()) usable = check_bundle_folder(out_dir, model_path, false);
   if (!usable.ok()) {
@@ -109,6 +205,7 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   po_.strategy = strategy;
   po_.from_outputs = direction == "reverse";
   po_.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
+  if (!sweep.empty()) return run_sweep(oracle, po_, sweep, out_dir, command_line(args), stop);
   auto found = find_fp32_nodes(oracle, po_, stop);
   if (!found) {
     std::cerr << "error: " << model_path << ": " << found.error().message() << "\n";

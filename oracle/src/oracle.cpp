@@ -337,6 +337,15 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   return v;
 }
 
+void Oracle::set_tolerance(const Tolerance& tolerance) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  options_.tolerance = tolerance;
+  cache_.clear();
+  kept_outputs_.clear();
+  kept_bytes_ = 0;
+  has_target_ = false;
+}
+
 Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>* cancel) {
   Verdict v;
   auto invalid = [&](std::string why) {

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "fault_models.h"
 #include "process_support.h"
 
@@ -88,6 +90,33 @@ TEST(PrecisionCli, PolygraphyBaselinesKeepAPrefixOrSuffixInFp32) {
   bad = run_reduce({"precision", model, "--engine", "opt:fp16", "--strategy", "ddmin"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err.rfind("error: --strategy: ", 0), 0u) << bad.err;
+}
+
+// Loose to tight: at 0.01 only the overflowing nodes; at 1e-4 FP16's rounding elsewhere counts too,
+// so the set grows and includes the loose one. The bundle is the tightest tolerance's set.
+TEST(PrecisionCli, ToleranceSweepGivesTheSetAtEachTolerance) {
+  TempDir dir;
+  const std::string model = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  const auto out = dir / "sweep";
+  auto r = run_reduce({"precision", model, "--engine", "opt:fp16", "--tolerance-sweep", "1e-4,0.01", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("tolerance 0.01: 4 nodes in FP32"), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("tolerance 0.01:"), r.out.find("tolerance 0.0001:")) << "loose first: " << r.out;
+  const auto rows = nlohmann::json::parse(testing::read_bytes(out / "sweep.json"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("fp32_nodes"), nlohmann::json({"square", "var", "ve", "std"}));
+  const auto tight = rows[1].at("fp32_nodes").get<std::vector<std::string>>();
+  EXPECT_GT(tight.size(), 4u);
+  for (const char* n : {"square", "var", "ve", "std"})
+    EXPECT_NE(std::find(tight.begin(), tight.end(), n), tight.end()) << n;
+  std::string listed;
+  for (const auto& n : tight) listed += n + "\n";
+  EXPECT_EQ(testing::read_bytes(out / "precision.txt"), listed);
+  for (const char* bad : {"0", "-1", "nan", "inf", "0.1,,0.01", "x"}) {
+    auto b = run_reduce({"precision", model, "--engine", "opt:fp16", "--tolerance-sweep", bad});
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_EQ(b.err.rfind("error: --tolerance-sweep: ", 0), 0u) << b.err;
+  }
 }
 
 TEST(PrecisionCli, UnnamedNodesAreNamedInTheBundlesModel) {

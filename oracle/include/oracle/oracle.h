@@ -99,6 +99,10 @@ class Oracle {
 
   // The failure every candidate is compared with (set from the original's verdict by the caller).
   void set_target(const FailureSignature& target) { target_ = target; has_target_ = true; }
+  // Compares with another tolerance from now on (`reduce precision --tolerance-sweep`); verdicts
+  // cached under the old one and the target are dropped. Between searches only, not while
+  // evaluations run.
+  void set_tolerance(const Tolerance& tolerance);
   const FailureSignature& target() const { return target_; }
   // Same / different / pass relative to the target; counts slippage.
   SignatureMatch classify(const Verdict& verdict);
