@@ -87,5 +87,25 @@ TEST(FuzzRegression, SplitSizesThatOverflowAreRefused) {
   EXPECT_NE(out.error().what.find("does not cut a dimension of 2 into 2 outputs"), std::string::npos) << out.error().what;
 }
 
+// TopK with one output at opset 18 (newer than ONNX 1.12, so outputs were not checked against the
+// schema) passed validation; the kernel's allocate_output(1) threw std::out_of_range, which nothing
+// caught (fuzz/regressions/reference_engine/topk_one_output_opset18).
+TEST(FuzzRegression, AnOpWithTooFewOutputsIsRefused) {
+  Model m = one_node("TopK", 18, 2);
+  m.graph.inputs[1].type = ValueType::tensor(DType::Int64, {1});
+  Status s = validate_model(m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().what, "node 'n0' (TopK): output 1 is required");
+  // Run without validation: the executor reports the missing output instead of throwing.
+  auto prepared = make_reference_engine(1)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().what;
+  TensorMap feeds;
+  feeds["X0"] = Tensor::allocate(DType::Float, {2, 3}).value();
+  feeds["X1"] = Tensor::from_vector(DType::Int64, {1}, std::vector<int64_t>{2}).value();
+  auto out = (*prepared)->run(feeds);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().what.find("node 'n0' (TopK): output 1 is required"), std::string::npos) << out.error().what;
+}
+
 }  // namespace
 }  // namespace reduce
