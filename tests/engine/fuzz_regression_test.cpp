@@ -107,5 +107,24 @@ TEST(FuzzRegression, AnOpWithTooFewOutputsIsRefused) {
   EXPECT_NE(out.error().what.find("node 'n0' (TopK): output 1 is required"), std::string::npos) << out.error().what;
 }
 
+// Expand to [0, INT64_MAX, INT64_MAX]: the output is empty (0 bytes), but its row-major strides
+// overflowed (UBSan; fuzz/regressions/reference_engine/expand_empty_huge_dims).
+TEST(FuzzRegression, ExpandToAnEmptyShapeWithHugeDims) {
+  Model m = one_node("Expand", 13, 2);
+  m.graph.inputs[0].type = ValueType::tensor(DType::Float, {1});
+  m.graph.inputs[1].type = ValueType::tensor(DType::Int64, {3});
+  ASSERT_TRUE(validate_model(m).ok());
+  auto prepared = make_reference_engine(1)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().what;
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  TensorMap feeds;
+  feeds["X0"] = Tensor::allocate(DType::Float, {1}).value();
+  feeds["X1"] = Tensor::from_vector(DType::Int64, {3}, std::vector<int64_t>{0, huge, huge}).value();
+  auto out = (*prepared)->run(feeds);
+  ASSERT_TRUE(out.ok()) << out.error().what;
+  EXPECT_EQ(out->at("Z").shape(), (Shape{0, huge, huge}));
+  EXPECT_EQ(out->at("Z").byte_size(), 0u);
+}
+
 }  // namespace
 }  // namespace reduce
