@@ -22,7 +22,13 @@ Model one_node(const std::string& op, int64_t opset, size_t inputs, DType dtype 
     n.inputs.push_back(name);
     m.graph.inputs.push_back({name, ValueType::tensor(dtype, {2, 3}), {}});
   }
-  if (op == "GroupNormalization") n.attributes.push_back({.name = "num_groups", .kind = Attribute::Kind::Int, .i = 1});
+  if (op == "GroupNormalization") {
+    Attribute groups;
+    groups.name = "num_groups";
+    groups.kind = Attribute::Kind::Int;
+    groups.i = 1;
+    n.attributes.push_back(groups);
+  }
   n.outputs = {"Z"};
   m.graph.outputs.push_back({"Z", {}, {}});
   m.graph.nodes.push_back(std::move(n));
