@@ -112,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& cut : boundary.cut_values())
     if (in.below(4) == 0) options.frozen.emplace(cut, frozen_value(in, x, cut));
 
-  // A candidate over the same nodes hashes the same however the nodes were listed.
+  // The candidate of these nodes (canonical: sorted, no duplicates) hashes the same every time.
   Candidate c;
   c.nodes = in_range;
   std::sort(c.nodes.begin(), c.nodes.end());

@@ -95,12 +95,13 @@ Status check_arity(const Node& node, const onnx::OpSchema& schema, bool exact) {
   for (size_t k = 0; k < checked; ++k)
     if ((k >= n || node.inputs[k].empty()) && requires_input(schema, k))
       return make_error("input " + std::to_string(k) + " is required");
-  if (!exact) return {};
+  // Newer opsets may add outputs, never drop required ones: kernels write the ones the old schema requires.
   const size_t m = node.outputs.size();
-  if (m > static_cast<size_t>(schema.max_output()))
-    return make_error("has " + std::to_string(m) + " outputs, at most " + std::to_string(schema.max_output()));
   if (m < static_cast<size_t>(std::max(schema.min_output(), 0)))
     return make_error("output " + std::to_string(m) + " is required");
+  if (!exact) return {};
+  if (m > static_cast<size_t>(schema.max_output()))
+    return make_error("has " + std::to_string(m) + " outputs, at most " + std::to_string(schema.max_output()));
   return {};
 }
 

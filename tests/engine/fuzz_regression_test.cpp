@@ -22,7 +22,13 @@ Model one_node(const std::string& op, int64_t opset, size_t inputs, DType dtype 
     n.inputs.push_back(name);
     m.graph.inputs.push_back({name, ValueType::tensor(dtype, {2, 3}), {}});
   }
-  if (op == "GroupNormalization") n.attributes.push_back({.name = "num_groups", .kind = Attribute::Kind::Int, .i = 1});
+  if (op == "GroupNormalization") {
+    Attribute groups;
+    groups.name = "num_groups";
+    groups.kind = Attribute::Kind::Int;
+    groups.i = 1;
+    n.attributes.push_back(groups);
+  }
   n.outputs = {"Z"};
   m.graph.outputs.push_back({"Z", {}, {}});
   m.graph.nodes.push_back(std::move(n));
@@ -85,6 +91,45 @@ TEST(FuzzRegression, SplitSizesThatOverflowAreRefused) {
   auto out = (*prepared)->run(feeds);
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.error().what.find("does not cut a dimension of 2 into 2 outputs"), std::string::npos) << out.error().what;
+}
+
+// TopK with one output at opset 18 (newer than ONNX 1.12, so outputs were not checked against the
+// schema) passed validation; the kernel's allocate_output(1) threw std::out_of_range, which nothing
+// caught (fuzz/regressions/reference_engine/topk_one_output_opset18).
+TEST(FuzzRegression, AnOpWithTooFewOutputsIsRefused) {
+  Model m = one_node("TopK", 18, 2);
+  m.graph.inputs[1].type = ValueType::tensor(DType::Int64, {1});
+  Status s = validate_model(m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().what, "node 'n0' (TopK): output 1 is required");
+  // Run without validation: the executor reports the missing output instead of throwing.
+  auto prepared = make_reference_engine(1)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().what;
+  TensorMap feeds;
+  feeds["X0"] = Tensor::allocate(DType::Float, {2, 3}).value();
+  feeds["X1"] = Tensor::from_vector(DType::Int64, {1}, std::vector<int64_t>{2}).value();
+  auto out = (*prepared)->run(feeds);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().what.find("node 'n0' (TopK): output 1 is required"), std::string::npos) << out.error().what;
+}
+
+// Expand to [0, INT64_MAX, INT64_MAX]: the output is empty (0 bytes), but its row-major strides
+// overflowed (UBSan; fuzz/regressions/reference_engine/expand_empty_huge_dims).
+TEST(FuzzRegression, ExpandToAnEmptyShapeWithHugeDims) {
+  Model m = one_node("Expand", 13, 2);
+  m.graph.inputs[0].type = ValueType::tensor(DType::Float, {1});
+  m.graph.inputs[1].type = ValueType::tensor(DType::Int64, {3});
+  ASSERT_TRUE(validate_model(m).ok());
+  auto prepared = make_reference_engine(1)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().what;
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  TensorMap feeds;
+  feeds["X0"] = Tensor::allocate(DType::Float, {1}).value();
+  feeds["X1"] = Tensor::from_vector(DType::Int64, {3}, std::vector<int64_t>{0, huge, huge}).value();
+  auto out = (*prepared)->run(feeds);
+  ASSERT_TRUE(out.ok()) << out.error().what;
+  EXPECT_EQ(out->at("Z").shape(), (Shape{0, huge, huge}));
+  EXPECT_EQ(out->at("Z").byte_size(), 0u);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 #include <malloc.h>
 #include <tbb/task_arena.h>
 
+#include <cstdint>
 #include <mutex>
+#include <optional>
 
 #include <unordered_map>
 #include <unordered_set>
@@ -170,16 +172,27 @@ class NodeContext : public KernelContext {
     return i < node_.inputs.size() && !node_.inputs[i].empty() && frame_.is_initializer(node_.inputs[i]);
   }
   size_t output_count() const override { return outputs_.size(); }
+  // A kernel may write an output the node does not have (a model built in memory, never
+  // validated): an error, never an exception.
   Expected<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) override {
+    if (i >= outputs_.size()) return make_error("output " + std::to_string(i) + " is required");
     REDUCE_ASSIGN(uint64_t elements, element_count(shape));
     if (elements <= max_tensor_bytes()) REDUCE_TRY(frame_.budget->fits(elements * dtype_size(dtype)));
-    REDUCE_ASSIGN(outputs_.at(i), Tensor::allocate(dtype, std::move(shape)));
+    REDUCE_ASSIGN(outputs_[i], Tensor::allocate(dtype, std::move(shape)));
     set_[i] = true;
     return &outputs_[i];
   }
   void set_output(size_t i, Tensor tensor) override {
-    outputs_.at(i) = std::move(tensor);
+    if (i >= outputs_.size()) {
+      missing_output_ = std::min(missing_output_, i);
+      return;
+    }
+    outputs_[i] = std::move(tensor);
     set_[i] = true;
+  }
+  // The first output the kernel set that the node does not have, if any.
+  std::optional<size_t> missing_output() const {
+    return missing_output_ == SIZE_MAX ? std::nullopt : std::optional<size_t>(missing_output_);
   }
   Expected<std::vector<Tensor>> run_subgraph(const Graph& graph, const std::vector<Tensor>& inputs) override {
     REDUCE_TRY(frame_.budget->check());
@@ -215,6 +228,7 @@ class NodeContext : public KernelContext {
   std::vector<Tensor> outputs_;
   std::vector<bool> set_;
   uint64_t reserved_ = 0;
+  size_t missing_output_ = SIZE_MAX;
 };
 
 Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<std::string>& wanted) const {
@@ -244,6 +258,7 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
     if (Status r = ctx.require_inputs(required_[i]); !r.ok()) return make_error(node_label(node) + ": " + r.error().what);
     Status s = kernels_[i]->compute(ctx);
     if (!s.ok()) return at_node(node, s.error());
+    if (auto k = ctx.missing_output()) return make_error(node_label(node) + ": output " + std::to_string(*k) + " is required");
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       if (node.outputs[k].empty()) continue;
       if (!ctx.is_set(k)) return make_error(node_label(node) + ": output " + std::to_string(k) + " was not produced");

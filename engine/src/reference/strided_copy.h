@@ -15,10 +15,13 @@
 
 namespace reduce::ref {
 
-// Row-major element strides of `shape`.
+// Row-major element strides of `shape`. A tensor with elements has strides below its (bounded)
+// element count; an empty one may have dims whose product overflows ([0, 2^62, 2^62]): those
+// strides wrap (unsigned arithmetic, defined) and address nothing, since no element is visited.
 inline std::vector<int64_t> contiguous_strides(const Shape& shape) {
   std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  for (size_t d = shape.size(); d-- > 1;)
+    s[d - 1] = static_cast<int64_t>(static_cast<uint64_t>(s[d]) * static_cast<uint64_t>(shape[d]));
   return s;
 }
 
