@@ -22,8 +22,4 @@ struct ReduceArguments {
 // error printed on one line). args[0] is the model.
 std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std::string>& args);
 
-// Loads the model, builds the oracle, runs the session and prints its outcome (reduce_command.cpp).
-// Returns the exit code; `outcome`, when given, receives the session's outcome.
-int run_reduction(const ReduceArguments& args, std::stop_token stop, SessionOutcome* outcome = nullptr);
-
 }  // namespace reduce::cli

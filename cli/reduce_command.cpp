@@ -51,9 +51,8 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
   return kExitUsage;
 }
 
-}  // namespace
-
-int run_reduction(const ReduceArguments& args, std::stop_token stop, SessionOutcome* outcome) {
+// Loads the model, builds the oracle, runs the session and prints its outcome; the exit code.
+int run_reduction(const ReduceArguments& args, std::stop_token stop) {
   const SessionOptions& s = args.session;
   Model model;
   auto oracle = load_and_create_oracle(args.vm, s.model_path, model, stop);
@@ -64,10 +63,10 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, SessionOutc
   }
   print_start(s, model, **oracle);
   SessionOutcome o = run_session(**oracle, model, s, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
-  const int code = print_outcome(o, s, **oracle);
-  if (outcome) *outcome = std::move(o);
-  return code;
+  return print_outcome(o, s, **oracle);
 }
+
+}  // namespace
 
 int reduce_command(const std::vector<std::string>& args, std::stop_token stop) {
   auto parsed = parse_reduce_arguments(args);
