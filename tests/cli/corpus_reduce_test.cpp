@@ -138,6 +138,9 @@ bool blocks_sigint(pid_t pid) {
   return false;
 }
 
+// Names the moment in test listings (CTest shows a parameter's printed value).
+void PrintTo(const Moment& moment, std::ostream* os) { *os << moment.name; }
+
 class InterruptAt : public ::testing::TestWithParam<Moment> {};
 
 // Ctrl-C at any moment of a 10 000-node reduction (loading and recording, the original's check,
@@ -188,7 +191,10 @@ TEST_P(InterruptAt, ExitsWithABundleThatStillFailsOrNothingWritten) {
   EXPECT_EQ(processes_mentioning(big.path().string()), std::vector<std::string>{});
   const std::string said = read_bytes(err);
   if (!std::filesystem::exists(out / "report.json")) {
-    EXPECT_NE(said.find("reduce: interrupted; nothing written"), std::string::npos) << said;
+    // "interrupted; nothing written", or "interrupted before the original model's check ended; nothing
+    // written" when Ctrl-C comes while the original is still being checked (a slow machine).
+    EXPECT_NE(said.find("reduce: interrupted"), std::string::npos) << said;
+    EXPECT_NE(said.find("; nothing written"), std::string::npos) << said;
     EXPECT_FALSE(std::filesystem::exists(out / "model.onnx"));
     EXPECT_EQ(moment.journal_lines, 0) << "a journal line was written, so was the bundle";
     return;
