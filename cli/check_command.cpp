@@ -73,9 +73,10 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   }
   const CancelOnStop cancel(stop);
   Model model;
-  auto opened = open_oracle(vm, model_path, model, stop);
+  auto opened = open_oracle(vm, model_path, model, SampleUse::CheckAll, stop);
   if (const int* code = std::get_if<int>(&opened)) return *code;
-  Oracle& o = *std::get<std::unique_ptr<Oracle>>(opened);
+  const SampleOracles& samples = std::get<SampleOracles>(opened);
+  Oracle& o = samples.main();
   Verdict verdict = o.evaluate(Candidate::whole(model.graph), cancel.flag());
   if (verdict.cancelled) return interrupted();
   o.set_target(verdict.signature);

@@ -64,9 +64,9 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   }
   const CancelOnStop cancel(stop);
   Model model;
-  auto opened = open_oracle(vm, model_path, model, stop);
+  auto opened = open_oracle(vm, model_path, model, SampleUse::FirstFailing, stop);
   if (const int* code = std::get_if<int>(&opened)) return *code;
-  Oracle& o = *std::get<std::unique_ptr<Oracle>>(opened);
+  Oracle& o = std::get<SampleOracles>(opened).main();
   std::cout << "\n## outputs\n\n";
   TensorMap actual;
   Verdict verdict = o.evaluate(Candidate::whole(model.graph), cancel.flag(), &actual);

@@ -65,7 +65,9 @@ Expected<std::pair<std::string, ValueRange>> parse_range_option(const std::strin
 
 void add_input_options(po::options_description& opts) {
   opts.add_options()
-      ("inputs", po::value<std::string>(), "input tensors: .npz, .npy, .pb, or a folder of input_K.pb / NAME.npy")
+      ("inputs", po::value<std::vector<std::string>>()->composing(),
+       "input tensors: .npz, .npy, .pb, or a folder of input_K.pb / NAME.npy; a folder of test_data_set_N "
+       "folders or of .npz files, or --inputs repeated, gives several samples (a check fails when any sample fails)")
       ("input-shape", po::value<std::vector<std::string>>()->composing(),
        "fix an input's shape: NAME:D0xD1x... (repeatable)")
       ("input-range", po::value<std::vector<std::string>>()->composing(),
@@ -73,8 +75,8 @@ void add_input_options(po::options_description& opts) {
       ("seed", po::value<uint64_t>()->default_value(0), "seed of the random inputs");
 }
 
-Expected<std::vector<NamedTensor>> prepare_inputs(const po::variables_map& vm, Model& model,
-                                                  const std::filesystem::path& model_path) {
+Expected<std::vector<InputSample>> prepare_input_samples(const po::variables_map& vm, Model& model,
+                                                         const std::filesystem::path& model_path) {
   if (vm.count("input-shape"))
     for (const auto& text : vm["input-shape"].as<std::vector<std::string>>()) {
       REDUCE_ASSIGN(auto parsed, parse_shape_option(text));
@@ -82,9 +84,17 @@ Expected<std::vector<NamedTensor>> prepare_inputs(const po::variables_map& vm, M
       if (!s.ok()) return s.error().at(model_path.string());
     }
   if (vm.count("inputs")) {
-    const std::string path = vm["inputs"].as<std::string>();
-    REDUCE_ASSIGN(auto tensors, read_tensor_set(path));
-    return bind_inputs(model.graph, std::move(tensors), path);
+    std::vector<InputSample> samples;
+    for (const auto& path : vm["inputs"].as<std::vector<std::string>>()) {
+      REDUCE_ASSIGN(auto read, read_tensor_samples(path));
+      for (auto& sample : read) {
+        if (samples.size() == kMaxTensorSamples)
+          return Error{path, "more than " + std::to_string(kMaxTensorSamples) + " input samples in all"};
+        REDUCE_ASSIGN(auto bound, bind_inputs(model.graph, std::move(sample.tensors), sample.source));
+        samples.push_back({sample.source, std::move(bound)});
+      }
+    }
+    return samples;
   }
   RandomInputOptions options;
   options.seed = vm["seed"].as<uint64_t>();
@@ -97,7 +107,7 @@ Expected<std::vector<NamedTensor>> prepare_inputs(const po::variables_map& vm, M
   auto inputs = make_random_inputs(model.graph, options, &notes);
   if (!inputs) return inputs.error().at(model_path.string());
   for (const auto& n : notes) std::cerr << "note: " << n << "\n";
-  return inputs;
+  return std::vector<InputSample>{{"seed " + std::to_string(options.seed), std::move(*inputs)}};
 }
 
 }  // namespace reduce::cli

@@ -149,30 +149,79 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   return o;
 }
 
-Expected<std::unique_ptr<Oracle>> load_and_create_oracle(const po::variables_map& vm, const std::filesystem::path& model_path,
-                                                         Model& model, std::stop_token stop) {
+std::vector<Oracle*> SampleOracles::kept() const {
+  std::vector<Oracle*> out{oracles[chosen].get()};
+  for (size_t i = 0; i < oracles.size(); ++i)
+    if (i != chosen && oracles[i]) out.push_back(oracles[i].get());
+  return out;
+}
+
+std::vector<size_t> SampleOracles::failing() const {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < verdicts.size(); ++i)
+    if (verdicts[i] && !verdicts[i]->invalid && verdicts[i]->signature.fails()) out.push_back(i);
+  return out;
+}
+
+Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, const std::filesystem::path& model_path,
+                                                Model& model, SampleUse use, std::stop_token stop) {
   REDUCE_ASSIGN(OracleOptions options, oracle_options_from(vm));
-  const CancelOnStop cancel(stop);  // a stop abandons the reference run
+  const CancelOnStop cancel(stop);  // a stop abandons the reference run and the samples' checks
   options.record.cancel = cancel.flag();
   REDUCE_ASSIGN(model, load_model(model_path));
   REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));
-  REDUCE_ASSIGN(auto inputs, prepare_inputs(vm, model, model_path));
-  if (stop.stop_requested()) return make_error("interrupted");
-  auto oracle = Oracle::create(model, std::move(inputs), std::move(options));
-  if (!oracle) return oracle.error().at(model_path.string());
-  return oracle;
+  REDUCE_ASSIGN(auto samples, prepare_input_samples(vm, model, model_path));
+  SampleOracles out;
+  out.oracles.resize(samples.size());
+  out.verdicts.resize(samples.size());
+  for (const auto& sample : samples) out.sources.push_back(sample.source);
+  bool found = false;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (stop.stop_requested()) return make_error("interrupted");
+    auto oracle = Oracle::create(model, std::move(samples[i].inputs), options);
+    if (!oracle) return oracle.error().at(samples.size() > 1 ? samples[i].source : model_path.string());
+    out.oracles[i] = std::move(*oracle);
+    if (samples.size() == 1) break;
+    Oracle& o = *out.oracles[i];
+    out.verdicts[i] = o.evaluate(Candidate::whole(model.graph), cancel.flag());
+    if (out.verdicts[i]->cancelled) return make_error("interrupted");
+    const bool fails = !out.verdicts[i]->invalid && out.verdicts[i]->signature.fails();
+    if (fails && !found) {
+      if (use != SampleUse::KeepAll && i > 0) out.oracles[out.chosen].reset();  // the first sample, kept so far
+      out.chosen = i;
+      found = true;
+      if (use == SampleUse::FirstFailing) break;
+    } else if (use != SampleUse::KeepAll && (found || i > 0)) {
+      out.oracles[i].reset();
+    }
+  }
+  return out;
 }
 
-std::variant<std::unique_ptr<Oracle>, int> open_oracle(const po::variables_map& vm, const std::string& model_path,
-                                                       Model& model, std::stop_token stop) {
-  auto oracle = load_and_create_oracle(vm, model_path, model, stop);
+void print_samples(const SampleOracles& samples, std::ostream& out) {
+  if (samples.sources.size() < 2) return;
+  out << "samples: " << samples.sources.size() << ", going on with #" << samples.chosen << "\n";
+  for (size_t i = 0; i < samples.sources.size(); ++i) {
+    const auto& v = samples.verdicts[i];
+    out << "  #" << i << " " << samples.sources[i] << ": "
+        << (!v ? std::string("not checked")
+               : v->invalid ? "INVALID (" + v->invalid_reason + ")"
+               : v->signature.fails() ? "FAIL (" + std::string(to_string(v->signature.kind)) + ")" : std::string("PASS"))
+        << "\n";
+  }
+}
+
+std::variant<SampleOracles, int> open_oracle(const po::variables_map& vm, const std::string& model_path, Model& model,
+                                             SampleUse use, std::stop_token stop) {
+  auto samples = load_and_create_oracles(vm, model_path, model, use, stop);
   if (stop.stop_requested()) return interrupted();
-  if (!oracle) {
-    std::cerr << "error: " << oracle.error().message() << "\n";
+  if (!samples) {
+    std::cerr << "error: " << samples.error().message() << "\n";
     return kExitUsage;
   }
-  print_oracle_header(model_path, model, **oracle, std::cout);
-  return std::move(*oracle);
+  print_oracle_header(model_path, model, samples->main(), std::cout);
+  print_samples(*samples, std::cout);
+  return std::move(*samples);
 }
 
 }  // namespace reduce::cli

@@ -6,9 +6,12 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <ostream>
 #include <stop_token>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "core/model.h"
 #include "oracle/oracle.h"
@@ -40,17 +43,44 @@ Status check_fp32_nodes_of(const std::string& spec, const Model& model, const st
 
 Expected<OracleOptions> oracle_options_from(const boost::program_options::variables_map& vm);
 
-// Loads the model (with --input-shape applied), prepares inputs and creates the oracle. The model
-// is stored in `model` (which must outlive the oracle). Errors are one line. When `stop` is
-// requested after loading, the reference does not run (an error; the caller reports the stop).
-Expected<std::unique_ptr<Oracle>> load_and_create_oracle(const boost::program_options::variables_map& vm,
-                                                         const std::filesystem::path& model_path, Model& model,
-                                                         std::stop_token stop = {});
+// How a command uses several input samples (--inputs given more than once, or a folder of samples).
+enum class SampleUse {
+  FirstFailing,  // checks samples in order up to the first that fails; goes on with that one (reduce, compare)
+  CheckAll,      // checks every sample; goes on with the first that fails (check)
+  KeepAll,       // checks every sample and keeps an oracle on each (precision: every sample must pass)
+};
 
-// The opening of `check` and `compare`: load_and_create_oracle, then the header on stdout. Either
-// the oracle, or the exit code after saying why on stderr (2 bad input, 130 interrupted).
-std::variant<std::unique_ptr<Oracle>, int> open_oracle(const boost::program_options::variables_map& vm,
-                                                       const std::string& model_path, Model& model,
-                                                       std::stop_token stop);
+// The oracles of a model on its input samples: one per sample, each with the reference values
+// recorded on that sample. With a single sample nothing is checked here (the command does it).
+struct SampleOracles {
+  std::vector<std::unique_ptr<Oracle>> oracles;  // per sample; null where not kept
+  std::vector<std::string> sources;              // per sample: the file or folder, or "seed N"
+  std::vector<std::optional<Verdict>> verdicts;  // per sample: the model's verdict, when checked here
+  size_t chosen = 0;                             // the sample the command goes on with
+
+  Oracle& main() const { return *oracles[chosen]; }
+  // Every kept oracle, the chosen one first.
+  std::vector<Oracle*> kept() const;
+  // The samples whose verdict is a failure.
+  std::vector<size_t> failing() const;
+};
+
+// Loads the model (with --input-shape applied), prepares the input samples and creates the oracles
+// (`use`). The model is stored in `model` (which must outlive the oracles). Errors are one line.
+// When `stop` is requested, no further reference or engine run starts (an error; the caller
+// reports the stop).
+Expected<SampleOracles> load_and_create_oracles(const boost::program_options::variables_map& vm,
+                                                const std::filesystem::path& model_path, Model& model,
+                                                SampleUse use, std::stop_token stop = {});
+
+// Prints one line per sample (when there are several): its verdict, or that it was not checked.
+void print_samples(const SampleOracles& samples, std::ostream& out);
+
+// The opening of `check`, `compare` and `precision`: load_and_create_oracles, then the header (and
+// the samples) on stdout. Either the oracles, or the exit code after saying why on stderr (2 bad
+// input, 130 interrupted).
+std::variant<SampleOracles, int> open_oracle(const boost::program_options::variables_map& vm,
+                                             const std::string& model_path, Model& model, SampleUse use,
+                                             std::stop_token stop);
 
 }  // namespace reduce::cli

@@ -77,7 +77,8 @@ po::options_description precision_options() {
 void print_fp32_set(const PrecisionOutcome& out) {
   std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
             << (out.one_minimal ? " (1-minimal)" : "") << (out.strategy != "default" ? " (" + out.strategy + ")" : "")
-            << ", " << out.checks << " sets checked:\n";
+            << ", " << out.checks << " sets checked"
+            << (out.samples > 1 ? ", passes on all " + std::to_string(out.samples) + " samples" : std::string()) << ":\n";
   for (const auto& p : out.pinned) std::cout << "  " << p.name << " (" << p.op_type << ")\n";
   std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
 }
@@ -117,18 +118,18 @@ std::string outcome_line(const PrecisionOutcome& out) {
 
 // The set at each tolerance, loose to tight. Exit 0 when some tolerance found a set; otherwise the
 // exit code of the tightest tolerance's outcome.
-int run_sweep(Oracle& oracle, const PrecisionOptions& options, const std::vector<double>& sweep, const std::string& out_dir,
+int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& options, const std::vector<double>& sweep, const std::string& out_dir,
               const std::string& command, std::stop_token stop) {
   nlohmann::json rows = nlohmann::json::array();
   std::optional<PrecisionOutcome> tightest_found;
   int code = kExitOk;
   for (double t : sweep) {
-    Tolerance tolerance = oracle.options().tolerance;
+    Tolerance tolerance = samples[0]->options().tolerance;
     tolerance.atol = tolerance.rtol = t;
-    oracle.set_tolerance(tolerance);
+    for (Oracle* oracle : samples) oracle->set_tolerance(tolerance);
     PrecisionOptions quiet = options;
     quiet.log = nullptr;
-    auto found = find_fp32_nodes(oracle, quiet, stop);
+    auto found = find_fp32_nodes(samples, quiet, stop);
     if (!found) {
       std::cerr << "error: " << found.error().message() << "\n";
       return kExitUsage;
@@ -152,7 +153,7 @@ int run_sweep(Oracle& oracle, const PrecisionOptions& options, const std::vector
     std::filesystem::create_directories(out_dir, ec);
     Status written = ec ? Status(Error{out_dir, "cannot create folder: " + ec.message()}) : Status{};
     if (written.ok()) written = write_file_atomic(std::filesystem::path(out_dir) / "sweep.json", rows.dump(2) + "\n");
-    if (written.ok() && tightest_found) written = write_precision_bundle(out_dir, oracle, *tightest_found, command);
+    if (written.ok() && tightest_found) written = write_precision_bundle(out_dir, *samples[0], *tightest_found, command);
     if (!written.ok()) {
       std::cerr << "error: " << written.error().message() << "\n";
       return kExitUsage;
@@ -192,9 +193,12 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
     return kExitUsage;
   }
   Model model;
-  auto opened = open_oracle(vm, model_path, model, stop);
+  auto opened = open_oracle(vm, model_path, model, SampleUse::KeepAll, stop);
   if (const int* code = std::get_if<int>(&opened)) return *code;
-  Oracle& oracle = *std::get<std::unique_ptr<Oracle>>(opened);
+  const SampleOracles& opened_samples = std::get<SampleOracles>(opened);
+  Oracle& oracle = opened_samples.main();
+  std::vector<Oracle*> samples;  // in sample order
+  for (const auto& o : opened_samples.oracles) samples.push_back(o.get());
   // A set names nodes: unnamed ones get names (the bundle's reports use them).
   if (const size_t named = name_unnamed_nodes(model))
     std::cout << "named " << named << " unnamed nodes node_K (engines see these names)\n";
@@ -205,8 +209,8 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   po_.strategy = strategy;
   po_.from_outputs = direction == "reverse";
   po_.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
-  if (!sweep.empty()) return run_sweep(oracle, po_, sweep, out_dir, command_line(args), stop);
-  auto found = find_fp32_nodes(oracle, po_, stop);
+  if (!sweep.empty()) return run_sweep(samples, po_, sweep, out_dir, command_line(args), stop);
+  auto found = find_fp32_nodes(samples, po_, stop);
   if (!found) {
     std::cerr << "error: " << model_path << ": " << found.error().message() << "\n";
     return kExitUsage;

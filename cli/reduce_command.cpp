@@ -55,15 +55,19 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
 int run_reduction(const ReduceArguments& args, std::stop_token stop) {
   const SessionOptions& s = args.session;
   Model model;
-  auto oracle = load_and_create_oracle(args.vm, s.model_path, model, stop);
+  auto samples = load_and_create_oracles(args.vm, s.model_path, model, SampleUse::FirstFailing, stop);
   if (stop.stop_requested()) return interrupted("; nothing written");
-  if (!oracle) {
-    std::cerr << "error: " << oracle.error().message() << "\n";
+  if (!samples) {
+    std::cerr << "error: " << samples.error().message() << "\n";
     return kExitUsage;
   }
-  print_start(s, model, **oracle);
-  SessionOutcome o = run_session(**oracle, model, s, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
-  return print_outcome(o, s, **oracle);
+  Oracle& oracle = samples->main();
+  print_start(s, model, oracle);
+  print_samples(*samples, std::cerr);
+  SessionOptions with_samples = s;
+  with_samples.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
+  SessionOutcome o = run_session(oracle, model, with_samples, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
+  return print_outcome(o, s, oracle);
 }
 
 }  // namespace

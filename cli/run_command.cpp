@@ -135,13 +135,22 @@ Expected<RunRequest> run_request_from(const po::variables_map& vm) {
   return r;
 }
 
-// The model with its inputs (given or seeded), the inputs saved when asked.
-Expected<std::pair<Model, std::vector<NamedTensor>>> load_with_inputs(const po::variables_map& vm, const RunRequest& r) {
+// Where sample `k` of `count` is saved under a --save-* folder: the folder itself for one sample,
+// else its test_data_set_K (the ONNX test data layout, which --inputs reads back as samples).
+fs::path sample_folder(const std::string& dir, size_t k, size_t count) {
+  return count == 1 ? fs::path(dir) : fs::path(dir) / ("test_data_set_" + std::to_string(k));
+}
+
+// The model with its input samples (given or seeded), the inputs saved when asked.
+Expected<std::pair<Model, std::vector<InputSample>>> load_with_inputs(const po::variables_map& vm, const RunRequest& r) {
   REDUCE_ASSIGN(Model model, load_model(r.model_path));
   REDUCE_TRY(check_fp32_nodes_of(r.spec, model, r.model_path.string()));
-  REDUCE_ASSIGN(std::vector<NamedTensor> inputs, prepare_inputs(vm, model, r.model_path));
-  if (vm.count("save-inputs")) REDUCE_TRY(save_tensors(vm["save-inputs"].as<std::string>(), "input", inputs, r.format));
-  return std::pair{std::move(model), std::move(inputs)};
+  REDUCE_ASSIGN(std::vector<InputSample> samples, prepare_input_samples(vm, model, r.model_path));
+  if (vm.count("save-inputs"))
+    for (size_t k = 0; k < samples.size(); ++k)
+      REDUCE_TRY(save_tensors(sample_folder(vm["save-inputs"].as<std::string>(), k, samples.size()), "input",
+                              samples[k].inputs, r.format));
+  return std::pair{std::move(model), std::move(samples)};
 }
 
 int usage_error(const Error& error) {
@@ -163,31 +172,36 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
   auto loaded = load_with_inputs(vm, *request);
   if (cancel.requested()) return interrupted();
   if (!loaded) return usage_error(loaded.error());
-  const auto& [model, inputs] = *loaded;
+  const auto& [model, samples] = *loaded;
   const std::string where = request->model_path.string();
   auto prepared = request->engine->prepare(model);
   if (!prepared) {
     std::cerr << "error: " << prepared.error().at(where).message() << "\n";
     return kExitFailure;
   }
-  TensorMap feed;
-  for (const auto& t : inputs) feed[t.name] = t.tensor;
   RunOptions run_options;
   run_options.cancel = cancel.flag();
   if (vm.count("outputs")) run_options.outputs = vm["outputs"].as<std::vector<std::string>>();
   if (run_options.outputs.empty())
     for (const auto& vi : model.graph.outputs) run_options.outputs.push_back(vi.name);
-  std::vector<double> seconds;
-  Expected<TensorMap> result = timed_runs(**prepared, feed, run_options, request->repeat, seconds);
-  if (cancel.requested()) return interrupted();
-  if (!result) {
-    std::cerr << "error: " << result.error().at(where).message() << "\n";
-    return kExitFailure;
+  for (size_t k = 0; k < samples.size(); ++k) {
+    if (samples.size() > 1) std::cout << (k ? "\n" : "") << "sample #" << k << ": " << samples[k].source << "\n";
+    TensorMap feed;
+    for (const auto& t : samples[k].inputs) feed[t.name] = t.tensor;
+    std::vector<double> seconds;
+    Expected<TensorMap> result = timed_runs(**prepared, feed, run_options, request->repeat, seconds);
+    if (cancel.requested()) return interrupted();
+    if (!result) {
+      std::cerr << "error: " << result.error().at(samples.size() > 1 ? samples[k].source : where).message() << "\n";
+      return kExitFailure;
+    }
+    const std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, request->spec, seconds);
+    if (vm.count("save-outputs"))
+      if (Status s = save_tensors(sample_folder(vm["save-outputs"].as<std::string>(), k, samples.size()), "output",
+                                  outputs, request->format);
+          !s.ok())
+        return usage_error(s.error());
   }
-  const std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, request->spec, seconds);
-  if (vm.count("save-outputs"))
-    if (Status s = save_tensors(vm["save-outputs"].as<std::string>(), "output", outputs, request->format); !s.ok())
-      return usage_error(s.error());
   return kExitOk;
 }
 

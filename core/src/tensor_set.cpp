@@ -52,7 +52,80 @@ Expected<std::vector<NamedTensor>> read_folder(const fs::path& dir, std::string_
   return out;  // empty is valid: a model without runtime inputs is fed an empty folder
 }
 
+// N of "test_data_set_N", or -1.
+long test_data_set_index(const std::string& name) {
+  const std::string head = "test_data_set_";
+  if (name.size() <= head.size() || name.compare(0, head.size(), head) != 0) return -1;
+  long k = -1;
+  auto [p, ec] = std::from_chars(name.data() + head.size(), name.data() + name.size(), k);
+  return ec == std::errc() && p == name.data() + name.size() ? k : -1;
+}
+
+// numpy has no bfloat16: .npy files and ONNX test data written by it store bfloat16 values as
+// uint16. Such a tensor given for a bfloat16 input is read as the bfloat16 bits it holds.
+void read_uint16_as_bfloat16(NamedTensor& t, const ValueInfo& declared) {
+  if (t.tensor.dtype() != DType::UInt16 || declared.type.elem_type != static_cast<int32_t>(DType::BFloat16)) return;
+  if (auto bf = Tensor::copy_of(DType::BFloat16, t.tensor.shape(), t.tensor.bytes())) t.tensor = std::move(*bf);
+}
+
+// Why a tensor cannot be bound to an input declared as `declared` ("" when it can): another
+// element type, rank, or static dimension. Symbolic and unknown dimensions take any size.
+std::string type_mismatch(const NamedTensor& t, const ValueInfo& declared) {
+  const ValueType& type = declared.type;
+  if (!type.is_tensor()) return "";
+  const bool dtype_differs = type.elem_type != 0 && type.elem_type != static_cast<int32_t>(t.tensor.dtype());
+  bool shape_differs = type.has_shape && type.dims.size() != t.tensor.shape().size();
+  for (size_t d = 0; !shape_differs && type.has_shape && d < type.dims.size(); ++d)
+    shape_differs = type.dims[d].is_static() && type.dims[d].value != t.tensor.shape()[d];
+  if (!dtype_differs && !shape_differs) return "";
+  return "input '" + declared.name + "' is " + std::string(dtype_name(t.tensor.dtype())) +
+         shape_to_string(t.tensor.shape()) + " but the model declares " + type.to_string();
+}
+
 }  // namespace
+
+Expected<std::vector<TensorSample>> read_tensor_samples(const fs::path& path, std::string_view prefix) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    REDUCE_ASSIGN(auto tensors, read_tensor_set(path, prefix));
+    return std::vector<TensorSample>{{path.string(), std::move(tensors)}};
+  }
+  std::vector<std::pair<long, fs::path>> sets;
+  std::vector<fs::path> archives;
+  bool other_tensor_files = false;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::error_code kind;
+    if (long k = test_data_set_index(name); k >= 0 && entry.is_directory(kind)) sets.emplace_back(k, entry.path());
+    else if (entry.path().extension() == ".npz") archives.push_back(entry.path());
+    else if (entry.path().extension() == ".npy" || entry.path().extension() == ".pb") other_tensor_files = true;
+    if (sets.size() + archives.size() > kMaxTensorSamples)
+      return Error{path.string(), "more than " + std::to_string(kMaxTensorSamples) + " input samples"};
+  }
+  if (ec) return Error{path.string(), "cannot list folder: " + ec.message()};
+  std::vector<fs::path> samples;
+  if (!sets.empty()) {
+    std::sort(sets.begin(), sets.end());
+    for (size_t i = 0; i < sets.size(); ++i) {
+      if (sets[i].first != static_cast<long>(i))
+        return Error{path.string(), "missing test_data_set_" + std::to_string(i)};
+      samples.push_back(sets[i].second);
+    }
+  } else if (!archives.empty() && !other_tensor_files) {
+    std::sort(archives.begin(), archives.end());
+    samples = archives;
+  }
+  if (samples.empty()) {  // one sample: the folder itself
+    REDUCE_ASSIGN(auto tensors, read_tensor_set(path, prefix));
+    return std::vector<TensorSample>{{path.string(), std::move(tensors)}};
+  }
+  std::vector<TensorSample> out;
+  for (const auto& p : samples) {
+    REDUCE_ASSIGN(auto tensors, read_tensor_set(p, prefix));
+    out.push_back({p.string(), std::move(tensors)});
+  }
+  return out;
+}
 
 Expected<std::vector<NamedTensor>> read_tensor_set(const fs::path& path, std::string_view prefix) {
   std::error_code ec;
@@ -90,6 +163,12 @@ Expected<std::vector<NamedTensor>> bind_inputs(const Graph& graph, std::vector<N
     std::set<std::string> seen;
     for (const auto& t : tensors)
       if (!seen.insert(t.name).second) return Error{source, "input '" + t.name + "' is given twice"};
+    for (auto& t : tensors)
+      for (const ValueInfo& vi : graph.inputs)
+        if (vi.name == t.name) {
+          read_uint16_as_bfloat16(t, vi);
+          if (std::string why = type_mismatch(t, vi); !why.empty()) return Error{source, why};
+        }
     return tensors;
   }
   // Positional: only when no tensor names a value the model does not have.
@@ -99,7 +178,11 @@ Expected<std::vector<NamedTensor>> bind_inputs(const Graph& graph, std::vector<N
   if (tensors.size() > inputs.size())
     return Error{source, std::to_string(tensors.size()) + " tensors for " + std::to_string(inputs.size()) +
                                   " model inputs"};
-  for (size_t i = 0; i < tensors.size(); ++i) tensors[i].name = inputs[i]->name;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    tensors[i].name = inputs[i]->name;
+    read_uint16_as_bfloat16(tensors[i], *inputs[i]);
+    if (std::string why = type_mismatch(tensors[i], *inputs[i]); !why.empty()) return Error{source, why};
+  }
   return tensors;
 }
 

@@ -23,27 +23,38 @@ inline constexpr uint64_t kDefaultSeed = 1;
 using BuildFn = void (*)(GraphBuilder& b, size_t target, Random& rng);
 
 struct Family {
-  std::string_view fault;        // the --faults name: a fault of the catalog, or "fp16-overflow"
+  // The --faults name: a fault of the catalog, or "fp16-overflow"; for precision families the
+  // --precision name.
+  std::string_view fault;
   std::string_view stem;         // file names are <stem>_<size>.onnx
   std::string engine;            // the engine spec on which the models fail
   std::string_view kind;         // mismatch, nonfinite or error
   BuildFn build;
   std::string_view description;
+  bool precision = false;  // a precision family (precision.def): its ground truth is the FP32 set
 };
 
 // Every family, in the order of families.def.
 std::span<const Family> families();
 const Family* find_family(std::string_view fault);
 
+// The precision families (precision.def): models that fail in FP16 and pass with a known set of
+// nodes kept in FP32, the only 1-minimal one (`reduce precision`'s ground truth).
+std::span<const Family> precision_families();
+const Family* find_precision_family(std::string_view name);
+
 struct GeneratedModel {
   std::string file_name;
   const Family* family = nullptr;
   Model model;
   std::vector<size_t> minimal_nodes;  // the ground-truth reproducer, ascending node indices
+  std::vector<size_t> fp32_nodes;     // the ground-truth set to keep in FP32, ascending (precision families)
   size_t nodes = 0;                   // count_nodes(model.graph)
 
   // The reproducer's op multiset, "Op:count" comma-separated, sorted by op name.
   std::string minimal_ops() const;
+  // The names of the fp32 nodes, comma-separated, in node order.
+  std::string fp32_node_names() const;
 };
 
 GeneratedModel generate(const Family& family, size_t size, uint64_t seed);
@@ -59,8 +70,14 @@ Value bury(GraphBuilder& b, Value stream, size_t target, size_t trigger_nodes, G
 std::string manifest_header();
 std::string manifest_line(const GeneratedModel& model);
 
-// Writes OUT_DIR/<name>.onnx for every family and size, and OUT_DIR/manifest.tsv.
+// The precision manifest: a header line, then one tab-separated line per model
+// (model, engine, kind, fp32_nodes, nodes, description).
+std::string precision_manifest_header();
+std::string precision_manifest_line(const GeneratedModel& model);
+
+// Writes OUT_DIR/<name>.onnx for every family and size, and OUT_DIR/manifest.tsv (when `chosen` is
+// not empty); the same for `precision` into OUT_DIR/precision_manifest.tsv.
 Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family* const> chosen,
-                    std::span<const size_t> sizes, uint64_t seed);
+                    std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision = {});
 
 }  // namespace reduce::corpus

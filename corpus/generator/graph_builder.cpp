@@ -112,6 +112,11 @@ void GraphBuilder::mark_minimal() {
   minimal_.push_back(model_.graph.nodes.size() - 1);
 }
 
+void GraphBuilder::mark_fp32() {
+  assert(!model_.graph.nodes.empty());
+  fp32_.push_back(model_.graph.nodes.size() - 1);
+}
+
 Model GraphBuilder::finish(std::string doc_string) {
   model_.doc_string = std::move(doc_string);
   return std::move(model_);

@@ -46,9 +46,13 @@ class GraphBuilder {
              std::vector<Attribute> attributes = {});
   // Marks the node just appended as part of the ground-truth minimal reproducer.
   void mark_minimal();
+  // Marks the node just appended as part of the ground-truth set of nodes to keep in FP32 (precision
+  // families: the one 1-minimal set with which the model passes in FP16).
+  void mark_fp32();
 
   size_t node_count() const { return model_.graph.nodes.size(); }
   const std::vector<size_t>& minimal_nodes() const { return minimal_; }
+  const std::vector<size_t>& fp32_nodes() const { return fp32_; }
   Model finish(std::string doc_string);
 
  private:
@@ -56,6 +60,7 @@ class GraphBuilder {
 
   Model model_;
   std::vector<size_t> minimal_;
+  std::vector<size_t> fp32_;
   size_t block_ = 0;
   size_t counter_ = 0;
 };

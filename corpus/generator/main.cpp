@@ -1,5 +1,5 @@
 // reduce-corpus: writes the failing corpus models and their manifest.
-//   reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all]
+//   reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] [--precision a,b|all]
 #include <charconv>
 #include <iostream>
 #include <string>
@@ -31,8 +31,11 @@ bool parse_number(std::string_view s, T& out) {
 
 int usage(const std::string& problem) {
   if (!problem.empty()) std::cerr << "error: " << problem << "\n";
-  std::cerr << "usage: reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all]\nfaults:";
+  std::cerr << "usage: reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] "
+               "[--precision a,b|all]\nfaults:";
   for (const auto& f : reduce::corpus::families()) std::cerr << " " << f.fault;
+  std::cerr << "\nprecision families (precision_manifest.tsv; without --faults, only these are written):";
+  for (const auto& f : reduce::corpus::precision_families()) std::cerr << " " << f.fault;
   std::cerr << "\n";
   return 2;
 }
@@ -43,8 +46,9 @@ int main(int argc, char** argv) {
   std::string out_dir;
   uint64_t seed = reduce::corpus::kDefaultSeed;
   std::vector<size_t> sizes{10, 100, 1000, 10000};
-  std::vector<const Family*> chosen;
+  std::vector<const Family*> chosen, precision;
   for (const auto& f : reduce::corpus::families()) chosen.push_back(&f);
+  bool faults_given = false, precision_given = false;
 
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -64,6 +68,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--faults") {
       if (!has_value) return usage("--faults needs a list of faults or 'all'");
       const std::string_view list = argv[++i];
+      faults_given = true;
       if (list != "all") {
         chosen.clear();
         for (auto part : split(list)) {
@@ -72,6 +77,19 @@ int main(int argc, char** argv) {
           chosen.push_back(f);
         }
       }
+    } else if (arg == "--precision") {
+      if (!has_value) return usage("--precision needs a list of precision families or 'all'");
+      const std::string_view list = argv[++i];
+      precision_given = true;
+      precision.clear();
+      if (list == "all")
+        for (const auto& f : reduce::corpus::precision_families()) precision.push_back(&f);
+      else
+        for (auto part : split(list)) {
+          const Family* f = reduce::corpus::find_precision_family(part);
+          if (!f) return usage("unknown precision family '" + std::string(part) + "'");
+          precision.push_back(f);
+        }
     } else if (!arg.empty() && arg[0] == '-') {
       return usage("unknown option '" + std::string(arg) + "'");
     } else if (out_dir.empty()) {
@@ -82,7 +100,8 @@ int main(int argc, char** argv) {
   }
   if (out_dir.empty()) return usage("missing OUT_DIR");
 
-  if (auto status = reduce::corpus::write_corpus(out_dir, chosen, sizes, seed); !status) {
+  if (precision_given && !faults_given) chosen.clear();
+  if (auto status = reduce::corpus::write_corpus(out_dir, chosen, sizes, seed, precision); !status) {
     std::cerr << "error: " << status.error().message() << "\n";
     return 1;
   }

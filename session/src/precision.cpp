@@ -25,19 +25,33 @@ Fp32Nodes names_of(const Graph& g, const std::vector<size_t>& nodes, const std::
   return out;
 }
 
-// A candidate's nodes are the set kept in FP32; it is interesting when the model then passes.
+// The model with `set` in FP32 on every sample, the first (the one it fails on) first: the first
+// verdict that fails, is invalid or was cancelled, else the first sample's (a pass).
+Verdict check_pinned(const std::vector<Oracle*>& samples, const Fp32Nodes& set, const std::atomic<bool>* cancel) {
+  Verdict first;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    Verdict v = samples[i]->evaluate_pinned(set, cancel);
+    if (v.cancelled || v.invalid || v.signature.fails()) return v;
+    if (i == 0) first = std::move(v);
+  }
+  return first;
+}
+
+// A candidate's nodes are the set kept in FP32; it is interesting when the model then passes on
+// every sample.
 class PinnedSetTest : public CandidateTest {
  public:
-  PinnedSetTest(Oracle& oracle, std::vector<bool> pinnable) : oracle_(oracle), pinnable_(std::move(pinnable)) {}
+  PinnedSetTest(const std::vector<Oracle*>& samples, std::vector<bool> pinnable)
+      : samples_(samples), pinnable_(std::move(pinnable)) {}
   TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
-    const Verdict v = oracle_.evaluate_pinned(names_of(oracle_.model().graph, c.nodes, pinnable_), &cancel);
+    const Verdict v = check_pinned(samples_, names_of(samples_[0]->model().graph, c.nodes, pinnable_), &cancel);
     if (v.cancelled) return {TestOutcome::Cancelled, false, {}};
     if (v.invalid) return {TestOutcome::Invalid, false, {}};
     return {v.signature.fails() ? TestOutcome::Uninteresting : TestOutcome::Interesting, false, {}};
   }
 
  private:
-  Oracle& oracle_;
+  const std::vector<Oracle*>& samples_;
   std::vector<bool> pinnable_;
 };
 
@@ -109,21 +123,32 @@ namespace {
 
 // The two checks before the search: the model fails as it is and passes with every candidate in
 // FP32. False when that already decides the outcome (stopped, does not fail, fails even in FP32).
-Expected<bool> worth_searching(Oracle& oracle, const std::vector<size_t>& candidates, const std::vector<bool>& pinnable,
-                               std::atomic<bool>& cancelled, PrecisionOutcome& out) {
-  const Graph& g = oracle.model().graph;
-  out.before = oracle.evaluate(Candidate::whole(g), &cancelled);
-  if (out.before.cancelled || cancelled) {
-    out.stopped = true;
-    return false;
+// The model is checked on the samples in order up to the first it fails on, which moves to the
+// front of `samples` (the search checks it first; the ranking uses it).
+Expected<bool> worth_searching(std::vector<Oracle*>& samples, const std::vector<size_t>& candidates,
+                               const std::vector<bool>& pinnable, std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+  const Graph& g = samples[0]->model().graph;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    Verdict v = samples[i]->evaluate(Candidate::whole(g), &cancelled);
+    if (v.cancelled || cancelled) {
+      out.stopped = true;
+      return false;
+    }
+    if (v.invalid) return make_error("the model cannot be checked: " + v.invalid_reason);
+    if (i == 0 || v.signature.fails()) out.before = std::move(v);
+    if (out.before.signature.fails()) {
+      out.failing_sample = i;
+      std::rotate(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(i), samples.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      break;
+    }
   }
-  if (out.before.invalid) return make_error("the model cannot be checked: " + out.before.invalid_reason);
   if (!out.before.signature.fails()) {
     out.kind = PrecisionOutcome::Kind::DoesNotFail;
     return false;
   }
+  Oracle& oracle = *samples[0];
   oracle.set_target(out.before.signature);
-  out.after = oracle.evaluate_pinned(names_of(g, candidates, pinnable), &cancelled);
+  out.after = check_pinned(samples, names_of(g, candidates, pinnable), &cancelled);
   if (out.after.cancelled || cancelled) {
     out.stopped = true;
     return false;
@@ -138,8 +163,10 @@ Expected<bool> worth_searching(Oracle& oracle, const std::vector<size_t>& candid
 
 // The reducer's precision strategy over the candidates (ranked by the error each adds alone); the
 // set it ends with, in topological order, and the model's check with that set in FP32.
-Status search_fp32_set(Oracle& oracle, const PrecisionOptions& options, const std::vector<size_t>& candidates,
-                       const std::vector<bool>& pinnable, std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+Status search_fp32_set(const std::vector<Oracle*>& samples, const PrecisionOptions& options,
+                       const std::vector<size_t>& candidates, const std::vector<bool>& pinnable,
+                       std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+  Oracle& oracle = *samples[0];
   const Graph& g = oracle.model().graph;
   std::map<size_t, double> local_error;
   ReduceOptions ro;
@@ -150,7 +177,7 @@ Status search_fp32_set(Oracle& oracle, const PrecisionOptions& options, const st
   ro.start->nodes = candidates;
   ro.stop = &cancelled;
   ro.log = options.log;
-  PinnedSetTest test(oracle, pinnable);
+  PinnedSetTest test(samples, pinnable);
   REDUCE_ASSIGN(ReduceResult r, reduce_model(oracle.model(), test, ro));
   for (size_t n : oracle.extractor().index().topological_order())
     if (pinnable[n] && std::binary_search(r.best.nodes.begin(), r.best.nodes.end(), n)) {
@@ -163,14 +190,16 @@ Status search_fp32_set(Oracle& oracle, const PrecisionOptions& options, const st
   out.seconds = r.seconds;
   std::vector<size_t> set;
   for (const auto& p : out.pinned) set.push_back(p.node);
-  out.after = oracle.evaluate_pinned(names_of(g, set, pinnable), &cancelled);
+  out.after = check_pinned(samples, names_of(g, set, pinnable), &cancelled);
   return {};
 }
 
 // Polygraphy's `debug precision`: keeps the first K float nodes of the topological order (or the
 // last K) in FP32 and searches K, by bisection (assumes more nodes in FP32 never fails again) or
 // one node more per check. The model fails at K = 0 and passes at K = all (checked before).
-Status search_fp32_prefix(Oracle& oracle, const PrecisionOptions& options, const std::vector<bool>& pinnable, std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+Status search_fp32_prefix(const std::vector<Oracle*>& samples, const PrecisionOptions& options,
+                          const std::vector<bool>& pinnable, std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+  Oracle& oracle = *samples[0];
   const Graph& g = oracle.model().graph;
   std::vector<size_t> order;
   for (size_t n : oracle.extractor().index().topological_order())
@@ -182,7 +211,7 @@ Status search_fp32_prefix(Oracle& oracle, const PrecisionOptions& options, const
   const auto start = std::chrono::steady_clock::now();
   // One set: true when the model passes with it; nullopt when stopped.
   auto passes = [&](size_t k) -> Expected<std::optional<bool>> {
-    const Verdict v = oracle.evaluate_pinned(names_of(g, first(k), pinnable), &cancelled);
+    const Verdict v = check_pinned(samples, names_of(g, first(k), pinnable), &cancelled);
     if (v.cancelled || cancelled) return std::optional<bool>{};
     if (v.invalid) return make_error("the model with " + std::to_string(k) + " nodes in FP32 cannot be checked: " + v.invalid_reason);
     ++out.checks;
@@ -213,7 +242,10 @@ Status search_fp32_prefix(Oracle& oracle, const PrecisionOptions& options, const
 
 }  // namespace
 
-Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOptions& options, std::stop_token stop) {
+Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const PrecisionOptions& options,
+                                           std::stop_token stop) {
+  if (samples.empty()) return make_error("no input sample");
+  Oracle& oracle = *samples[0];
   if (std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), options.strategy) ==
       std::end(kPrecisionStrategies))
     return make_error("unknown precision strategy '" + options.strategy + "'");
@@ -235,12 +267,13 @@ Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOption
   std::stop_callback on_stop(stop, [&] { cancelled = true; });
   PrecisionOutcome out;
   out.candidates = candidates.size();
-  REDUCE_ASSIGN(const bool search, worth_searching(oracle, candidates, pinnable, cancelled, out));
+  out.samples = samples.size();
+  REDUCE_ASSIGN(const bool search, worth_searching(samples, candidates, pinnable, cancelled, out));
   out.strategy = options.strategy + (options.strategy != "default" && options.from_outputs ? " reverse" : "");
   if (search && options.strategy == "default")
-    REDUCE_TRY(search_fp32_set(oracle, options, candidates, pinnable, cancelled, out));
+    REDUCE_TRY(search_fp32_set(samples, options, candidates, pinnable, cancelled, out));
   else if (search)
-    REDUCE_TRY(search_fp32_prefix(oracle, options, pinnable, cancelled, out));
+    REDUCE_TRY(search_fp32_prefix(samples, options, pinnable, cancelled, out));
   return out;
 }
 

@@ -65,6 +65,8 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   j["engine"] = oracle.options().engine;
   j["outcome"] = kind_name(out.kind);
   j["candidates"] = out.candidates;
+  j["samples"] = out.samples;
+  j["failing_sample"] = out.failing_sample;
   j["checks"] = out.checks;
   j["strategy"] = out.strategy;
   j["one_minimal"] = out.one_minimal;
@@ -81,7 +83,9 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   std::ostringstream md;
   md << "# Nodes to keep in FP32\n\n"
      << "Engine `" << oracle.options().engine << "`: the model fails as it is (" << out.before.signature.to_string()
+     << (out.samples > 1 ? " on input sample #" + std::to_string(out.failing_sample) : std::string())
      << ") and passes with these " << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
+     << (out.samples > 1 ? " on every one of its " + std::to_string(out.samples) + " input samples" : std::string())
      << (out.one_minimal ? " (1-minimal: without any one of them it fails again)" : "")
      << (out.stopped ? " (stopped early: the best set so far, not minimal)" : "")
      << (out.strategy != "default" ? " (found by the baseline `" + out.strategy + "`, a prefix or suffix of the topological order, not minimized)" : "")

@@ -55,6 +55,8 @@ std::string report_json(const ReductionReport& r) {
   Json j;
   j["original"] = original_json(r);
   j["reduced"] = reduced_json(r);
+  j["input_samples"] = {{"count", r.samples.count}, {"used", r.samples.used}, {"source", r.samples.source},
+                        {"failing", r.samples.failing}};
   j["failure"] = failure_json(r);
   j["engine"] = r.engine;
   j["reference"] = r.reference;

@@ -38,6 +38,12 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
      << to_string(r.tolerance.stat) << ")\n\n"
      << "**Environment:** " << r.environment << "\n\n";
+  if (r.samples.count > 1) {
+    md << "**Input samples:** " << r.samples.count << "; reduced on #" << r.samples.used << " (`" << r.samples.source
+       << "`), the first the original fails on";
+    if (r.samples.failing.size() > 1) md << " (it fails on " << r.samples.failing.size() << " of those checked)";
+    md << ".\n\n";
+  }
 }
 
 void write_search(const ReductionReport& r, std::ostream& md) {

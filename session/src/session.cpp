@@ -126,6 +126,7 @@ SessionOutcome Session::run() {
 ReductionReport Session::search_report(const ReduceResult& result, uint64_t engine_runs) const {
   ReductionReport r;
   r.model_path = options_.model_path.string();
+  r.samples = options_.samples;
   r.command = options_.command_line;
   r.strategy = options_.reduce.strategy;
   r.jobs = options_.reduce.jobs;

@@ -17,9 +17,28 @@ namespace reduce {
 // Unnamed .pb tensors keep an empty name and are bound by position.
 Expected<std::vector<NamedTensor>> read_tensor_set(const std::filesystem::path& path, std::string_view prefix = "input");
 
+// One input sample: the tensors of one run and where they were read from.
+struct TensorSample {
+  std::string source;  // the file or folder
+  std::vector<NamedTensor> tensors;
+};
+
+// At most this many samples are read from one path (each is a run of the model per check).
+inline constexpr size_t kMaxTensorSamples = 1000;
+
+// The samples at `path`:
+// - a folder holding `test_data_set_N` folders (ONNX test data): one sample per folder, by N;
+// - a folder holding `.npz` archives and no other tensor file: one sample per archive, by name;
+// - anything else read_tensor_set reads: one sample.
+// Errors name the file or folder (an empty folder of samples, a missing `test_data_set_N`, too many).
+Expected<std::vector<TensorSample>> read_tensor_samples(const std::filesystem::path& path,
+                                                        std::string_view prefix = "input");
+
 // Binds tensors to the graph's inputs that have no initializer (the ones a run must be given):
-// by name when every tensor has a name, otherwise by position. Unknown names, duplicates and
-// too many tensors are errors naming `source`. Inputs left unbound are simply absent.
+// by name when every tensor has a name, otherwise by position. Unknown names, duplicates, too many
+// tensors, and a tensor whose element type or static dimensions differ from the input's declared
+// type are errors naming `source`. Inputs left unbound are simply absent. A uint16 tensor given
+// for a bfloat16 input is taken as its bits (numpy, and ONNX test data written by it, have no bfloat16).
 Expected<std::vector<NamedTensor>> bind_inputs(const Graph& graph, std::vector<NamedTensor> tensors,
                                                const std::string& source);
 

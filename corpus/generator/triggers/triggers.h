@@ -9,5 +9,8 @@ namespace reduce::corpus {
 #define CORPUS_FAMILY(fault, stem, engine, kind, build, description) void build(GraphBuilder& b, size_t target, Random& rng);
 #include "../families.def"
 #undef CORPUS_FAMILY
+#define PRECISION_FAMILY(name, stem, engine, kind, build, description) void build(GraphBuilder& b, size_t target, Random& rng);
+#include "../precision.def"
+#undef PRECISION_FAMILY
 
 }  // namespace reduce::corpus

@@ -48,6 +48,8 @@ struct PrecisionOutcome {
   } kind = Kind::Found;
   std::vector<PinnedNode> pinned;  // the set, in topological order
   size_t candidates = 0;           // float nodes that could be kept in FP32
+  size_t samples = 1;              // input samples on which the model must pass with the set
+  size_t failing_sample = 0;       // the first sample the model fails on (`before`, the ranking)
   Verdict before;                  // nothing in FP32
   Verdict after;                   // the set in FP32 (all float nodes when FailsEvenInFp32)
   size_t checks = 0;               // sets checked (the reducer's count, or the baseline's)
@@ -67,10 +69,13 @@ size_t name_unnamed_nodes(Model& model);
 // The nodes of the oracle's model that compute a float value (Constant nodes excluded), ascending.
 std::vector<size_t> float_nodes(const Oracle& oracle);
 
-// Checks that the model fails with nothing in FP32 and passes with every float node in FP32, then
-// finds a 1-minimal set (nodes ranked by the error they add alone come first). Sets the oracle's
-// target. Errors: the engine takes no per-node precision, the model has no named float node.
-Expected<PrecisionOutcome> find_fp32_nodes(Oracle& oracle, const PrecisionOptions& options, std::stop_token stop);
+// `samples`: oracles of one model, one per input sample (in order). Checks that the model fails
+// with nothing in FP32 (on some sample) and passes with every float node in FP32 (on every sample),
+// then finds a 1-minimal set with which it passes on every sample (nodes ranked by the error they
+// add alone on the first sample it fails on come first). Sets that sample's oracle's target.
+// Errors: the engine takes no per-node precision, the model has no named float node.
+Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const PrecisionOptions& options,
+                                           std::stop_token stop);
 
 // The bundle: precision.txt (one node name per line), model.onnx (the model with the node names the
 // set uses: unnamed nodes were named), report.md, report.json; each written whole, then renamed

@@ -27,11 +27,21 @@ struct ErrorSource {
   double local_error = 0;  // error / tolerance when the node runs alone (inf: non-finite)
 };
 
+// The input samples the original model was checked on: with several, the reduction goes on with
+// the first sample it fails on (the bundle's inputs are that sample's).
+struct InputSamples {
+  size_t count = 1;
+  size_t used = 0;              // index of the sample reduced on
+  std::string source;           // its file or folder ("seed N" for random inputs)
+  std::vector<size_t> failing;  // samples checked and failing (up to `used`: later ones are not checked)
+};
+
 struct ReductionReport {
   // The original model.
   std::string model_path;
   size_t original_nodes = 0;
   size_t original_op_types = 0;
+  InputSamples samples;
   // The reproducer.
   size_t reduced_nodes = 0;
   std::map<std::string, size_t> reduced_op_types;  // op type -> count, without Constant nodes

@@ -23,6 +23,7 @@ struct SessionOptions {
   // Search options; the session sets the callbacks, the stop flag and `start` (from the journal).
   ReduceOptions reduce;
   bool resume = false;  // continue from out_dir's journal
+  InputSamples samples;  // recorded in the report
 };
 
 // Where the session's progress and log lines go.

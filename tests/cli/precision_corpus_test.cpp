@@ -1,0 +1,83 @@
+// The precision families of the corpus (`reduce-corpus --precision`): `reduce precision` finds
+// exactly the ground-truth set of nodes to keep in FP32, 1-minimal, the same for -j 1 and -j 4
+// (sizes 10 and 100 here; 10 000 in bench/precision_corpus.sh).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "process_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::read_bytes;
+using testing::run_process;
+using testing::run_reduce;
+using testing::TempDir;
+
+struct PrecisionRow {
+  std::string model, engine, kind, fp32_nodes;
+};
+
+std::vector<PrecisionRow> read_precision_manifest(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "model\tengine\tkind\tfp32_nodes\tnodes\tdescription");
+  std::vector<PrecisionRow> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cols;
+    std::stringstream l(line);
+    for (std::string c; std::getline(l, c, '\t');) cols.push_back(c);
+    EXPECT_EQ(cols.size(), 6u) << line;
+    if (cols.size() >= 4) rows.push_back({cols[0], cols[1], cols[2], cols[3]});
+  }
+  return rows;
+}
+
+// "a,b,c" -> "a\nb\nc\n" (precision.txt lists the set one name per line, in topological order).
+std::string as_lines(const std::string& names) {
+  std::string out = names;
+  std::replace(out.begin(), out.end(), ',', '\n');
+  return out + "\n";
+}
+
+TEST(PrecisionCorpus, ReducePrecisionFindsExactlyTheGroundTruthSetForEveryJobCount) {
+  TempDir dir;
+  auto gen = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--precision", "all",
+                          "--sizes", "10,100"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "manifest.tsv")) << "--precision alone writes only the precision families";
+  const auto rows = read_precision_manifest(dir / "precision_manifest.tsv");
+  ASSERT_EQ(rows.size(), 6u);  // three families, two sizes
+  for (const auto& row : rows) {
+    ASSERT_FALSE(row.fp32_nodes.empty()) << row.model;
+    const std::string model = (dir / row.model).string();
+    auto check = run_reduce({"check", model, "--engine", row.engine});
+    EXPECT_EQ(check.exit_code, 1) << row.model << check.out;
+    EXPECT_NE(check.out.find("FAIL (" + row.kind + ")"), std::string::npos) << row.model << check.out;
+    for (const char* jobs : {"1", "4"}) {
+      const auto out = dir / (row.model + "-j" + jobs);
+      auto r = run_reduce({"precision", model, "--engine", row.engine, "-j", jobs, "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << row.model << " -j " << jobs << r.out << r.err;
+      EXPECT_EQ(read_bytes(out / "precision.txt"), as_lines(row.fp32_nodes)) << row.model << " -j " << jobs;
+      const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+      EXPECT_TRUE(report.at("one_minimal").get<bool>()) << row.model;
+      EXPECT_FALSE(report.at("after").at("fails").get<bool>()) << row.model;
+    }
+  }
+}
+
+TEST(PrecisionCorpus, UnknownPrecisionFamilyIsAUsageError) {
+  TempDir dir;
+  auto r = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--precision", "nope"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown precision family 'nope'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace reduce
