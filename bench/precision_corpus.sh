@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `reduce precision` on the corpus models that fail in reduced precision (engine spec with fp16 or
-# bf16): the set found, its size, checks and seconds at each -j, and whether every -j gave the same
+# bf16; the fault families and the precision families, `reduce-corpus --precision`): the set found, its size, checks and seconds at each -j, and whether every -j gave the same
 # set. Prints a Markdown table for bench/RESULTS.md.
 # usage: bench/precision_corpus.sh [BUILD_DIR (default build-bench)] [SIZES (10,100,1000)] [JOBS ("1 4")]
 set -euo pipefail
@@ -10,7 +10,7 @@ sizes="${2:-10,100,1000}"
 jobs="${3:-1 4}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-"$build/reduce-corpus" "$work/corpus" --sizes "$sizes" >/dev/null
+"$build/reduce-corpus" "$work/corpus" --sizes "$sizes" --faults all --precision all >/dev/null
 field() { grep -m1 "\"$2\":" "$1" | sed -E 's/.*: ([^,]*),?/\1/'; }
 printf "| model | engine | outcome |"
 for j in $jobs; do printf " -j %s: set / checks / s |" "$j"; done
@@ -41,4 +41,4 @@ while IFS=$'\t' read -r model engine _; do
     esac
   done
   printf " %s |%s %s |\n" "$outcome" "$cells" "$same"
-done < <(tail -n +2 "$work/corpus/manifest.tsv")
+done < <(tail -n +2 "$work/corpus/manifest.tsv"; tail -n +2 "$work/corpus/precision_manifest.tsv")

@@ -12,6 +12,7 @@
 
 #include "core/half.h"
 #include "core/tensor_file.h"
+#include "core/tensor_set.h"
 #include "test_support.h"
 
 namespace reduce {
@@ -708,6 +709,72 @@ TEST(Npz, WriteToMissingFolderIsAnError) {
   auto s = write_npz(dir / "absent" / "t.npz", {{"x", sample(DType::Float)}}, false);
   ASSERT_FALSE(s.ok());
   expect_error(s.error(), dir / "absent" / "t.npz", "cannot write");
+}
+
+// --- Input samples (read_tensor_samples) and binding (bind_inputs) ---
+
+Tensor small_floats(Shape shape) {
+  auto t = Tensor::allocate(DType::Float, std::move(shape));
+  EXPECT_TRUE(t.ok());
+  return std::move(*t);
+}
+
+TEST(TensorSamples, FolderOfNpzIsOneSampleEachInNameOrderAndAFolderOfNpyIsOne) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "npz");
+  ASSERT_TRUE(write_npz(dir / "npz" / "b.npz", {{"x", small_floats({2})}}, false).ok());
+  ASSERT_TRUE(write_npz(dir / "npz" / "a.npz", {{"x", small_floats({2})}}, false).ok());
+  auto samples = read_tensor_samples(dir / "npz");
+  ASSERT_TRUE(samples.ok()) << samples.error().message();
+  ASSERT_EQ(samples->size(), 2u);
+  EXPECT_EQ((*samples)[0].source, (dir / "npz" / "a.npz").string());
+  EXPECT_EQ((*samples)[1].source, (dir / "npz" / "b.npz").string());
+  // .npy files next to the archives: the folder is one sample of .npy tensors, as before.
+  std::filesystem::create_directories(dir / "npy");
+  ASSERT_TRUE(write_npy(dir / "npy" / "x.npy", small_floats({2})).ok());
+  ASSERT_TRUE(write_npz(dir / "npy" / "a.npz", {{"x", small_floats({2})}}, false).ok());
+  auto one = read_tensor_samples(dir / "npy");
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].tensors.size(), 1u);
+}
+
+TEST(TensorSamples, TestDataSetsAreOrderedByNumberNotByName) {
+  TempDir dir;
+  for (int k : {0, 1, 2, 10, 3, 4, 5, 6, 7, 8, 9}) {
+    const auto set = dir / ("test_data_set_" + std::to_string(k));
+    std::filesystem::create_directories(set);
+    ASSERT_TRUE(write_tensor_pb(set / "input_0.pb", "x", small_floats({1})).ok());
+  }
+  auto samples = read_tensor_samples(dir.path());
+  ASSERT_TRUE(samples.ok());
+  ASSERT_EQ(samples->size(), 11u);
+  EXPECT_EQ((*samples)[2].source, (dir / "test_data_set_2").string());
+  EXPECT_EQ((*samples)[10].source, (dir / "test_data_set_10").string());
+}
+
+TEST(BindInputs, RefusesAnotherTypeOrStaticDimAndReadsUint16AsBfloat16) {
+  auto m = parse_model_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, N] x, bfloat16[2] b) => (float[2, N] y) { y = Identity(x) })");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  // A symbolic dimension takes any size; a static one must match.
+  EXPECT_TRUE(bind_inputs(m->graph, {{"x", small_floats({2, 7})}}, "s").ok());
+  auto wrong = bind_inputs(m->graph, {{"x", small_floats({3, 7})}}, "s.npz");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().message(), "s.npz: input 'x' is float[3,7] but the model declares float[2,N]");
+  auto rank = bind_inputs(m->graph, {{"x", small_floats({2})}}, "s.npz");
+  ASSERT_FALSE(rank.ok());
+  auto ints = Tensor::allocate(DType::Int64, {2, 7});
+  ASSERT_TRUE(ints.ok());
+  EXPECT_FALSE(bind_inputs(m->graph, {{"x", *ints}}, "s.npz").ok());
+  // numpy writes bfloat16 as uint16: taken as its bits.
+  auto bits = Tensor::from_vector<uint16_t>(DType::UInt16, {2}, {0x3f80, 0xc000});
+  ASSERT_TRUE(bits.ok());
+  auto bound = bind_inputs(m->graph, {{"x", small_floats({2, 1})}, {"b", *bits}}, "s.npz");
+  ASSERT_TRUE(bound.ok()) << bound.error().message();
+  EXPECT_EQ((*bound)[1].tensor.dtype(), DType::BFloat16);
+  EXPECT_EQ((*bound)[1].tensor.element_as_double(0), 1.0);
+  EXPECT_EQ((*bound)[1].tensor.element_as_double(1), -2.0);
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ Diagnosis diagnose_on(const Model& model, const std::string& spec, std::vector<N
 
 Deps corpus_dependencies(std::string_view fault) {
   const corpus::Family* family = corpus::find_family(fault);
+  if (!family) family = corpus::find_precision_family(fault);
   EXPECT_NE(family, nullptr) << fault;
   if (!family) return {};
   const corpus::GeneratedModel g = corpus::generate(*family, 10, corpus::kDefaultSeed);
@@ -55,6 +56,8 @@ TEST(Diagnosis, FusedKernelFaultsPassWhenIntermediatesAreOutputs) {
 TEST(Diagnosis, Fp16FailuresPassWithEveryFloatNodeInFp32) {
   EXPECT_EQ(corpus_dependencies("fp16-overflow"), (Deps{"precision"}));
   EXPECT_EQ(corpus_dependencies("cast-fp16-conflict"), (Deps{"precision"}));
+  for (const auto& family : corpus::precision_families())
+    EXPECT_EQ(corpus_dependencies(family.fault), (Deps{"precision"})) << family.fault;
 }
 
 TEST(Diagnosis, SwappedInputsAreNamedByTheBindingVariant) {
