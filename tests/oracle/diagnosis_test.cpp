@@ -56,8 +56,11 @@ TEST(Diagnosis, FusedKernelFaultsPassWhenIntermediatesAreOutputs) {
 TEST(Diagnosis, Fp16FailuresPassWithEveryFloatNodeInFp32) {
   EXPECT_EQ(corpus_dependencies("fp16-overflow"), (Deps{"precision"}));
   EXPECT_EQ(corpus_dependencies("cast-fp16-conflict"), (Deps{"precision"}));
-  for (const auto& family : corpus::precision_families())
-    EXPECT_EQ(corpus_dependencies(family.fault), (Deps{"precision"})) << family.fault;
+  // The scaled LayerNorm overflows from the data's magnitude: 10x smaller inputs pass. The others
+  // overflow from their weights (a logit bias, an offset of about 100) whatever the inputs.
+  EXPECT_EQ(corpus_dependencies("fp16-layernorm-square"), (Deps{"precision", "input range"}));
+  EXPECT_EQ(corpus_dependencies("fp16-softmax-no-max"), (Deps{"precision"}));
+  EXPECT_EQ(corpus_dependencies("fp16-reducesum"), (Deps{"precision"}));
 }
 
 TEST(Diagnosis, SwappedInputsAreNamedByTheBindingVariant) {
