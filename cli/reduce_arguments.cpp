@@ -35,6 +35,8 @@ po::options_description reduce_options() {
       ("skip-passes", po::value<std::string>(), "comma-separated passes not to run")
       ("print-passes", "list the reduction passes and exit")
       ("resume", "continue from the bundle's journal")
+      ("no-inline-if", "keep If nodes as they are (default: each If is replaced by the branch the recorded run took when "
+                       "the failure stays the same, so that the nodes of its body are reduced too)")
       ("verbose,v", "one line per check");
   add_oracle_options(opts);
   add_input_options(opts);

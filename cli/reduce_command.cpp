@@ -4,11 +4,13 @@
 // (session/), prints its outcome.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "command.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
+#include "session/control_flow.h"
 #include "session/verdict_report.h"
 #include "stop_on_signal.h"
 
@@ -51,6 +53,19 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
   return kExitUsage;
 }
 
+// When the model has If nodes and fails: the model with each If replaced by the branch the
+// recorded run took, as long as it fails the same way (session/control_flow.h); nullopt to reduce
+// the model as given. The original's verdict is cached: the session does not run it again.
+Expected<std::optional<FlattenedModel>> inline_if_nodes(Oracle& oracle, std::stop_token stop) {
+  const Graph& g = oracle.model().graph;
+  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type == "If"; }))
+    return std::optional<FlattenedModel>{};
+  const CancelOnStop cancel(stop);
+  const Verdict original = oracle.evaluate(Candidate::whole(g), cancel.flag());
+  if (original.cancelled || original.invalid || !original.signature.fails()) return std::optional<FlattenedModel>{};
+  return inline_taken_branches(oracle, original, [](const std::string& line) { std::cerr << line << "\n"; }, stop);
+}
+
 // Loads the model, builds the oracle, runs the session and prints its outcome; the exit code.
 int run_reduction(const ReduceArguments& args, std::stop_token stop) {
   const SessionOptions& s = args.session;
@@ -61,12 +76,21 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop) {
     std::cerr << "error: " << samples.error().message() << "\n";
     return kExitUsage;
   }
-  Oracle& oracle = samples->main();
-  print_start(s, model, oracle);
+  Oracle& given = samples->main();
+  print_start(s, model, given);
   print_samples(*samples, std::cerr);
-  SessionOptions with_samples = s;
-  with_samples.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
-  SessionOutcome o = run_session(oracle, model, with_samples, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
+  SessionOptions session = s;
+  session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
+  auto flat = args.vm.count("no-inline-if") ? std::optional<FlattenedModel>{} : inline_if_nodes(given, stop);
+  if (stop.stop_requested()) return interrupted("; nothing written");
+  if (!flat) {
+    std::cerr << "error: " << s.model_path.string() << ": " << flat.error().message() << "\n";
+    return kExitUsage;
+  }
+  Oracle& oracle = *flat ? *(*flat)->oracle : given;
+  const Model& reduced_model = *flat ? *(*flat)->model : model;
+  if (*flat) session.control_flow = {(*flat)->inlined.inlined, (*flat)->inlined.body_nodes, count_nodes(model.graph), 0};
+  SessionOutcome o = run_session(oracle, reduced_model, session, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
   return print_outcome(o, s, oracle);
 }
 

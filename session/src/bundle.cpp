@@ -1,6 +1,7 @@
 // Writing the reproducer bundle.
 #include "session/bundle.h"
 
+#include "core/inline_if.h"
 #include "core/mapped_file.h"
 #include "core/model_io.h"
 #include "error_origin_section.h"
@@ -140,6 +141,9 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   const Graph& reduced = run.model.graph;
   report.original_op_types = op_type_counts(oracle.model().graph).size();
   report.reduced_nodes = count_nodes(reduced);
+  report.control_flow.nodes_in_bodies = count_body_nodes(reduced);
+  // 1-minimal means over every node that remains: nodes inside bodies were not units of reduction.
+  if (report.control_flow.nodes_in_bodies > 0) report.one_minimal = false;
   report.reduced_op_types = op_type_counts(reduced);
   report.inputs = run.inputs.size();
   report.outputs = reduced.outputs.size();

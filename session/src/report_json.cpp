@@ -55,6 +55,10 @@ std::string report_json(const ReductionReport& r) {
   Json j;
   j["original"] = original_json(r);
   j["reduced"] = reduced_json(r);
+  j["control_flow"] = {{"inlined_if", r.control_flow.inlined_if},
+                       {"inlined_body_nodes", r.control_flow.inlined_body_nodes},
+                       {"given_nodes", r.control_flow.given_nodes},
+                       {"nodes_in_bodies", r.control_flow.nodes_in_bodies}};
   j["input_samples"] = {{"count", r.samples.count}, {"used", r.samples.used}, {"source", r.samples.source},
                         {"failing", r.samples.failing}};
   j["failure"] = failure_json(r);

@@ -36,12 +36,22 @@ struct InputSamples {
   std::vector<size_t> failing;  // samples checked and failing (up to `used`: later ones are not checked)
 };
 
+// Control flow: If nodes replaced by their taken branch before the search (session/control_flow.h),
+// and the nodes left inside bodies of the reproducer (If, Loop, Scan: not units of reduction).
+struct ControlFlowReport {
+  size_t inlined_if = 0;
+  size_t inlined_body_nodes = 0;
+  size_t given_nodes = 0;       // top-level nodes of the model as given
+  size_t nodes_in_bodies = 0;   // inside subgraphs of the reproducer, at any depth
+};
+
 struct ReductionReport {
   // The original model.
   std::string model_path;
   size_t original_nodes = 0;
   size_t original_op_types = 0;
   InputSamples samples;
+  ControlFlowReport control_flow;
   // The reproducer.
   size_t reduced_nodes = 0;
   std::map<std::string, size_t> reduced_op_types;  // op type -> count, without Constant nodes

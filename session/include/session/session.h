@@ -24,6 +24,7 @@ struct SessionOptions {
   ReduceOptions reduce;
   bool resume = false;  // continue from out_dir's journal
   InputSamples samples;  // recorded in the report
+  ControlFlowReport control_flow;  // what was inlined before (the session fills nodes_in_bodies)
 };
 
 // Where the session's progress and log lines go.

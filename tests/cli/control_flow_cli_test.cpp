@@ -1,0 +1,85 @@
+// Reducing models with control flow: an If is replaced by the branch the recorded run took when the
+// failure stays the same, so the reproducer is a node of its body (no If left, 1-minimal, the same
+// for every -j); with --no-inline-if the If stays and the report says its body was not reduced.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "process_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::read_bytes;
+using testing::run_reduce;
+using testing::TempDir;
+
+// The whole network sits in the then-branch (taken: the sum of |x| is positive); its Exp of 20x
+// overflows FP16.
+constexpr const char* kBranchOverflow = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 4] y)
+<float zero = {0.0}, float big = {20.0}>
+{
+  ax = Abs(x)
+  s = ReduceSum <keepdims = 0> (ax)
+  c = Greater(s, zero)
+  y = If (c) <
+    then_branch = t () => (float[2, 4] a) { u = Mul(x, big)  e = Exp(u)  a = Add(e, x) },
+    else_branch = f () => (float[2, 4] b) { b = Neg(x) }
+  >
+}
+)";
+
+std::string save(const TempDir& dir, const char* text) {
+  auto m = parse_model_text(text);
+  EXPECT_TRUE(m.ok());
+  const auto path = dir / "cf.onnx";
+  EXPECT_TRUE(save_model(*m, path).ok());
+  return path.string();
+}
+
+TEST(ControlFlowCli, AnIfIsReplacedByItsTakenBranchAndItsNodesAreReduced) {
+  TempDir dir;
+  const std::string model = save(dir, kBranchOverflow);
+  std::string first;
+  for (const char* jobs : {"1", "3"}) {
+    const auto out = dir / (std::string("b") + jobs);
+    auto r = run_reduce({model, "--engine", "opt:fp16", "-j", jobs, "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("control flow: inlined 1 If node(s), 3 nodes out of their taken branches; the same failure"),
+              std::string::npos) << r.err;
+    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+    EXPECT_EQ(report.at("control_flow").at("inlined_if"), 1);
+    EXPECT_EQ(report.at("control_flow").at("given_nodes"), 4);
+    EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 0);
+    EXPECT_EQ(report.at("reduced").at("nodes"), 1);
+    EXPECT_FALSE(report.at("reduced").at("op_types").contains("If"));
+    EXPECT_TRUE(report.at("one_minimal").get<bool>());
+    EXPECT_NE(read_bytes(out / "report.md").find("**Control flow:**"), std::string::npos);
+    const std::string bytes = read_bytes(out / "model.onnx");
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "-j " << jobs;
+    // The reproducer fails on its own.
+    auto check = run_reduce({"check", (out / "model.onnx").string(), "--engine", "opt:fp16", "--inputs",
+                             (out / "inputs").string()});
+    EXPECT_EQ(check.exit_code, 1) << check.out;
+  }
+}
+
+TEST(ControlFlowCli, WithNoInlineIfTheIfStaysAndIsNotCalledMinimal) {
+  TempDir dir;
+  const std::string model = save(dir, kBranchOverflow);
+  const auto out = dir / "kept";
+  auto r = run_reduce({model, "--engine", "opt:fp16", "--no-inline-if", "-j", "1", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+  EXPECT_EQ(report.at("control_flow").at("inlined_if"), 0);
+  EXPECT_EQ(report.at("reduced").at("op_types").at("If"), 1);
+  EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 4);  // both branches
+  EXPECT_FALSE(report.at("one_minimal").get<bool>());
+  EXPECT_NE(read_bytes(out / "report.md").find("**Not reduced:** 4 nodes inside subgraph bodies"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reduce
