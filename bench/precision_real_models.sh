@@ -3,13 +3,14 @@
 # opt:bf16 with a tight tolerance: whether the model fails, the set kept in FP32 (size, checks,
 # seconds) by the default search and by the Polygraphy-style bisection from the inputs and from the
 # outputs, -j 1. Prints a Markdown table for bench/RESULTS.md.
-# usage: bench/precision_real_models.sh [BUILD_DIR (Release, default build-bench)] [TOLERANCE (1e-3)] [JOBS (1)]
-#   TOLERANCE is both --atol and --rtol.
+# usage: bench/precision_real_models.sh [BUILD_DIR (Release, default build-bench)] [TOLERANCE (1e-3)] [JOBS (1)] [ONLY]
+#   TOLERANCE is both --atol and --rtol; ONLY: run only the models whose label contains it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build-bench}" && pwd)"
 tol="${2:-1e-3}"
 jobs="${3:-1}"
+only="${4:-}"
 models="$("$root/corpus/fetch_models.sh" | tail -1)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -29,6 +30,7 @@ for _ in "${variants[@]}"; do printf -- "---:|"; done
 printf "\n"
 for c in "${cases[@]}"; do
   IFS='|' read -r label file opts <<<"$c"
+  [[ "$label" == *"$only"* ]] || continue
   for engine in opt:fp16 opt:bf16; do
     code=0
     # shellcheck disable=SC2086  # opts is a list of options
