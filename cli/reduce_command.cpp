@@ -56,7 +56,7 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
 // When the model has If nodes and fails: the model with each If replaced by the branch the
 // recorded run took, as long as it fails the same way (session/control_flow.h); nullopt to reduce
 // the model as given. The original's verdict is cached: the session does not run it again.
-Expected<std::optional<FlattenedModel>> inline_if_nodes(Oracle& oracle, std::stop_token stop) {
+Expected<std::optional<FlattenedModel>> flatten_if_nodes(Oracle& oracle, std::stop_token stop) {
   const Graph& g = oracle.model().graph;
   if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type == "If"; }))
     return std::optional<FlattenedModel>{};
@@ -81,7 +81,7 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop) {
   print_samples(*samples, std::cerr);
   SessionOptions session = s;
   session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
-  auto flat = args.vm.count("no-inline-if") ? std::optional<FlattenedModel>{} : inline_if_nodes(given, stop);
+  auto flat = args.vm.count("no-inline-if") ? std::optional<FlattenedModel>{} : flatten_if_nodes(given, stop);
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!flat) {
     std::cerr << "error: " << s.model_path.string() << ": " << flat.error().message() << "\n";
