@@ -1,10 +1,15 @@
-// End-to-end `reduce info` on a real model from npm (PP-OCRv4 rec).
+// End to end on real models from npm: `reduce info` on PP-OCRv4 rec; `reduce` on Silero VAD v5,
+// whose network sits inside If nodes.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+
+#include "process_support.h"
 
 namespace {
 
@@ -20,6 +25,33 @@ TEST(RealModelCli, InfoOnPpOcrRecReports440NodesAndTheDynamicInput) {
   EXPECT_NE(out.find("nodes: 440 "), std::string::npos) << out;
   EXPECT_NE(out.find("  x: float[p2o.DynamicDimension.0,3,48,p2o.DynamicDimension.1]\n"), std::string::npos) << out;
   EXPECT_NE(out.find("  Conv: 38\n"), std::string::npos) << out;
+}
+
+// Silero VAD v5 under bf16 with a tight tolerance: its If nodes are replaced by the branches taken
+// (three rounds of nested Ifs), so the reproducer is a node of the network, with no If left, the
+// same for -j 1 and -j 4.
+TEST(RealModelCli, SileroReducesInsideItsIfBranchesToANodeOfTheNetwork) {
+  const char* env = std::getenv("REDUCE_MODEL_CACHE");
+  const std::string cache = env ? env : std::string(REDUCE_SOURCE_DIR) + "/.cache/models";
+  reduce::testing::TempDir dir;
+  std::string first;
+  for (const char* jobs : {"1", "4"}) {
+    const auto out = dir / (std::string("b") + jobs);
+    auto r = reduce::testing::run_reduce(
+        {cache + "/silero_vad_v5.onnx", "--input-shape", "input:1x512", "--input-shape", "state:2x1x128", "--input-range",
+         "state:0,0", "--input-range", "sr:16000,16000", "--engine", "opt:bf16", "--atol", "1e-4", "--rtol", "1e-4", "-j",
+         jobs, "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const auto report = nlohmann::json::parse(reduce::testing::read_bytes(out / "report.json"));
+    EXPECT_GE(report.at("control_flow").at("inlined_if").get<int>(), 1);
+    EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 0);
+    EXPECT_FALSE(report.at("reduced").at("op_types").contains("If"));
+    EXPECT_GT(report.at("original").at("nodes").get<int>(), 50);  // the flattened network
+    EXPECT_TRUE(report.at("one_minimal").get<bool>());
+    const std::string bytes = reduce::testing::read_bytes(out / "model.onnx");
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "-j " << jobs;
+  }
 }
 
 }  // namespace
