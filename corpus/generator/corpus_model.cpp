@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 #include <system_error>
 
 #include "core/model_io.h"
@@ -77,6 +78,7 @@ const Family* find_family(std::string_view fault) {
 }
 
 std::string GeneratedModel::minimal_ops() const {
+  if (!wrapped_minimal_ops.empty()) return wrapped_minimal_ops;
   std::map<std::string, size_t> counts;
   for (size_t i : minimal_nodes) ++counts[model.graph.nodes[i].op_type];
   std::string out;
@@ -115,6 +117,59 @@ GeneratedModel generate(const Family& family, size_t size, uint64_t seed) {
   return g;
 }
 
+void wrap_in_if(GeneratedModel& g) {
+  Graph& graph = g.model.graph;
+  // A branch: the network with every value its nodes compute renamed `<name>/<suffix>` (inputs and
+  // weights are read from the enclosing graph).
+  auto branch = [&](const std::string& suffix) {
+    auto b = std::make_shared<Graph>();
+    b->name = graph.name + "_" + suffix;
+    std::unordered_map<std::string, std::string> renamed;
+    for (const Node& n : graph.nodes)
+      for (const auto& o : n.outputs) renamed[o] = o + "/" + suffix;
+    auto rename = [&](const std::string& v) {
+      auto it = renamed.find(v);
+      return it == renamed.end() ? v : it->second;
+    };
+    for (Node n : graph.nodes) {
+      for (auto& i : n.inputs) i = rename(i);
+      for (auto& o : n.outputs) o = rename(o);
+      b->nodes.push_back(std::move(n));
+    }
+    for (ValueInfo vi : graph.outputs) {
+      vi.name = rename(vi.name);
+      b->outputs.push_back(std::move(vi));
+    }
+    return b;
+  };
+  const std::string x = graph.inputs.at(0).name;
+  auto attribute = [](std::string name, std::shared_ptr<Graph> body) {
+    Attribute a;
+    a.name = std::move(name);
+    a.kind = Attribute::Kind::Graph;
+    a.g = std::move(body);
+    return a;
+  };
+  Node abs{"if_condition/Abs", "Abs", "", {x}, {"if_condition/abs"}, {}, {}, {}};
+  Node sum{"if_condition/ReduceSum", "ReduceSum", "", {"if_condition/abs"}, {"if_condition/sum"}, {}, {}, {}};
+  sum.attributes.push_back(int_attribute("keepdims", 0));
+  Node greater{"if_condition/Greater", "Greater", "", {"if_condition/sum", "if_condition/zero"}, {"if_condition/c"}, {}, {}, {}};
+  Node wrapper{"network", "If", "", {"if_condition/c"}, {}, {}, {}, {}};
+  for (const auto& vi : graph.outputs) wrapper.outputs.push_back(vi.name);
+  wrapper.attributes.push_back(attribute("then_branch", branch("then")));
+  wrapper.attributes.push_back(attribute("else_branch", branch("else")));
+  auto zero = Tensor::from_vector(DType::Float, {}, std::vector<float>{0.0f});
+  graph.initializers.push_back({"if_condition/zero", std::move(zero).value(), {}});
+  graph.nodes = {std::move(abs), std::move(sum), std::move(greater), std::move(wrapper)};
+  graph.value_info.clear();
+  const auto dot = g.file_name.rfind('_');
+  g.file_name = g.file_name.substr(0, dot) + "_if" + g.file_name.substr(dot);
+  g.wrapped_minimal_ops = g.minimal_ops();
+  g.minimal_nodes.clear();  // node indices of the network, which is now inside the If
+  g.fp32_nodes.clear();
+  g.nodes = count_nodes(graph);
+}
+
 std::string manifest_header() { return "model\tengine\tkind\tminimal_ops\tnodes\tdescription\n"; }
 
 std::string manifest_line(const GeneratedModel& m) {
@@ -130,7 +185,8 @@ std::string precision_manifest_line(const GeneratedModel& m) {
 }
 
 Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family* const> chosen,
-                    std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision) {
+                    std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision,
+                    bool in_if) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) return Error{out_dir.string(), "cannot create the folder: " + ec.message()};
@@ -139,6 +195,7 @@ Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family
     for (const Family* family : chosen)
       for (size_t size : sizes) {
         GeneratedModel g = generate(*family, size, seed);
+        if (in_if) wrap_in_if(g);
         REDUCE_TRY(save_model(g.model, out_dir / g.file_name));
         manifest += manifest_line(g);
       }
@@ -149,6 +206,7 @@ Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family
     for (const Family* family : precision)
       for (size_t size : sizes) {
         GeneratedModel g = generate(*family, size, seed);
+        if (in_if) wrap_in_if(g);
         REDUCE_TRY(save_model(g.model, out_dir / g.file_name));
         manifest += precision_manifest_line(g);
       }

@@ -53,11 +53,20 @@ struct GeneratedModel {
 
   // The reproducer's op multiset, "Op:count" comma-separated, sorted by op name.
   std::string minimal_ops() const;
+  std::string wrapped_minimal_ops;  // wrap_in_if: the network's ground truth (its nodes are inside the If)
   // The names of the fp32 nodes, comma-separated, in node order.
   std::string fp32_node_names() const;
 };
 
 GeneratedModel generate(const Family& family, size_t size, uint64_t seed);
+
+// The model with its whole network inside an If (as exporters write data-dependent paths): the
+// then-branch is the network, the else-branch a copy of it, and the condition (sum |first input| >
+// 0) holds for any input that is not all zeros. The file name gains `_if` before the size. The
+// ground truth stays the same op multiset: replaced by its taken branch, the model is the network
+// again. Only failures that fire inside subgraph bodies survive the wrapping (the optimized
+// engine's passes leave bodies alone: precision failures do, fused-kernel faults do not).
+void wrap_in_if(GeneratedModel& g);
 
 // Lays out a model: a body of about half the nodes left by the trigger, the trigger, then the body
 // again up to `target` nodes in all. `trigger` continues the stream (and marks its minimal nodes).
@@ -76,8 +85,10 @@ std::string precision_manifest_header();
 std::string precision_manifest_line(const GeneratedModel& model);
 
 // Writes OUT_DIR/<name>.onnx for every family and size, and OUT_DIR/manifest.tsv (when `chosen` is
-// not empty); the same for `precision` into OUT_DIR/precision_manifest.tsv.
+// not empty); the same for `precision` into OUT_DIR/precision_manifest.tsv. `in_if`: every model
+// wrapped in an If (wrap_in_if).
 Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family* const> chosen,
-                    std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision = {});
+                    std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision = {},
+                    bool in_if = false);
 
 }  // namespace reduce::corpus

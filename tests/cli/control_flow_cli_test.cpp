@@ -81,5 +81,27 @@ TEST(ControlFlowCli, WithNoInlineIfTheIfStaysAndIsNotCalledMinimal) {
   EXPECT_NE(read_bytes(out / "report.md").find("**Not reduced:** 4 nodes inside subgraph bodies"), std::string::npos);
 }
 
+// The corpus with its whole network inside an If (`reduce-corpus --in-if`): the reduction reaches
+// the family's ground-truth reproducer, a node of the branch, with no control-flow node left.
+TEST(ControlFlowCli, CorpusModelsWrappedInAnIfReduceToTheirGroundTruth) {
+  TempDir dir;
+  auto gen = testing::run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--faults",
+                                   "fp16-overflow", "--sizes", "10,100,1000", "--in-if"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const std::string manifest = read_bytes(dir / "manifest.tsv");
+  for (const char* size : {"10", "100", "1000"}) {
+    const std::string file = std::string("fp16_overflow_transformer_if_") + size + ".onnx";
+    ASSERT_NE(manifest.find(file + "\topt:fp16\tnonfinite\tReduceSum:1\t4\t"), std::string::npos) << manifest;
+    const auto out = dir / (std::string("b") + size);
+    auto r = run_reduce({(dir / file).string(), "--engine", "opt:fp16", "-j", "2", "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+    EXPECT_EQ(report.at("control_flow").at("inlined_if"), 1) << file;
+    EXPECT_EQ(report.at("control_flow").at("given_nodes"), 4) << file;
+    EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"ReduceSum", 1}})) << file;
+    EXPECT_TRUE(report.at("one_minimal").get<bool>()) << file;
+  }
+}
+
 }  // namespace
 }  // namespace reduce
