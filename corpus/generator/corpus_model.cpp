@@ -190,28 +190,21 @@ Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) return Error{out_dir.string(), "cannot create the folder: " + ec.message()};
-  if (!chosen.empty()) {
-    std::string manifest = manifest_header();
-    for (const Family* family : chosen)
+  // The models of `families` at every size, and their manifest `name` (header, then a line each).
+  auto write = [&](std::span<const Family* const> families, std::string manifest,
+                   std::string (*line)(const GeneratedModel&), const char* name) -> Status {
+    if (families.empty()) return Status::success();
+    for (const Family* family : families)
       for (size_t size : sizes) {
         GeneratedModel g = generate(*family, size, seed);
         if (in_if) wrap_in_if(g);
         REDUCE_TRY(save_model(g.model, out_dir / g.file_name));
-        manifest += manifest_line(g);
+        manifest += line(g);
       }
-    REDUCE_TRY(write_manifest(out_dir / "manifest.tsv", manifest));
-  }
-  if (!precision.empty()) {
-    std::string manifest = precision_manifest_header();
-    for (const Family* family : precision)
-      for (size_t size : sizes) {
-        GeneratedModel g = generate(*family, size, seed);
-        if (in_if) wrap_in_if(g);
-        REDUCE_TRY(save_model(g.model, out_dir / g.file_name));
-        manifest += precision_manifest_line(g);
-      }
-    REDUCE_TRY(write_manifest(out_dir / "precision_manifest.tsv", manifest));
-  }
+    return write_manifest(out_dir / name, manifest);
+  };
+  REDUCE_TRY(write(chosen, manifest_header(), manifest_line, "manifest.tsv"));
+  REDUCE_TRY(write(precision, precision_manifest_header(), precision_manifest_line, "precision_manifest.tsv"));
   return Status::success();
 }
 

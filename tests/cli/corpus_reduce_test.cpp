@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "process_support.h"
+#include "tsv_rows.h"
 
 namespace reduce {
 namespace {
@@ -29,16 +30,9 @@ struct Row {
 };
 
 std::vector<Row> read_manifest(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
   std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cols;
-    std::stringstream l(line);
-    for (std::string c; std::getline(l, c, '\t');) cols.push_back(c);
+  for (const auto& cols : testing::read_tsv(path).rows)
     if (cols.size() >= 4) rows.push_back({cols[0], cols[1], cols[2], cols[3]});
-  }
   return rows;
 }
 

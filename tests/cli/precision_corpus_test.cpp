@@ -6,10 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "process_support.h"
+#include "tsv_rows.h"
 
 namespace reduce {
 namespace {
@@ -24,16 +23,11 @@ struct PrecisionRow {
 };
 
 std::vector<PrecisionRow> read_precision_manifest(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  EXPECT_EQ(line, "model\tengine\tkind\tfp32_nodes\tnodes\tdescription");
+  const auto tsv = testing::read_tsv(path);
+  EXPECT_EQ(tsv.header, "model\tengine\tkind\tfp32_nodes\tnodes\tdescription");
   std::vector<PrecisionRow> rows;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cols;
-    std::stringstream l(line);
-    for (std::string c; std::getline(l, c, '\t');) cols.push_back(c);
-    EXPECT_EQ(cols.size(), 6u) << line;
+  for (const auto& cols : tsv.rows) {
+    EXPECT_EQ(cols.size(), 6u) << cols.at(0);
     if (cols.size() >= 4) rows.push_back({cols[0], cols[1], cols[2], cols[3]});
   }
   return rows;
