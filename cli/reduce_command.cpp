@@ -4,7 +4,6 @@
 // (session/), prints its outcome.
 #include <unistd.h>
 
-#include <algorithm>
 #include <iostream>
 
 #include "command.h"
@@ -58,8 +57,7 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
 // the model as given. The original's verdict is cached: the session does not run it again.
 Expected<std::optional<FlattenedModel>> flatten_if_nodes(Oracle& oracle, std::stop_token stop) {
   const Graph& g = oracle.model().graph;
-  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type == "If"; }))
-    return std::optional<FlattenedModel>{};
+  if (!has_if_node(g)) return std::optional<FlattenedModel>{};
   const CancelOnStop cancel(stop);
   const Verdict original = oracle.evaluate(Candidate::whole(g), cancel.flag());
   if (original.cancelled || original.invalid || !original.signature.fails()) return std::optional<FlattenedModel>{};

@@ -1,6 +1,7 @@
 // Inlining the taken branch of If nodes into the enclosing graph.
 #include "core/inline_if.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -152,7 +153,7 @@ InlineResult inline_if_nodes(Model& model, const std::function<std::optional<boo
   std::vector<Node> nodes;
   nodes.reserve(g.nodes.size());
   for (Node& n : g.nodes) {
-    const bool is_if = n.op_type == "If" && (n.domain.empty() || n.domain == "ai.onnx") && !n.inputs.empty();
+    const bool is_if = is_if_node(n) && !n.inputs.empty();
     const std::optional<bool> taken_branch = is_if ? condition(n.inputs[0]) : std::nullopt;
     const Attribute* branch = taken_branch ? n.attribute(*taken_branch ? "then_branch" : "else_branch") : nullptr;
     if (!branch || !branch->g) {
@@ -169,5 +170,9 @@ InlineResult inline_if_nodes(Model& model, const std::function<std::optional<boo
 }
 
 size_t count_body_nodes(const Graph& graph) { return count_in(graph); }
+
+bool is_if_node(const Node& node) { return node.op_type == "If" && (node.domain.empty() || node.domain == "ai.onnx"); }
+
+bool has_if_node(const Graph& graph) { return std::any_of(graph.nodes.begin(), graph.nodes.end(), is_if_node); }
 
 }  // namespace reduce

@@ -16,12 +16,6 @@ std::optional<bool> recorded_condition(const Oracle& oracle, const std::string& 
   return t->element_as_double(0) != 0;
 }
 
-bool has_if(const Graph& g) {
-  for (const Node& n : g.nodes)
-    if (n.op_type == "If" && (n.domain.empty() || n.domain == "ai.onnx")) return true;
-  return false;
-}
-
 }  // namespace
 
 Expected<std::optional<FlattenedModel>> inline_taken_branches(Oracle& oracle, const Verdict& original,
@@ -29,7 +23,7 @@ Expected<std::optional<FlattenedModel>> inline_taken_branches(Oracle& oracle, co
                                                              std::stop_token stop) {
   std::optional<FlattenedModel> kept;
   Oracle* current = &oracle;
-  for (int round = 0; round < kMaxRounds && has_if(current->model().graph); ++round) {
+  for (int round = 0; round < kMaxRounds && has_if_node(current->model().graph); ++round) {
     if (stop.stop_requested()) return make_error("interrupted");
     auto model = std::make_unique<Model>(current->model());
     const InlineResult inlined =

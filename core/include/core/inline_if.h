@@ -26,6 +26,10 @@ struct InlineResult {
 // top-level If nodes (a next call can inline them once their condition is known).
 InlineResult inline_if_nodes(Model& model, const std::function<std::optional<bool>(const std::string&)>& condition);
 
+// Whether a node is ONNX's If (domain "" or "ai.onnx"), and whether a graph has one at its top level.
+bool is_if_node(const Node& node);
+bool has_if_node(const Graph& graph);
+
 // Nodes inside subgraphs (bodies of If, Loop, Scan, at any depth) of the top-level graph.
 size_t count_body_nodes(const Graph& graph);
 
