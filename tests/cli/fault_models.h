@@ -2,6 +2,12 @@
 // whose error is born in one node.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "test_support.h"
+
 namespace reduce::testing {
 
 // broadcast-batch1 buried in a chain: the Mul of [1,4,3,3] by [1,1,3,3].
@@ -52,5 +58,16 @@ g (float[4,16] X) => (float[4,16] Y)
   Y = Tanh(normed)
 }
 )";
+
+// `text` saved as dir/file (.onnx) with every node named after its first output (the text format
+// names none; FP32 sets name nodes). Returns the path.
+inline std::string save_named_model(const TempDir& dir, const char* text, const std::string& file) {
+  auto m = parse_model_text(text);
+  EXPECT_TRUE(m.ok());
+  for (Node& n : m->graph.nodes) n.name = n.outputs.at(0);
+  const auto path = dir / file;
+  EXPECT_TRUE(save_model(*m, path).ok());
+  return path.string();
+}
 
 }  // namespace reduce::testing

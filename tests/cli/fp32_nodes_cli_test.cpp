@@ -12,15 +12,7 @@ using testing::TempDir;
 using testing::write_bytes;
 
 
-// The model saved as .onnx with every node named after its output (the text format names none).
-std::string write_named_model(const TempDir& dir) {
-  auto m = parse_model_text(testing::kSquareNorm);
-  EXPECT_TRUE(m.ok());
-  for (Node& n : m->graph.nodes) n.name = n.outputs.at(0);
-  const auto path = dir / "norm.onnx";
-  EXPECT_TRUE(save_model(*m, path).ok());
-  return path.string();
-}
+std::string write_named_model(const TempDir& dir) { return testing::save_named_model(dir, testing::kSquareNorm, "norm.onnx"); }
 
 TEST(Fp32NodesCli, AnFp16OverflowFailsAndPassesWithItsNodesKeptInFp32) {
   TempDir dir;

@@ -16,19 +16,10 @@ using testing::run_reduce;
 using testing::TempDir;
 using testing::write_bytes;
 
-// The model saved as .onnx with every node named after its output (the text format names none).
-std::string write_named(const TempDir& dir, const char* text, const std::string& file) {
-  auto m = parse_model_text(text);
-  EXPECT_TRUE(m.ok());
-  for (Node& n : m->graph.nodes) n.name = n.outputs.at(0);
-  const auto path = dir / file;
-  EXPECT_TRUE(save_model(*m, path).ok());
-  return path.string();
-}
 
 TEST(PrecisionCli, FindsTheNodesThatOverflowFp16AndTheSameSetForEveryJobCount) {
   TempDir dir;
-  const std::string model = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
   // The square (about 1e5) overflows FP16; its mean, the Add and the Sqrt hold values beyond 65504
   // too, so all four must stay in FP32; the Div after them gets a value FP16 holds.
   for (const char* jobs : {"1", "3"}) {
@@ -59,7 +50,7 @@ TEST(PrecisionCli, FindsTheNodesThatOverflowFp16AndTheSameSetForEveryJobCount) {
 // same model it needs the 7 nodes up to the Sqrt (or the 6 from the output back to the square).
 TEST(PrecisionCli, PolygraphyBaselinesKeepAPrefixOrSuffixInFp32) {
   TempDir dir;
-  const std::string model = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
   struct Case {
     const char* strategy;
     const char* direction;
@@ -96,7 +87,7 @@ TEST(PrecisionCli, PolygraphyBaselinesKeepAPrefixOrSuffixInFp32) {
 // so the set grows and includes the loose one. The bundle is the tightest tolerance's set.
 TEST(PrecisionCli, ToleranceSweepGivesTheSetAtEachTolerance) {
   TempDir dir;
-  const std::string model = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
   const auto out = dir / "sweep";
   auto r = run_reduce({"precision", model, "--engine", "opt:fp16", "--tolerance-sweep", "1e-4,0.01", "-o", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -132,12 +123,12 @@ TEST(PrecisionCli, UnnamedNodesAreNamedInTheBundlesModel) {
 
 TEST(PrecisionCli, AModelThatDoesNotFailOrFailsEvenInFp32HasItsOwnExitCode) {
   TempDir dir;
-  const std::string norm = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  const std::string norm = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
   auto passes = run_reduce({"precision", norm, "--engine", "opt:fp16", "--atol", "1e6", "--rtol", "1e6"});
   // Non-finite values fail whatever the tolerance: the tanh of the row hides them here, so it passes.
   EXPECT_EQ(passes.exit_code, 3) << passes.out << passes.err;
   EXPECT_NE(passes.out.find("does not fail"), std::string::npos);
-  const std::string broadcast = write_named(dir, testing::kBroadcastChain, "broadcast.onnx");
+  const std::string broadcast = testing::save_named_model(dir, testing::kBroadcastChain, "broadcast.onnx");
   auto kernel_bug = run_reduce({"precision", broadcast, "--engine", "opt:fp16,fault=broadcast-batch1"});
   EXPECT_EQ(kernel_bug.exit_code, 4) << kernel_bug.out << kernel_bug.err;
   EXPECT_NE(kernel_bug.out.find("fails even in FP32: not a precision problem"), std::string::npos);
@@ -145,7 +136,7 @@ TEST(PrecisionCli, AModelThatDoesNotFailOrFailsEvenInFp32HasItsOwnExitCode) {
 
 TEST(PrecisionCli, BadInputIsOneLineAndExitTwo) {
   TempDir dir;
-  const std::string model = write_named(dir, testing::kSquareOverflow, "norm.onnx");
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
   auto no_precision = run_reduce({"precision", model, "--engine", "ref"});
   EXPECT_EQ(no_precision.exit_code, 2);
   EXPECT_NE(no_precision.err.find("takes no per-node precision"), std::string::npos) << no_precision.err;

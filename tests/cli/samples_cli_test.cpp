@@ -20,12 +20,7 @@ using testing::TempDir;
 // The square of the centered values overflows FP16 when X is large enough: |X| < 0.1 passes on
 // opt:fp16, |X| < 0.5 needs the square and its mean in FP32, |X| < 1 also the Add and the Sqrt.
 fs::path save_square_overflow(const TempDir& dir) {
-  auto m = parse_model_text(testing::kSquareOverflow);
-  EXPECT_TRUE(m.ok());
-  for (Node& n : m->graph.nodes) n.name = n.outputs.at(0);
-  const fs::path path = dir / "norm.onnx";
-  EXPECT_TRUE(save_model(*m, path).ok());
-  return path;
+  return testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
 }
 
 // Seeded inputs uniform in [-r, r), saved by `reduce run` into `folder` (input_0.pb).
