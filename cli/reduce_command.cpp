@@ -52,16 +52,18 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
   return kExitUsage;
 }
 
-// When the model has If nodes and fails: the model with each If replaced by the branch the
-// recorded run took, as long as it fails the same way (session/control_flow.h); nullopt to reduce
-// the model as given. The original's verdict is cached: the session does not run it again.
-Expected<std::optional<FlattenedModel>> flatten_if_nodes(Oracle& oracle, std::stop_token stop) {
+// When the model has If or Loop nodes and fails: the model with each If replaced by the branch the
+// recorded run took and each Loop by its iterations, as long as it fails the same way
+// (session/control_flow.h); nullopt to reduce the model as given. The original's verdict is
+// cached: the session does not run it again.
+Expected<std::optional<FlattenedModel>> flatten(Oracle& oracle, const FlattenOptions& options, std::stop_token stop) {
   const Graph& g = oracle.model().graph;
-  if (!has_if_node(g)) return std::optional<FlattenedModel>{};
+  if (!(options.inline_if && has_if_node(g)) && !(options.unroll_loops && has_loop_node(g)))
+    return std::optional<FlattenedModel>{};
   const CancelOnStop cancel(stop);
   const Verdict original = oracle.evaluate(Candidate::whole(g), cancel.flag());
   if (original.cancelled || original.invalid || !original.signature.fails()) return std::optional<FlattenedModel>{};
-  return inline_taken_branches(oracle, original, [](const std::string& line) { std::cerr << line << "\n"; }, stop);
+  return flatten_control_flow(oracle, original, options, [](const std::string& line) { std::cerr << line << "\n"; }, stop);
 }
 
 // Loads the model, builds the oracle, runs the session and prints its outcome; the exit code.
@@ -79,7 +81,10 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop) {
   print_samples(*samples, std::cerr);
   SessionOptions session = s;
   session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
-  auto flat = args.vm.count("no-inline-if") ? std::optional<FlattenedModel>{} : flatten_if_nodes(given, stop);
+  FlattenOptions flatten_options;
+  flatten_options.inline_if = !args.vm.count("no-inline-if");
+  flatten_options.unroll_loops = !args.vm.count("no-unroll-loops");
+  auto flat = flatten(given, flatten_options, stop);
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!flat) {
     std::cerr << "error: " << s.model_path.string() << ": " << flat.error().message() << "\n";
@@ -87,7 +92,11 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop) {
   }
   Oracle& oracle = *flat ? *(*flat)->oracle : given;
   const Model& reduced_model = *flat ? *(*flat)->model : model;
-  if (*flat) session.control_flow = {(*flat)->inlined.inlined, (*flat)->inlined.body_nodes, count_nodes(model.graph), 0};
+  if (*flat) {
+    const FlattenedModel& f = **flat;
+    session.control_flow = {f.inlined.inlined, f.inlined.body_nodes, count_nodes(model.graph), 0,
+                            f.unrolled.unrolled, f.unrolled.iterations, f.unrolled.body_nodes};
+  }
   SessionOutcome o = run_session(oracle, reduced_model, session, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
   return print_outcome(o, s, oracle);
 }

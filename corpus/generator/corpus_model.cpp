@@ -117,57 +117,89 @@ GeneratedModel generate(const Family& family, size_t size, uint64_t seed) {
   return g;
 }
 
+namespace {
+
+// The network as a body: every value its nodes compute renamed `<name>/<suffix>` (inputs and
+// weights are read from the enclosing graph), returning the network's outputs.
+std::shared_ptr<Graph> network_as_body(const Graph& graph, const std::string& suffix) {
+  auto b = std::make_shared<Graph>();
+  b->name = graph.name + "_" + suffix;
+  std::unordered_map<std::string, std::string> renamed;
+  for (const Node& n : graph.nodes)
+    for (const auto& o : n.outputs) renamed[o] = o + "/" + suffix;
+  auto rename = [&](const std::string& v) {
+    auto it = renamed.find(v);
+    return it == renamed.end() ? v : it->second;
+  };
+  for (Node n : graph.nodes) {
+    for (auto& i : n.inputs) i = rename(i);
+    for (auto& o : n.outputs) o = rename(o);
+    b->nodes.push_back(std::move(n));
+  }
+  for (ValueInfo vi : graph.outputs) {
+    vi.name = rename(vi.name);
+    b->outputs.push_back(std::move(vi));
+  }
+  return b;
+}
+
+Attribute graph_attribute(std::string name, std::shared_ptr<Graph> body) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Attribute::Kind::Graph;
+  a.g = std::move(body);
+  return a;
+}
+
+// After a wrapping: the file name gains `_<tag>` before the size; the ground truth is kept as an
+// op multiset (the node indices are those of the network, now inside a body).
+void wrapped(GeneratedModel& g, const std::string& tag) {
+  g.model.graph.value_info.clear();
+  const auto dot = g.file_name.rfind('_');
+  g.file_name = g.file_name.substr(0, dot) + "_" + tag + g.file_name.substr(dot);
+  g.wrapped_minimal_ops = g.minimal_ops();
+  g.minimal_nodes.clear();
+  g.fp32_nodes.clear();
+  g.nodes = count_nodes(g.model.graph);
+}
+
+}  // namespace
+
 void wrap_in_if(GeneratedModel& g) {
   Graph& graph = g.model.graph;
-  // A branch: the network with every value its nodes compute renamed `<name>/<suffix>` (inputs and
-  // weights are read from the enclosing graph).
-  auto branch = [&](const std::string& suffix) {
-    auto b = std::make_shared<Graph>();
-    b->name = graph.name + "_" + suffix;
-    std::unordered_map<std::string, std::string> renamed;
-    for (const Node& n : graph.nodes)
-      for (const auto& o : n.outputs) renamed[o] = o + "/" + suffix;
-    auto rename = [&](const std::string& v) {
-      auto it = renamed.find(v);
-      return it == renamed.end() ? v : it->second;
-    };
-    for (Node n : graph.nodes) {
-      for (auto& i : n.inputs) i = rename(i);
-      for (auto& o : n.outputs) o = rename(o);
-      b->nodes.push_back(std::move(n));
-    }
-    for (ValueInfo vi : graph.outputs) {
-      vi.name = rename(vi.name);
-      b->outputs.push_back(std::move(vi));
-    }
-    return b;
-  };
   const std::string x = graph.inputs.at(0).name;
-  auto attribute = [](std::string name, std::shared_ptr<Graph> body) {
-    Attribute a;
-    a.name = std::move(name);
-    a.kind = Attribute::Kind::Graph;
-    a.g = std::move(body);
-    return a;
-  };
   Node abs{"if_condition/Abs", "Abs", "", {x}, {"if_condition/abs"}, {}, {}, {}};
   Node sum{"if_condition/ReduceSum", "ReduceSum", "", {"if_condition/abs"}, {"if_condition/sum"}, {}, {}, {}};
   sum.attributes.push_back(int_attribute("keepdims", 0));
   Node greater{"if_condition/Greater", "Greater", "", {"if_condition/sum", "if_condition/zero"}, {"if_condition/c"}, {}, {}, {}};
   Node wrapper{"network", "If", "", {"if_condition/c"}, {}, {}, {}, {}};
   for (const auto& vi : graph.outputs) wrapper.outputs.push_back(vi.name);
-  wrapper.attributes.push_back(attribute("then_branch", branch("then")));
-  wrapper.attributes.push_back(attribute("else_branch", branch("else")));
+  wrapper.attributes.push_back(graph_attribute("then_branch", network_as_body(graph, "then")));
+  wrapper.attributes.push_back(graph_attribute("else_branch", network_as_body(graph, "else")));
   auto zero = Tensor::from_vector(DType::Float, {}, std::vector<float>{0.0f});
   graph.initializers.push_back({"if_condition/zero", std::move(zero).value(), {}});
   graph.nodes = {std::move(abs), std::move(sum), std::move(greater), std::move(wrapper)};
-  graph.value_info.clear();
-  const auto dot = g.file_name.rfind('_');
-  g.file_name = g.file_name.substr(0, dot) + "_if" + g.file_name.substr(dot);
-  g.wrapped_minimal_ops = g.minimal_ops();
-  g.minimal_nodes.clear();  // node indices of the network, which is now inside the If
-  g.fp32_nodes.clear();
-  g.nodes = count_nodes(graph);
+  wrapped(g, "if");
+}
+
+void wrap_in_loop(GeneratedModel& g, int64_t trips) {
+  Graph& graph = g.model.graph;
+  auto body = network_as_body(graph, "body");
+  // Body inputs: the iteration number and the condition, which the body passes on; its other
+  // outputs are scan outputs (one value per iteration).
+  body->inputs = {{"loop/i", ValueType::tensor(DType::Int64, {}), ""}, {"loop/cond_in", ValueType::tensor(DType::Bool, {}), ""}};
+  body->nodes.push_back(Node{"loop/keep_going", "Identity", "", {"loop/cond_in"}, {"loop/cond_out"}, {}, {}, {}});
+  body->outputs.insert(body->outputs.begin(), {"loop/cond_out", ValueType::tensor(DType::Bool, {}), ""});
+  Node wrapper{"network", "Loop", "", {"loop/trips", ""}, {}, {}, {}, {}};
+  for (auto& vi : graph.outputs) {
+    wrapper.outputs.push_back(vi.name);
+    if (vi.type.is_tensor() && vi.type.has_shape) vi.type.dims.insert(vi.type.dims.begin(), Dim::fixed(trips));
+  }
+  wrapper.attributes.push_back(graph_attribute("body", std::move(body)));
+  auto m = Tensor::from_vector(DType::Int64, {}, std::vector<int64_t>{trips});
+  graph.initializers.push_back({"loop/trips", std::move(m).value(), {}});
+  graph.nodes = {std::move(wrapper)};
+  wrapped(g, "loop");
 }
 
 std::string manifest_header() { return "model\tengine\tkind\tminimal_ops\tnodes\tdescription\n"; }
@@ -186,7 +218,7 @@ std::string precision_manifest_line(const GeneratedModel& m) {
 
 Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family* const> chosen,
                     std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision,
-                    bool in_if) {
+                    Wrapping wrapping) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) return Error{out_dir.string(), "cannot create the folder: " + ec.message()};
@@ -197,7 +229,8 @@ Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family
     for (const Family* family : families)
       for (size_t size : sizes) {
         GeneratedModel g = generate(*family, size, seed);
-        if (in_if) wrap_in_if(g);
+        if (wrapping == Wrapping::If) wrap_in_if(g);
+        if (wrapping == Wrapping::Loop) wrap_in_loop(g, 3);
         REDUCE_TRY(save_model(g.model, out_dir / g.file_name));
         manifest += line(g);
       }

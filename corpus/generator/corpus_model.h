@@ -53,7 +53,7 @@ struct GeneratedModel {
 
   // The reproducer's op multiset, "Op:count" comma-separated, sorted by op name.
   std::string minimal_ops() const;
-  std::string wrapped_minimal_ops;  // wrap_in_if: the network's ground truth (its nodes are inside the If)
+  std::string wrapped_minimal_ops;  // wrap_in_if/loop: the network's ground truth (its nodes are inside a body)
   // The names of the fp32 nodes, comma-separated, in node order.
   std::string fp32_node_names() const;
 };
@@ -67,6 +67,15 @@ GeneratedModel generate(const Family& family, size_t size, uint64_t seed);
 // again. Only failures that fire inside subgraph bodies survive the wrapping (the optimized
 // engine's passes leave bodies alone: precision failures do, fused-kernel faults do not).
 void wrap_in_if(GeneratedModel& g);
+
+// The model with its whole network inside a Loop body run `trips` times (file `_loop` before the
+// size): each iteration computes the network on the same inputs, and the Loop's outputs stack the
+// iterations' outputs (scan outputs, a new axis 0 of length `trips`). The same failures survive as
+// with wrap_in_if; the ground truth is the network's, out of one iteration once unrolled.
+void wrap_in_loop(GeneratedModel& g, int64_t trips);
+
+// Where write_corpus puts every model's network.
+enum class Wrapping { None, If, Loop };
 
 // Lays out a model: a body of about half the nodes left by the trigger, the trigger, then the body
 // again up to `target` nodes in all. `trigger` continues the stream (and marks its minimal nodes).
@@ -85,10 +94,10 @@ std::string precision_manifest_header();
 std::string precision_manifest_line(const GeneratedModel& model);
 
 // Writes OUT_DIR/<name>.onnx for every family and size, and OUT_DIR/manifest.tsv (when `chosen` is
-// not empty); the same for `precision` into OUT_DIR/precision_manifest.tsv. `in_if`: every model
-// wrapped in an If (wrap_in_if).
+// not empty); the same for `precision` into OUT_DIR/precision_manifest.tsv, every model wrapped as
+// `wrapping` says (wrap_in_if; wrap_in_loop with 3 iterations).
 Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family* const> chosen,
                     std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision = {},
-                    bool in_if = false);
+                    Wrapping wrapping = Wrapping::None);
 
 }  // namespace reduce::corpus

@@ -1,5 +1,5 @@
 // reduce-corpus: writes the failing corpus models and their manifest.
-//   reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] [--precision a,b|all] [--in-if]
+//   reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] [--precision a,b|all] [--in-if|--in-loop]
 #include <charconv>
 #include <iostream>
 #include <string>
@@ -32,7 +32,7 @@ bool parse_number(std::string_view s, T& out) {
 int usage(const std::string& problem) {
   if (!problem.empty()) std::cerr << "error: " << problem << "\n";
   std::cerr << "usage: reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] "
-               "[--precision a,b|all] [--in-if]\nfaults:";
+               "[--precision a,b|all] [--in-if|--in-loop]\nfaults:";
   for (const auto& f : reduce::corpus::families()) std::cerr << " " << f.fault;
   std::cerr << "\nprecision families (precision_manifest.tsv; without --faults, only these are written):";
   for (const auto& f : reduce::corpus::precision_families()) std::cerr << " " << f.fault;
@@ -48,14 +48,15 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes{10, 100, 1000, 10000};
   std::vector<const Family*> chosen, precision;
   for (const auto& f : reduce::corpus::families()) chosen.push_back(&f);
-  bool faults_given = false, precision_given = false, in_if = false;
+  bool faults_given = false, precision_given = false;
+  auto wrapping = reduce::corpus::Wrapping::None;
 
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
     if (arg == "--help" || arg == "-h") return usage("");
-    if (arg == "--in-if") {
-      in_if = true;
+    if (arg == "--in-if" || arg == "--in-loop") {
+      wrapping = arg == "--in-if" ? reduce::corpus::Wrapping::If : reduce::corpus::Wrapping::Loop;
       continue;
     }
     if (arg == "--seed") {
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
   if (out_dir.empty()) return usage("missing OUT_DIR");
 
   if (precision_given && !faults_given) chosen.clear();
-  if (auto status = reduce::corpus::write_corpus(out_dir, chosen, sizes, seed, precision, in_if); !status) {
+  if (auto status = reduce::corpus::write_corpus(out_dir, chosen, sizes, seed, precision, wrapping); !status) {
     std::cerr << "error: " << status.error().message() << "\n";
     return 1;
   }

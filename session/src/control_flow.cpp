@@ -1,4 +1,5 @@
-// Inlining the branches the recorded run took, round by round, while the failure stays the same.
+// Inlining the branches and unrolling the loops of the recorded run, round by round, while the
+// failure stays the same.
 #include "session/control_flow.h"
 
 #include "core/candidate.h"
@@ -16,44 +17,104 @@ std::optional<bool> recorded_condition(const Oracle& oracle, const std::string& 
   return t->element_as_double(0) != 0;
 }
 
+// An oracle on `model` with `oracle`'s inputs and options, abandoned on a stop.
+Expected<std::unique_ptr<Oracle>> oracle_on(const Oracle& oracle, const Model& model, std::atomic<bool>& cancel) {
+  OracleOptions options = oracle.options();
+  options.record.cancel = &cancel;  // a stop abandons the reference run
+  return Oracle::create(model, oracle.inputs(), std::move(options));
+}
+
+// Position in graph.nodes -> the iterations each top-level Loop made in the reference run of
+// `oracle`'s model (one more reference run, of the model with trip counters).
+Expected<std::unordered_map<size_t, int64_t>> loop_trip_counts(const Oracle& oracle, std::atomic<bool>& cancel) {
+  Model counted = oracle.model();
+  const auto counters = add_trip_counters(counted);
+  auto run = oracle_on(oracle, counted, cancel);
+  if (!run) return run.error();
+  std::unordered_map<size_t, int64_t> trips;
+  for (const auto& [position, name] : counters)
+    if (const Tensor* t = (*run)->recorded().find(name); t && t->rank() == 1) trips[position] = t->shape()[0];
+  return trips;
+}
+
+struct Step {
+  std::unique_ptr<Model> model;
+  InlineResult inlined;
+  UnrollResult unrolled;
+  size_t changed() const { return inlined.inlined + unrolled.unrolled; }
+  std::string what() const {
+    if (inlined.inlined)
+      return "inlined " + std::to_string(inlined.inlined) + " If node(s), " + std::to_string(inlined.body_nodes) +
+             " nodes out of their taken branches";
+    return "unrolled " + std::to_string(unrolled.unrolled) + " Loop node(s) into their " +
+           std::to_string(unrolled.iterations) + " iterations, " + std::to_string(unrolled.body_nodes) +
+           " nodes out of their bodies";
+  }
+};
+
 }  // namespace
 
-Expected<std::optional<FlattenedModel>> inline_taken_branches(Oracle& oracle, const Verdict& original,
-                                                             const std::function<void(std::string)>& log,
-                                                             std::stop_token stop) {
+Expected<std::optional<FlattenedModel>> flatten_control_flow(Oracle& oracle, const Verdict& original,
+                                                            const FlattenOptions& options,
+                                                            const std::function<void(std::string)>& log,
+                                                            std::stop_token stop) {
   std::optional<FlattenedModel> kept;
   Oracle* current = &oracle;
-  for (int round = 0; round < kMaxRounds && has_if_node(current->model().graph); ++round) {
+  std::atomic<bool> cancel{false};
+  std::stop_callback on_stop(stop, [&] { cancel = true; });
+  // A kind of node whose replacement changed the failure is not tried again.
+  bool tried_ifs = !options.inline_if, tried_loops = !options.unroll_loops;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    const Graph& g = current->model().graph;
+    Step step;
+    if (!tried_ifs && has_if_node(g)) {
+      step.model = std::make_unique<Model>(current->model());
+      step.inlined =
+          inline_if_nodes(*step.model, [&](const std::string& name) { return recorded_condition(*current, name); });
+    }
+    if (step.changed() == 0 && !tried_loops && has_loop_node(g)) {
+      auto trips = loop_trip_counts(*current, cancel);
+      if (stop.stop_requested()) return make_error("interrupted");
+      if (!trips) return trips.error();
+      step.model = std::make_unique<Model>(current->model());
+      step.unrolled = unroll_loop_nodes(
+          *step.model,
+          [&](size_t position) -> std::optional<int64_t> {
+            auto it = trips->find(position);
+            return it == trips->end() ? std::nullopt : std::optional<int64_t>(it->second);
+          },
+          options.max_unrolled_nodes);
+      for (const auto& why : step.unrolled.skipped)
+        if (log) log("control flow: kept " + why);
+    }
+    if (step.changed() == 0) break;
     if (stop.stop_requested()) return make_error("interrupted");
-    auto model = std::make_unique<Model>(current->model());
-    const InlineResult inlined =
-        inline_if_nodes(*model, [&](const std::string& name) { return recorded_condition(*current, name); });
-    if (inlined.inlined == 0) break;
-    std::atomic<bool> cancel{false};
-    std::stop_callback on_stop(stop, [&] { cancel = true; });
-    OracleOptions options = current->options();
-    options.record.cancel = &cancel;  // a stop abandons the reference run
-    auto next = Oracle::create(*model, current->inputs(), std::move(options));
+    auto next = oracle_on(*current, *step.model, cancel);
     if (stop.stop_requested()) return make_error("interrupted");
     if (!next) return next.error();
-    Verdict verdict = (*next)->evaluate(Candidate::whole(model->graph), &cancel);
+    Verdict verdict = (*next)->evaluate(Candidate::whole(step.model->graph), &cancel);
     if (verdict.cancelled) return make_error("interrupted");
     (*next)->set_target(original.signature);
     if (verdict.invalid || (*next)->classify(verdict) != SignatureMatch::Same) {
       if (log)
-        log("control flow: kept " + std::to_string(inlined.inlined) + " If node(s): with the taken branch inlined the model " +
+        log("control flow: kept " + (step.inlined.inlined ? std::to_string(step.inlined.inlined) + " If node(s)"
+                                                           : std::to_string(step.unrolled.unrolled) + " Loop node(s)") +
+            ": with them replaced the model " +
             (verdict.invalid ? "cannot be checked (" + verdict.invalid_reason + ")"
              : verdict.signature.fails() ? "fails differently (" + verdict.signature.to_string() + ")"
                                          : std::string("passes")));
-      break;
+      (step.inlined.inlined ? tried_ifs : tried_loops) = true;
+      continue;
     }
-    InlineResult total = kept ? kept->inlined : InlineResult{};
-    total.inlined += inlined.inlined;
-    total.body_nodes += inlined.body_nodes;
-    if (log)
-      log("control flow: inlined " + std::to_string(inlined.inlined) + " If node(s), " +
-          std::to_string(inlined.body_nodes) + " nodes out of their taken branches; the same failure");
-    kept = FlattenedModel{std::move(model), std::move(*next), std::move(verdict), total};
+    FlattenedModel next_kept{std::move(step.model), std::move(*next), std::move(verdict),
+                             kept ? kept->inlined : InlineResult{}, kept ? kept->unrolled : UnrollResult{}};
+    next_kept.inlined.inlined += step.inlined.inlined;
+    next_kept.inlined.body_nodes += step.inlined.body_nodes;
+    next_kept.unrolled.unrolled += step.unrolled.unrolled;
+    next_kept.unrolled.iterations += step.unrolled.iterations;
+    next_kept.unrolled.body_nodes += step.unrolled.body_nodes;
+    if (log) log("control flow: " + step.what() + "; the same failure");
+    kept = std::move(next_kept);
     current = kept->oracle.get();
   }
   return kept;

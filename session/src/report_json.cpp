@@ -58,7 +58,10 @@ std::string report_json(const ReductionReport& r) {
   j["control_flow"] = {{"inlined_if", r.control_flow.inlined_if},
                        {"inlined_body_nodes", r.control_flow.inlined_body_nodes},
                        {"given_nodes", r.control_flow.given_nodes},
-                       {"nodes_in_bodies", r.control_flow.nodes_in_bodies}};
+                       {"nodes_in_bodies", r.control_flow.nodes_in_bodies},
+                       {"unrolled_loops", r.control_flow.unrolled_loops},
+                       {"unrolled_iterations", r.control_flow.unrolled_iterations},
+                       {"unrolled_body_nodes", r.control_flow.unrolled_body_nodes}};
   j["input_samples"] = {{"count", r.samples.count}, {"used", r.samples.used}, {"source", r.samples.source},
                         {"failing", r.samples.failing}};
   j["failure"] = failure_json(r);

@@ -38,10 +38,17 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
      << to_string(r.tolerance.stat) << ")\n\n"
      << "**Environment:** " << r.environment << "\n\n";
-  if (r.control_flow.inlined_if > 0)
-    md << "**Control flow:** the model as given has " << r.control_flow.given_nodes << " top-level nodes; "
-       << r.control_flow.inlined_if << " If node(s) were replaced by the branch the recorded run took ("
-       << r.control_flow.inlined_body_nodes << " nodes out of their bodies), with the same failure, so those nodes were reduced too.\n\n";
+  const ControlFlowReport& cf = r.control_flow;
+  if (cf.inlined_if > 0 || cf.unrolled_loops > 0) {
+    md << "**Control flow:** the model as given has " << cf.given_nodes << " top-level nodes; ";
+    if (cf.inlined_if > 0)
+      md << cf.inlined_if << " If node(s) were replaced by the branch the recorded run took (" << cf.inlined_body_nodes
+         << " nodes out of their bodies)" << (cf.unrolled_loops > 0 ? "; " : "");
+    if (cf.unrolled_loops > 0)
+      md << cf.unrolled_loops << " Loop node(s) by the " << cf.unrolled_iterations << " iterations the recorded run made ("
+         << cf.unrolled_body_nodes << " nodes out of their bodies)";
+    md << ", with the same failure, so those nodes were reduced too.\n\n";
+  }
   if (r.control_flow.nodes_in_bodies > 0)
     md << "**Not reduced:** " << r.control_flow.nodes_in_bodies
        << " nodes inside subgraph bodies (If, Loop, Scan) of the reproducer are not units of reduction: it is minimal over its top-level nodes only.\n\n";

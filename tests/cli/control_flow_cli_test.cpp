@@ -1,6 +1,7 @@
-// Reducing models with control flow: an If is replaced by the branch the recorded run took when the
-// failure stays the same, so the reproducer is a node of its body (no If left, 1-minimal, the same
-// for every -j); with --no-inline-if the If stays and the report says its body was not reduced.
+// Reducing models with control flow: an If is replaced by the branch the recorded run took, and a
+// Loop by the iterations it made, when the failure stays the same, so the reproducer is a node of a
+// body (no If or Loop left, 1-minimal, the same for every -j); with --no-inline-if or
+// --no-unroll-loops the node stays and the report says its body was not reduced.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -81,26 +82,80 @@ TEST(ControlFlowCli, WithNoInlineIfTheIfStaysAndIsNotCalledMinimal) {
   EXPECT_NE(read_bytes(out / "report.md").find("**Not reduced:** 4 nodes inside subgraph bodies"), std::string::npos);
 }
 
-// The corpus with its whole network inside an If (`reduce-corpus --in-if`): the reduction reaches
-// the family's ground-truth reproducer, a node of the branch, with no control-flow node left.
-TEST(ControlFlowCli, CorpusModelsWrappedInAnIfReduceToTheirGroundTruth) {
-  TempDir dir;
-  auto gen = testing::run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--faults",
-                                   "fp16-overflow", "--sizes", "10,100,1000", "--in-if"});
-  ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  const std::string manifest = read_bytes(dir / "manifest.tsv");
-  for (const char* size : {"10", "100", "1000"}) {
-    const std::string file = std::string("fp16_overflow_transformer_if_") + size + ".onnx";
-    ASSERT_NE(manifest.find(file + "\topt:fp16\tnonfinite\tReduceSum:1\t4\t"), std::string::npos) << manifest;
-    const auto out = dir / (std::string("b") + size);
-    auto r = run_reduce({(dir / file).string(), "--engine", "opt:fp16", "-j", "2", "-o", out.string()});
-    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
-    EXPECT_EQ(report.at("control_flow").at("inlined_if"), 1) << file;
-    EXPECT_EQ(report.at("control_flow").at("given_nodes"), 4) << file;
-    EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"ReduceSum", 1}})) << file;
-    EXPECT_TRUE(report.at("one_minimal").get<bool>()) << file;
+// The corpus with its whole network inside an If (`reduce-corpus --in-if`) or a Loop body run three
+// times (`--in-loop`): the reduction reaches the family's ground-truth reproducer, a node of a
+// body, with no control-flow node left.
+TEST(ControlFlowCli, CorpusModelsWrappedInAnIfOrALoopReduceToTheirGroundTruth) {
+  for (const std::string wrap : {"if", "loop"}) {
+    TempDir dir;
+    auto gen = testing::run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--faults",
+                                     "fp16-overflow", "--sizes", "10,100,1000", "--in-" + wrap});
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const std::string manifest = read_bytes(dir / "manifest.tsv");
+    for (const char* size : {"10", "100", "1000"}) {
+      const std::string file = "fp16_overflow_transformer_" + wrap + "_" + size + ".onnx";
+      ASSERT_NE(manifest.find(file + "\topt:fp16\tnonfinite\tReduceSum:1\t" + (wrap == "if" ? "4" : "1") + "\t"),
+                std::string::npos) << manifest;
+      const auto out = dir / (std::string("b") + size);
+      auto r = run_reduce({(dir / file).string(), "--engine", "opt:fp16", "-j", "2", "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+      const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+      const auto& cf = report.at("control_flow");
+      EXPECT_EQ(cf.at(wrap == "if" ? "inlined_if" : "unrolled_loops"), 1) << file;
+      if (wrap == "loop") EXPECT_EQ(cf.at("unrolled_iterations"), 3) << file;
+      EXPECT_EQ(cf.at("nodes_in_bodies"), 0) << file;
+      EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"ReduceSum", 1}})) << file;
+      EXPECT_TRUE(report.at("one_minimal").get<bool>()) << file;
+    }
   }
+}
+
+// The network inside a Loop: unrolled, its iterations are reduced to the overflowing node of one
+// of them, the same for every -j; with --no-unroll-loops the Loop stays, not called minimal.
+constexpr const char* kLoopOverflow = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 4] y, float[3, 2, 4] s)
+<float big = {20.0}, int64 trips = {3}>
+{
+  go = Constant <value = bool {1}> ()
+  y, s = Loop (trips, go, x) <
+    body = b (int64 i, bool c, float[2, 4] v) => (bool c2, float[2, 4] v2, float[2, 4] e) {
+      c2 = Identity(c)
+      v2 = Neg(v)
+      u = Mul(x, big)
+      e = Exp(u)
+    }
+  >
+}
+)";
+
+TEST(ControlFlowCli, ALoopIsReplacedByItsIterationsAndTheirNodesAreReduced) {
+  TempDir dir;
+  const std::string model = save(dir, kLoopOverflow);
+  std::string first;
+  for (const char* jobs : {"1", "4"}) {
+    const auto out = dir / (std::string("b") + jobs);
+    auto r = run_reduce({model, "--engine", "opt:fp16", "-j", jobs, "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("control flow: unrolled 1 Loop node(s) into their 3 iterations"), std::string::npos) << r.err;
+    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+    EXPECT_EQ(report.at("control_flow").at("unrolled_loops"), 1);
+    EXPECT_EQ(report.at("control_flow").at("unrolled_iterations"), 3);
+    EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 0);
+    EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"Exp", 1}}));
+    EXPECT_TRUE(report.at("one_minimal").get<bool>());
+    EXPECT_NE(read_bytes(out / "report.md").find("Loop node(s) by the 3 iterations"), std::string::npos);
+    const std::string bytes = read_bytes(out / "model.onnx");
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "-j " << jobs;
+  }
+  const auto kept = dir / "kept";
+  auto r = run_reduce({model, "--engine", "opt:fp16", "--no-unroll-loops", "-j", "1", "-o", kept.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_bytes(kept / "report.json"));
+  EXPECT_EQ(report.at("control_flow").at("unrolled_loops"), 0);
+  EXPECT_EQ(report.at("reduced").at("op_types").at("Loop"), 1);
+  EXPECT_FALSE(report.at("one_minimal").get<bool>());
 }
 
 }  // namespace

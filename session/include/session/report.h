@@ -36,13 +36,17 @@ struct InputSamples {
   std::vector<size_t> failing;  // samples checked and failing (up to `used`: later ones are not checked)
 };
 
-// Control flow: If nodes replaced by their taken branch before the search (session/control_flow.h),
-// and the nodes left inside bodies of the reproducer (If, Loop, Scan: not units of reduction).
+// Control flow: If nodes replaced by their taken branch and Loop nodes by their iterations before
+// the search (session/control_flow.h), and the nodes left inside bodies of the reproducer (If,
+// Loop, Scan: not units of reduction).
 struct ControlFlowReport {
   size_t inlined_if = 0;
   size_t inlined_body_nodes = 0;
   size_t given_nodes = 0;       // top-level nodes of the model as given
   size_t nodes_in_bodies = 0;   // inside subgraphs of the reproducer, at any depth
+  size_t unrolled_loops = 0;
+  size_t unrolled_iterations = 0;
+  size_t unrolled_body_nodes = 0;
 };
 
 struct ReductionReport {

@@ -1,0 +1,260 @@
+// Unrolling Loop nodes into the enclosing graph, one body copy per recorded iteration.
+#include "core/unroll_loop.h"
+
+#include <algorithm>
+
+#include "subgraph_names.h"
+
+namespace reduce {
+
+namespace {
+
+using detail::mapped;
+using detail::NameMap;
+using detail::TakenNames;
+
+std::string loop_prefix(const Node& loop) {
+  if (!loop.name.empty()) return loop.name;
+  for (const auto& o : loop.outputs)
+    if (!o.empty()) return o;
+  return "Loop";
+}
+
+const Graph* body_of(const Node& loop) {
+  const Attribute* body = loop.attribute("body");
+  return body && body->g ? body->g.get() : nullptr;
+}
+
+// The unrolled nodes of one Loop: appends them to `out`, weights to `g`.
+class LoopUnroller {
+ public:
+  LoopUnroller(Graph& g, const Node& loop, const Graph& body, TakenNames& taken, int64_t opset)
+      : g_(g), loop_(loop), body_(body), taken_(taken), opset_(opset), prefix_(loop_prefix(loop)) {}
+
+  std::vector<Node> unroll(int64_t trips) {
+    const size_t carried = body_.inputs.size() - 2;
+    move_weights();
+    std::string cond = loop_.inputs.size() > 1 ? loop_.inputs[1] : "";
+    std::vector<std::string> values(carried);
+    for (size_t k = 0; k < carried; ++k) values[k] = loop_.inputs[2 + k];
+    std::vector<std::vector<std::string>> scans(body_.outputs.size() - 1 - carried);
+    for (int64_t i = 0; i < trips; ++i) {
+      NameMap map = weights_;
+      bind_inputs(map, i, cond, values);
+      if (i + 1 == trips) name_results_after_loop(map, carried);
+      const std::string iteration = prefix_ + "/" + std::to_string(i);
+      auto define = [&](const std::string& v) {
+        if (!v.empty() && !map.count(v)) map[v] = TakenNames::fresh(taken_.values, iteration, v);
+      };
+      for (const auto& n : body_.nodes)
+        for (const auto& o : n.outputs) define(o);
+      for (const Node& n : body_.nodes) {
+        Node copy = n;
+        copy.name = TakenNames::fresh(taken_.nodes, iteration, n.name.empty() ? n.op_type : n.name);
+        for (auto& v : copy.inputs) v = mapped(map, v);
+        for (auto& v : copy.outputs) v = mapped(map, v);
+        for (auto& v : copy.implicit_inputs) v = mapped(map, v);
+        detail::rename_in_attributes(copy, map);
+        out_.push_back(std::move(copy));
+      }
+      cond = mapped(map, body_.outputs[0].name);
+      for (size_t k = 0; k < carried; ++k) values[k] = mapped(map, body_.outputs[1 + k].name);
+      for (size_t s = 0; s < scans.size(); ++s) scans[s].push_back(mapped(map, body_.outputs[1 + carried + s].name));
+    }
+    for (size_t k = 0; k < carried; ++k)
+      if (k < loop_.outputs.size() && !loop_.outputs[k].empty() && values[k] != loop_.outputs[k])
+        add("Identity", {values[k]}, loop_.outputs[k], "Identity_output_" + std::to_string(k));
+    for (size_t s = 0; s < scans.size(); ++s)
+      if (carried + s < loop_.outputs.size() && !loop_.outputs[carried + s].empty())
+        stack(scans[s], loop_.outputs[carried + s], s);
+    return std::move(out_);
+  }
+
+ private:
+  void move_weights() {
+    for (const auto& init : body_.initializers) {
+      weights_[init.name] = TakenNames::fresh(taken_.values, prefix_, init.name);
+      g_.initializers.push_back({weights_[init.name], init.tensor, init.doc_string});
+    }
+  }
+
+  // Body inputs: the iteration number (a weight, made only when the body reads it), the
+  // condition and the carried values (the previous iteration's names: no node needed).
+  void bind_inputs(NameMap& map, int64_t i, const std::string& cond, const std::vector<std::string>& values) {
+    const std::string& iteration_name = body_.inputs[0].name;
+    if (reads(iteration_name)) map[iteration_name] = constant(DType::Int64, i, "iteration_" + std::to_string(i));
+    const std::string& cond_name = body_.inputs[1].name;
+    if (reads(cond_name)) map[cond_name] = cond.empty() ? constant(DType::Bool, 1, "condition") : cond;
+    for (size_t k = 0; k < values.size(); ++k) map[body_.inputs[2 + k].name] = values[k];
+  }
+
+  // The last iteration's carried results computed in the body take the Loop outputs' names.
+  void name_results_after_loop(NameMap& map, size_t carried) {
+    std::unordered_set<std::string> produced;
+    for (const auto& n : body_.nodes)
+      for (const auto& o : n.outputs)
+        if (!o.empty()) produced.insert(o);
+    for (size_t k = 0; k < carried && k < loop_.outputs.size(); ++k) {
+      const std::string& v = body_.outputs[1 + k].name;
+      if (produced.count(v) && !map.count(v) && !loop_.outputs[k].empty()) map[v] = loop_.outputs[k];
+    }
+  }
+
+  bool reads(const std::string& name) const {
+    if (name.empty()) return false;
+    for (const auto& o : body_.outputs)
+      if (o.name == name) return true;
+    for (const auto& n : body_.nodes) {
+      if (std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end() ||
+          std::find(n.implicit_inputs.begin(), n.implicit_inputs.end(), name) != n.implicit_inputs.end())
+        return true;
+    }
+    return false;
+  }
+
+  // A weight of the graph (Constant nodes become weights when a model is loaded).
+  std::string constant(DType dtype, int64_t value, const std::string& what) {
+    const std::string name = TakenNames::fresh(taken_.values, prefix_, prefix_ + "/" + what);
+    Tensor t = dtype == DType::Bool ? *Tensor::from_vector(dtype, {}, std::vector<uint8_t>{value != 0})
+                                    : *Tensor::from_vector(dtype, {}, std::vector<int64_t>{value});
+    g_.initializers.push_back({name, std::move(t), ""});
+    return name;
+  }
+
+  void add(const std::string& op, std::vector<std::string> inputs, const std::string& output, const std::string& what,
+           std::vector<Attribute> attributes = {}) {
+    Node n;
+    n.name = TakenNames::fresh(taken_.nodes, prefix_, prefix_ + "/" + what);
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    n.attributes = std::move(attributes);
+    out_.push_back(std::move(n));
+  }
+
+  // A scan output: the iterations' values, each with a new axis 0, concatenated on it.
+  void stack(const std::vector<std::string>& parts, const std::string& output, size_t s) {
+    const std::string tag = "scan_" + std::to_string(s);
+    std::string axes;
+    if (opset_ >= 13) {
+      axes = TakenNames::fresh(taken_.values, prefix_, prefix_ + "/" + tag + "_axes");
+      g_.initializers.push_back({axes, *Tensor::from_vector(DType::Int64, {1}, std::vector<int64_t>{0}), ""});
+    }
+    std::vector<std::string> unsqueezed;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const std::string name = parts.size() == 1 ? output
+                                                 : TakenNames::fresh(taken_.values, prefix_, prefix_ + "/" + tag + "_" + std::to_string(i));
+      std::vector<Attribute> attributes;
+      if (opset_ < 13) {
+        Attribute a;
+        a.name = "axes";
+        a.kind = Attribute::Kind::Ints;
+        a.ints = {0};
+        attributes.push_back(std::move(a));
+      }
+      add("Unsqueeze", opset_ >= 13 ? std::vector<std::string>{parts[i], axes} : std::vector<std::string>{parts[i]}, name,
+          tag + "_unsqueeze_" + std::to_string(i), std::move(attributes));
+      unsqueezed.push_back(name);
+    }
+    if (parts.size() == 1) return;
+    Attribute axis;
+    axis.name = "axis";
+    axis.kind = Attribute::Kind::Int;
+    axis.i = 0;
+    add("Concat", unsqueezed, output, tag + "_concat", {axis});
+  }
+
+  Graph& g_;
+  const Node& loop_;
+  const Graph& body_;
+  TakenNames& taken_;
+  const int64_t opset_;
+  const std::string prefix_;
+  NameMap weights_;
+  std::vector<Node> out_;
+};
+
+// Why a Loop with a known trip count stays, or empty when it can be unrolled.
+std::string reason_to_keep(const Node& loop, const Graph* body, int64_t trips, size_t budget) {
+  const std::string what = "Loop " + loop_prefix(loop) + ": ";
+  if (!body || body->inputs.size() < 2 || body->outputs.empty() || body->outputs.size() < body->inputs.size() - 1 ||
+      loop.inputs.size() < body->inputs.size())
+    return what + "its body does not match its inputs";
+  if (trips < 0) return what + "negative trip count";
+  const size_t scans = body->outputs.size() + 1 - body->inputs.size();
+  if (trips == 0 && scans > 0) return what + "made no iteration and has scan outputs (their shape is unknown)";
+  const size_t per_trip = body->nodes.size() + 2 + scans;
+  if (static_cast<uint64_t>(trips) > budget / per_trip)
+    return what + std::to_string(trips) + " iterations of " + std::to_string(body->nodes.size()) +
+           " nodes exceed the unrolling budget of " + std::to_string(budget) + " nodes";
+  return {};
+}
+
+}  // namespace
+
+bool is_loop_node(const Node& node) { return node.op_type == "Loop" && (node.domain.empty() || node.domain == "ai.onnx"); }
+
+bool has_loop_node(const Graph& graph) { return std::any_of(graph.nodes.begin(), graph.nodes.end(), is_loop_node); }
+
+std::vector<std::pair<size_t, std::string>> add_trip_counters(Model& model) {
+  Graph& g = model.graph;
+  TakenNames taken(g);
+  std::vector<std::pair<size_t, std::string>> counters;
+  for (size_t p = 0; p < g.nodes.size(); ++p) {
+    Node& loop = g.nodes[p];
+    if (!is_loop_node(loop)) continue;
+    Attribute* body = nullptr;
+    for (auto& a : loop.attributes)
+      if (a.name == "body" && a.g) body = &a;
+    if (!body || body->g->inputs.empty()) continue;
+    auto copy = std::make_shared<Graph>(*body->g);
+    TakenNames inner(*copy);
+    const std::string counted = TakenNames::fresh(inner.values, "trip_counter", "trip_counter");
+    Node identity;
+    identity.name = TakenNames::fresh(inner.nodes, "trip_counter", "trip_counter");
+    identity.op_type = "Identity";
+    identity.inputs = {copy->inputs[0].name};
+    identity.outputs = {counted};
+    copy->nodes.push_back(std::move(identity));
+    copy->outputs.push_back({counted, ValueType::tensor(DType::Int64, {}), ""});
+    body->g = std::move(copy);
+    const std::string output = TakenNames::fresh(taken.values, loop_prefix(loop), loop_prefix(loop) + "/trip_counter");
+    loop.outputs.push_back(output);
+    counters.emplace_back(p, output);
+  }
+  return counters;
+}
+
+UnrollResult unroll_loop_nodes(Model& model, const std::function<std::optional<int64_t>(size_t)>& trips,
+                               size_t max_new_nodes) {
+  Graph& g = model.graph;
+  const int64_t opset = model.opset("").value_or(model.opset("ai.onnx").value_or(13));
+  UnrollResult result;
+  TakenNames taken(g);
+  std::vector<Node> nodes;
+  nodes.reserve(g.nodes.size());
+  for (size_t p = 0; p < g.nodes.size(); ++p) {
+    Node& n = g.nodes[p];
+    const std::optional<int64_t> count = is_loop_node(n) ? trips(p) : std::nullopt;
+    if (!count) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    const Graph* body = body_of(n);
+    const size_t budget = max_new_nodes > result.body_nodes ? max_new_nodes - result.body_nodes : 0;
+    if (std::string why = reason_to_keep(n, body, *count, budget); !why.empty()) {
+      result.skipped.push_back(std::move(why));
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    std::vector<Node> unrolled = LoopUnroller(g, n, *body, taken, opset).unroll(*count);
+    ++result.unrolled;
+    result.iterations += static_cast<size_t>(*count);
+    result.body_nodes += unrolled.size();
+    for (auto& u : unrolled) nodes.push_back(std::move(u));
+  }
+  g.nodes = std::move(nodes);
+  return result;
+}
+
+}  // namespace reduce
