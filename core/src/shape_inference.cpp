@@ -85,9 +85,40 @@ TypeMap collect(const onnx::ModelProto& proto, const Model& model) {
   return types;
 }
 
+void collect_bodies(const Graph& graph, const onnx::GraphProto& proto, const TypeMap& outer, BodyValueTypes& out);
+
+// A body's types: the enclosing scope's, then the body's inputs, inferred values, outputs and weights.
+void collect_body(const Graph& body, const onnx::GraphProto& proto, const TypeMap& outer, BodyValueTypes& out) {
+  TypeMap types = outer;
+  auto add = [&](const onnx::ValueInfoProto& vi) {
+    if (vi.has_type()) types.insert_or_assign(vi.name(), detail::value_type_from_proto(vi.type()));
+  };
+  for (const auto& vi : proto.input()) add(vi);
+  for (const auto& vi : proto.value_info()) add(vi);
+  for (const auto& vi : proto.output()) add(vi);
+  for (const auto& init : body.initializers)
+    types.insert_or_assign(init.name, ValueType::tensor(init.tensor.dtype(), init.tensor.shape()));
+  collect_bodies(body, proto, types, out);
+  out[&body] = std::move(types);
+}
+
+// Walks the model's graph and its proto side by side (model_to_proto keeps node and attribute
+// order); a graph whose proto differs in layout contributes nothing.
+void collect_bodies(const Graph& graph, const onnx::GraphProto& proto, const TypeMap& outer, BodyValueTypes& out) {
+  if (static_cast<size_t>(proto.node_size()) != graph.nodes.size()) return;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const Attribute& a : graph.nodes[i].attributes)
+      for (const auto& pa : proto.node(static_cast<int>(i)).attribute()) {
+        if (pa.name() != a.name) continue;
+        if (a.g && pa.has_g()) collect_body(*a.g, pa.g(), outer, out);
+        for (size_t k = 0; k < a.graphs.size() && k < static_cast<size_t>(pa.graphs_size()); ++k)
+          collect_body(*a.graphs[k], pa.graphs(static_cast<int>(k)), outer, out);
+      }
+}
+
 }  // namespace
 
-Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Model& model) {
+Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Model& model, BodyValueTypes* bodies) {
   // ONNX's inference trusts arity and attributes (a zero stride is a division by zero in it).
   REDUCE_TRY(validate_model(model));
   TypeOnlyPlacement placement;
@@ -120,6 +151,7 @@ Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Mod
     }
     if (!added) break;
   }
+  if (bodies) collect_bodies(model.graph, proto.graph(), types, *bodies);
   return types;
 }
 

@@ -153,11 +153,11 @@ Attribute graph_attribute(std::string name, std::shared_ptr<Graph> body) {
 
 // After a wrapping: the file name gains `_<tag>` before the size; the ground truth is kept as an
 // op multiset (the node indices are those of the network, now inside a body).
-void wrapped(GeneratedModel& g, const std::string& tag) {
+void wrapped(GeneratedModel& g, const std::string& tag, std::string minimal_ops) {
   g.model.graph.value_info.clear();
   const auto dot = g.file_name.rfind('_');
   g.file_name = g.file_name.substr(0, dot) + "_" + tag + g.file_name.substr(dot);
-  g.wrapped_minimal_ops = g.minimal_ops();
+  g.wrapped_minimal_ops = std::move(minimal_ops);
   g.minimal_nodes.clear();
   g.fp32_nodes.clear();
   g.nodes = count_nodes(g.model.graph);
@@ -166,6 +166,7 @@ void wrapped(GeneratedModel& g, const std::string& tag) {
 }  // namespace
 
 void wrap_in_if(GeneratedModel& g) {
+  const std::string ops = g.minimal_ops();  // read before the nodes move into the branches
   Graph& graph = g.model.graph;
   const std::string x = graph.inputs.at(0).name;
   Node abs{"if_condition/Abs", "Abs", "", {x}, {"if_condition/abs"}, {}, {}, {}};
@@ -179,10 +180,11 @@ void wrap_in_if(GeneratedModel& g) {
   auto zero = Tensor::from_vector(DType::Float, {}, std::vector<float>{0.0f});
   graph.initializers.push_back({"if_condition/zero", std::move(zero).value(), {}});
   graph.nodes = {std::move(abs), std::move(sum), std::move(greater), std::move(wrapper)};
-  wrapped(g, "if");
+  wrapped(g, "if", ops);
 }
 
 void wrap_in_loop(GeneratedModel& g, int64_t trips) {
+  const std::string ops = g.minimal_ops();  // read before the nodes move into the body
   Graph& graph = g.model.graph;
   auto body = network_as_body(graph, "body");
   // Body inputs: the iteration number and the condition, which the body passes on; its other
@@ -199,7 +201,7 @@ void wrap_in_loop(GeneratedModel& g, int64_t trips) {
   auto m = Tensor::from_vector(DType::Int64, {}, std::vector<int64_t>{trips});
   graph.initializers.push_back({"loop/trips", std::move(m).value(), {}});
   graph.nodes = {std::move(wrapper)};
-  wrapped(g, "loop");
+  wrapped(g, "loop", ops);
 }
 
 std::string manifest_header() { return "model\tengine\tkind\tminimal_ops\tnodes\tdescription\n"; }

@@ -13,9 +13,15 @@
 
 namespace reduce {
 
+// The value types seen from inside each subgraph body of a model (If branches, Loop and Scan
+// bodies, at any depth), by body: the enclosing scopes' types with the body's own values over them.
+using BodyValueTypes = std::unordered_map<const Graph*, std::unordered_map<std::string, ValueType>>;
+
 // Types and shapes of every value of a model's main graph: declared value_info first, then what
-// ONNX shape inference (with data propagation) adds. Large weights are not copied for it.
-Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Model& model);
+// ONNX shape inference (with data propagation) adds. Large weights are not copied for it. With
+// `bodies`, also what inference found inside subgraph bodies, keyed by the model's body graphs.
+Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Model& model,
+                                                                        BodyValueTypes* bodies = nullptr);
 
 // Where a value that a subgraph reads from outside its nodes comes from.
 enum class BoundarySource {

@@ -73,8 +73,8 @@ class PlanBuilder {
  public:
   // `rounded` holds the model's initializers rounded to the precision once (shared by every plan).
   PlanBuilder(const Model& model, const RoundedWeights& rounded, const ValueTypes& types,
-              const OptimizedOptions& options)
-      : model_(model), rounded_(rounded), types_(types), options_(options) {}
+              const BodyValueTypes& body_types, const OptimizedOptions& options)
+      : model_(model), rounded_(rounded), types_(types), body_types_(body_types), options_(options) {}
 
   Expected<std::shared_ptr<Plan>> build(const std::vector<std::string>& outputs) const {
     if (options_.precision != Precision::FP32 && options_.has(Fault::CastFp16Conflict))
@@ -88,20 +88,15 @@ class PlanBuilder {
       graph.outputs.push_back(declared ? *declared : ValueInfo{name, {}, {}});
     }
     plan->report.nodes_before = model_.graph.nodes.size();
-    PlanGraph editor(*plan->model, plan->parts, types_, options_);
-    for (const auto& pass : kPasses) {
-      int rewrites = 0;
-      if (!contains(options_.disabled_passes, pass.name)) {
-        editor.refresh();
-        auto done = pass.function(editor);
-        if (!done) return Error{{}, std::string("pass ") + pass.name + ": " + done.error().what};
-        rewrites = *done;
-      }
-      plan->report.rewrites.emplace_back(pass.name, rewrites);
-    }
-    editor.refresh();
+    for (const auto& pass : kPasses) plan->report.rewrites.emplace_back(pass.name, 0);
+    std::unordered_set<std::string> names;
+    add_names(graph, names);
+    PlanGraph editor(*plan->model, plan->parts, types_, options_, names);
+    REDUCE_TRY(run_passes(editor, plan->report));
+    Bodies bodies{*plan, names, {}, options_.fp32_nodes};
+    REDUCE_TRY(optimize_bodies(graph, bodies, visible_from(graph, {})));
     REDUCE_ASSIGN(plan->fp32, insert_precision_boundaries(editor));
-    plan->fp32_nodes = fp32_nodes_of(editor, options_.fp32_nodes);
+    plan->fp32_nodes = fp32_nodes_of(editor, bodies.fp32);
     plan->report.nodes_after = graph.nodes.size();
     // Passes fold in fp32, as engine builders do; then every weight is stored in the precision:
     // the original ones from the shared rounded copies, those the passes made rounded here.
@@ -112,6 +107,7 @@ class PlanBuilder {
       else REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
     }
     std::set<Fault> armed = editor.armed_faults();
+    armed.insert(bodies.armed.begin(), bodies.armed.end());
     const int64_t opset = plan->model->opset("").value_or(0);
     for (const Node& n : graph.nodes)
       if (options_.has(Fault::ResizeHalfPixel) && resize_half_pixel_triggers(n, opset)) armed.insert(Fault::ResizeHalfPixel);
@@ -123,6 +119,94 @@ class PlanBuilder {
   }
 
  private:
+  // Runs the passes of passes.def (those not disabled) on one graph of the plan, adding their
+  // rewrites to the report.
+  Status run_passes(PlanGraph& editor, OptimizationReport& report) const {
+    for (size_t p = 0; p < std::size(kPasses); ++p) {
+      if (contains(options_.disabled_passes, kPasses[p].name)) continue;
+      editor.refresh();
+      auto done = kPasses[p].function(editor);
+      if (!done) return Error{{}, std::string("pass ") + kPasses[p].name + ": " + done.error().what};
+      report.rewrites[p].second += *done;
+    }
+    editor.refresh();
+    return {};
+  }
+
+  static void add_names(const Graph& graph, std::unordered_set<std::string>& names) {
+    for (const auto& vi : graph.inputs) names.insert(vi.name);
+    for (const auto& init : graph.initializers) names.insert(init.name);
+    for (const Node& n : graph.nodes) {
+      names.insert(n.name);
+      for (const auto& o : n.outputs) names.insert(o);
+      for (const auto& a : n.attributes) {
+        if (a.g) add_names(*a.g, names);
+        for (const auto& g : a.graphs) add_names(*g, names);
+      }
+    }
+  }
+
+  // What optimizing the bodies of a plan shares: names, the faults their passes armed, and the
+  // FP32 node names with the fused nodes made of FP32 nodes inside bodies.
+  struct Bodies {
+    Plan& plan;
+    std::unordered_set<std::string>& names;
+    std::set<Fault> armed;
+    Fp32Nodes fp32;
+  };
+
+  // Rewrites the subgraph bodies of `graph` (If branches, Loop and Scan bodies, at any depth) with
+  // the same passes, as deployment engines fuse inside conditionals and loops too: each body is a
+  // plan graph of its own whose outputs are the body's, typed by inference inside the body.
+  Status optimize_bodies(Graph& graph, Bodies& bodies, const PlanGraph::OuterConstants& visible) const {
+    for (Node& n : graph.nodes)
+      for (Attribute& a : n.attributes) {
+        if (a.g) {
+          REDUCE_ASSIGN(a.g, optimize_body(a.g, bodies, visible));
+        }
+        for (auto& sub : a.graphs) {
+          REDUCE_ASSIGN(sub, optimize_body(sub, bodies, visible));
+        }
+      }
+    return {};
+  }
+
+  // The weights a body of `graph` sees: those `graph` sees, without the names it defines, and its own.
+  static PlanGraph::OuterConstants visible_from(const Graph& graph, const PlanGraph::OuterConstants& outer) {
+    PlanGraph::OuterConstants visible = outer;
+    for (const auto& vi : graph.inputs) visible.erase(vi.name);
+    for (const Node& n : graph.nodes)
+      for (const auto& o : n.outputs) visible.erase(o);
+    for (const auto& init : graph.initializers) visible[init.name] = &init.tensor;
+    for (const auto& vi : graph.inputs) visible.erase(vi.name);  // an input overrides its initializer
+    return visible;
+  }
+
+  Expected<std::shared_ptr<const Graph>> optimize_body(const std::shared_ptr<const Graph>& body, Bodies& bodies,
+                                                       const PlanGraph::OuterConstants& outer) const {
+    static const ValueTypes kUntyped;
+    Model m;
+    m.ir_version = bodies.plan.model->ir_version;
+    m.opset_imports = bodies.plan.model->opset_imports;
+    m.graph = *body;
+    auto types = body_types_.find(body.get());
+    PlanGraph editor(m, bodies.plan.parts, types != body_types_.end() ? types->second : kUntyped, options_, bodies.names);
+    editor.see_outer_constants(&outer);
+    REDUCE_TRY(run_passes(editor, bodies.plan.report));
+    bodies.armed.insert(editor.armed_faults().begin(), editor.armed_faults().end());
+    // The body's weights are stored in the precision too, except those an FP32 node reads.
+    std::unordered_set<std::string> read_in_fp32;
+    for (const Node& n : m.graph.nodes) {
+      const bool fp32 = editor.runs_in_fp32(n);
+      if (fp32) read_in_fp32.insert(n.inputs.begin(), n.inputs.end());
+      if (fp32 && n.domain == kFusedDomain && !bodies.fp32.contains(n.name)) bodies.fp32.names.push_back(n.name);
+    }
+    for (auto& init : m.graph.initializers)
+      if (!read_in_fp32.count(init.name)) REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
+    REDUCE_TRY(optimize_bodies(m.graph, bodies, visible_from(m.graph, outer)));
+    return std::shared_ptr<const Graph>(std::make_shared<Graph>(std::move(m.graph)));
+  }
+
   ref::ExecutorHooks hooks(const Plan& plan, int64_t default_opset) const {
     ref::ExecutorHooks h;
     const FusedParts* parts = &plan.parts;
@@ -155,13 +239,19 @@ class PlanBuilder {
   const Model& model_;
   const RoundedWeights& rounded_;
   const ValueTypes& types_;
+  const BodyValueTypes& body_types_;
   const OptimizedOptions& options_;
 };
 
 class OptimizedModel : public OptimizedPreparedModel {
  public:
-  OptimizedModel(const Model& model, RoundedWeights rounded, ValueTypes types, OptimizedOptions options)
-      : model_(model), rounded_(std::move(rounded)), types_(std::move(types)), options_(std::move(options)) {}
+  OptimizedModel(const Model& model, RoundedWeights rounded, ValueTypes types, BodyValueTypes body_types,
+                 OptimizedOptions options)
+      : model_(model),
+        rounded_(std::move(rounded)),
+        types_(std::move(types)),
+        body_types_(std::move(body_types)),
+        options_(std::move(options)) {}
 
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
     std::vector<std::string> wanted = options.outputs;
@@ -190,7 +280,7 @@ class OptimizedModel : public OptimizedPreparedModel {
     std::lock_guard lock(mu_);
     auto it = plans_.find(outputs);
     if (it != plans_.end()) return it->second;
-    REDUCE_ASSIGN(auto plan, PlanBuilder(model_, rounded_, types_, options_).build(outputs));
+    REDUCE_ASSIGN(auto plan, PlanBuilder(model_, rounded_, types_, body_types_, options_).build(outputs));
     // A reducer asks for many output sets: keep memory bounded (runs in flight hold their plan).
     if (plans_.size() >= kMaxCachedPlans) plans_.clear();
     plans_.emplace(outputs, plan);
@@ -220,6 +310,7 @@ class OptimizedModel : public OptimizedPreparedModel {
   const Model& model_;
   RoundedWeights rounded_;
   ValueTypes types_;
+  BodyValueTypes body_types_;  // keyed by the bodies of model_, which every plan's copy shares
   OptimizedOptions options_;
   std::mutex mu_;
   std::map<std::vector<std::string>, std::shared_ptr<Plan>> plans_;
@@ -234,15 +325,17 @@ class OptimizedEngine : public Engine {
     // Fusions hand inputs to reference kernels directly: arity and attributes are checked first.
     REDUCE_TRY(validate_model(model));
     // Shapes and types drive the static specializations; a model ONNX cannot infer gets none.
-    auto inferred = infer_value_types(model);
+    BodyValueTypes body_types;
+    auto inferred = infer_value_types(model, &body_types);
     ValueTypes types = inferred ? std::move(*inferred) : ValueTypes{};
+    if (!inferred) body_types.clear();
     RoundedWeights rounded;
     for (const auto& w : model.graph.initializers) {
       Tensor r = w.tensor;
       REDUCE_TRY(round_to_precision(r, options_.precision, false));
       rounded.emplace(w.name, std::make_pair(w.tensor, std::move(r)));
     }
-    auto prepared = std::make_unique<OptimizedModel>(model, std::move(rounded), std::move(types), options_);
+    auto prepared = std::make_unique<OptimizedModel>(model, std::move(rounded), std::move(types), std::move(body_types), options_);
     std::vector<std::string> outputs;
     for (const auto& vi : model.graph.outputs) outputs.push_back(vi.name);
     REDUCE_TRY(prepared->plan_for(outputs));

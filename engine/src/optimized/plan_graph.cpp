@@ -5,8 +5,9 @@
 
 namespace reduce::opt {
 
-PlanGraph::PlanGraph(Model& model, FusedParts& parts, const ValueTypes& types, const OptimizedOptions& options)
-    : model_(&model), parts_(&parts), types_(&types), options_(&options) {
+PlanGraph::PlanGraph(Model& model, FusedParts& parts, const ValueTypes& types, const OptimizedOptions& options,
+                     std::unordered_set<std::string>& names)
+    : model_(&model), parts_(&parts), types_(&types), options_(&options), names_(names) {
   for (const auto& vi : model.graph.inputs) names_.insert(vi.name);
   for (const auto& init : model.graph.initializers) names_.insert(init.name);
   fp32_names_.insert(options.fp32_nodes.names.begin(), options.fp32_nodes.names.end());
@@ -85,7 +86,10 @@ bool PlanGraph::internal_to(const std::string& value, std::span<const size_t> no
 const Tensor* PlanGraph::constant(const std::string& value) const {
   if (value.empty() || overridable_.count(value)) return nullptr;
   auto it = initializers_.find(value);
-  return it == initializers_.end() ? nullptr : &model_->graph.initializers[it->second].tensor;
+  if (it != initializers_.end()) return &model_->graph.initializers[it->second].tensor;
+  if (outer_ && !producer_.count(value))
+    if (auto o = outer_->find(value); o != outer_->end()) return o->second;
+  return nullptr;
 }
 
 std::optional<ValueType> PlanGraph::type(const std::string& value) const {

@@ -24,7 +24,10 @@ using ValueTypes = std::unordered_map<std::string, ValueType>;
 
 class PlanGraph {
  public:
-  PlanGraph(Model& model, FusedParts& parts, const ValueTypes& types, const OptimizedOptions& options);
+  // `names`: the names taken in every graph of the plan (its bodies included), shared by their
+  // PlanGraphs so that fresh names are unique across scopes (fused nodes are found by name).
+  PlanGraph(Model& model, FusedParts& parts, const ValueTypes& types, const OptimizedOptions& options,
+            std::unordered_set<std::string>& names);
 
   Model& model() { return *model_; }
   const Model& model() const { return *model_; }
@@ -50,8 +53,13 @@ class PlanGraph {
   bool internal_to(const std::string& value, std::span<const size_t> nodes) const;
   bool is_output(const std::string& value) const { return outputs_.count(value) > 0; }
   // The initializer holding `value` (not one a graph input can override), or nullptr. The pointer
-  // is invalidated by add_initializer: copy the Tensor (it shares storage) to keep it.
+  // is invalidated by add_initializer: copy the Tensor (it shares storage) to keep it. In a body,
+  // also the weights of enclosing graphs it can see (see_outer_constants).
   const Tensor* constant(const std::string& value) const;
+  // For a subgraph body: the weights of the enclosing scopes, by name (names the body defines
+  // shadow them). The map must outlive the PlanGraph.
+  using OuterConstants = std::unordered_map<std::string, const Tensor*>;
+  void see_outer_constants(const OuterConstants* outer) { outer_ = outer; }
   // The value's type (inferred, or the initializer's), if known.
   std::optional<ValueType> type(const std::string& value) const;
   // Whether the value is known to be a float (FLOAT) tensor.
@@ -83,7 +91,8 @@ class PlanGraph {
   std::unordered_set<std::string> outputs_;
   std::unordered_set<std::string> overridable_;
   std::unordered_map<std::string, size_t> initializers_;  // name -> index in graph().initializers  // initializers that are also graph inputs
-  std::unordered_set<std::string> names_;
+  std::unordered_set<std::string>& names_;
+  const OuterConstants* outer_ = nullptr;
   std::set<Fault> armed_;
   std::unordered_set<std::string> fp32_names_;  // plan nodes that run in FP32, by name
   size_t fresh_ = 0;
