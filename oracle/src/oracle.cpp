@@ -14,6 +14,22 @@ namespace reduce {
 
 namespace {
 
+// The names a failure message may quote (graph, nodes, values), in subgraph bodies too: a message
+// about a node of a body masks the same way once the body is inlined.
+void add_names(const Graph& graph, std::unordered_set<std::string>& names) {
+  names.insert(graph.name);
+  for (const Node& n : graph.nodes) {
+    if (!n.name.empty()) names.insert(n.name);
+    for (const auto& v : n.outputs) if (!v.empty()) names.insert(v);
+    for (const auto& v : n.inputs) if (!v.empty()) names.insert(v);
+    for (const auto& a : n.attributes) {
+      if (a.g) add_names(*a.g, names);
+      for (const auto& g : a.graphs) add_names(*g, names);
+    }
+  }
+  for (const auto& vi : graph.inputs) names.insert(vi.name);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -88,13 +104,7 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
   o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
   o->reference_seconds_ = seconds_since(start);
-  o->names_.insert(model.graph.name);
-  for (const Node& n : model.graph.nodes) {
-    if (!n.name.empty()) o->names_.insert(n.name);
-    for (const auto& v : n.outputs) if (!v.empty()) o->names_.insert(v);
-    for (const auto& v : n.inputs) if (!v.empty()) o->names_.insert(v);
-  }
-  for (const auto& vi : model.graph.inputs) o->names_.insert(vi.name);
+  add_names(model.graph, o->names_);
   return o;
 }
 

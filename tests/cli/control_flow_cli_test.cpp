@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process_support.h"
+#include "tsv_rows.h"
 
 namespace reduce {
 namespace {
@@ -83,32 +84,43 @@ TEST(ControlFlowCli, WithNoInlineIfTheIfStaysAndIsNotCalledMinimal) {
 }
 
 // The corpus with its whole network inside an If (`reduce-corpus --in-if`) or a Loop body run three
-// times (`--in-loop`): the reduction reaches the family's ground-truth reproducer, a node of a
-// body, with no control-flow node left.
-TEST(ControlFlowCli, CorpusModelsWrappedInAnIfOrALoopReduceToTheirGroundTruth) {
-  for (const std::string wrap : {"if", "loop"}) {
-    TempDir dir;
-    auto gen = testing::run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--faults",
-                                     "fp16-overflow", "--sizes", "10,100,1000", "--in-" + wrap});
-    ASSERT_EQ(gen.exit_code, 0) << gen.err;
-    const std::string manifest = read_bytes(dir / "manifest.tsv");
-    for (const char* size : {"10", "100", "1000"}) {
-      const std::string file = "fp16_overflow_transformer_" + wrap + "_" + size + ".onnx";
-      ASSERT_NE(manifest.find(file + "\topt:fp16\tnonfinite\tReduceSum:1\t" + (wrap == "if" ? "4" : "1") + "\t"),
-                std::string::npos) << manifest;
-      const auto out = dir / (std::string("b") + size);
-      auto r = run_reduce({(dir / file).string(), "--engine", "opt:fp16", "-j", "2", "-o", out.string()});
-      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-      const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
-      const auto& cf = report.at("control_flow");
-      EXPECT_EQ(cf.at(wrap == "if" ? "inlined_if" : "unrolled_loops"), 1) << file;
-      if (wrap == "loop") EXPECT_EQ(cf.at("unrolled_iterations"), 3) << file;
-      EXPECT_EQ(cf.at("nodes_in_bodies"), 0) << file;
-      EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"ReduceSum", 1}})) << file;
-      EXPECT_TRUE(report.at("one_minimal").get<bool>()) << file;
-    }
+// times (`--in-loop`), every fault family (the optimized engine's passes fire inside bodies): the
+// reduction reaches the family's ground-truth reproducer, nodes of a body, with no control-flow
+// node left, 1-minimal.
+class WrappedCorpus : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(WrappedCorpus, EveryFamilyReducesToItsGroundTruth) {
+  const auto& [wrap, size] = GetParam();
+  TempDir dir;
+  auto gen = testing::run_process(
+      {std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--sizes", size, "--in-" + wrap});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const auto rows = testing::read_tsv(dir / "manifest.tsv").rows;
+  ASSERT_GE(rows.size(), 8u);
+  for (const auto& row : rows) {
+    ASSERT_GE(row.size(), 5u);
+    const std::string& file = row[0];
+    EXPECT_NE(file.find("_" + wrap + "_" + size + ".onnx"), std::string::npos) << file;
+    EXPECT_EQ(row[4], wrap == "if" ? "4" : "1") << file;  // top-level nodes: the network is inside
+    const auto out = dir / ("b-" + file);
+    auto r = run_reduce({(dir / file).string(), "--engine", row[1], "-j", "2", "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << file << r.out << r.err;
+    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+    const auto& cf = report.at("control_flow");
+    EXPECT_EQ(cf.at(wrap == "if" ? "inlined_if" : "unrolled_loops"), 1) << file;
+    if (wrap == "loop") EXPECT_EQ(cf.at("unrolled_iterations"), 3) << file;
+    EXPECT_EQ(cf.at("nodes_in_bodies"), 0) << file;
+    std::string ops;
+    for (const auto& [op, n] : report.at("reduced").at("op_types").items())
+      ops += (ops.empty() ? "" : ",") + op + ":" + std::to_string(n.get<int>());
+    EXPECT_EQ(ops, row[3]) << file;
+    EXPECT_TRUE(report.at("one_minimal").get<bool>()) << file;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(IfAndLoop, WrappedCorpus,
+                         ::testing::Combine(::testing::Values("if", "loop"), ::testing::Values("10", "100", "1000")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 // The network inside a Loop: unrolled, its iterations are reduced to the overflowing node of one
 // of them, the same for every -j; with --no-unroll-loops the Loop stays, not called minimal.
