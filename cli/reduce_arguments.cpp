@@ -37,8 +37,8 @@ po::options_description reduce_options() {
       ("resume", "continue from the bundle's journal")
       ("no-inline-if", "keep If nodes as they are (default: each If is replaced by the branch the recorded run took when "
                        "the failure stays the same, so that the nodes of its body are reduced too)")
-      ("no-unroll-loops", "keep Loop nodes as they are (default: each Loop is replaced by as many copies of its body as "
-                          "the recorded run made iterations when the failure stays the same)")
+      ("no-unroll-loops", "keep Loop and Scan nodes as they are (default: each is replaced by as many copies of its body "
+                          "as the recorded run made iterations when the failure stays the same)")
       ("verbose,v", "one line per check");
   add_oracle_options(opts);
   add_input_options(opts);

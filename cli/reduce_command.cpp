@@ -52,13 +52,13 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
   return kExitUsage;
 }
 
-// When the model has If or Loop nodes and fails: the model with each If replaced by the branch the
+// When the model has If, Loop or Scan nodes and fails: the model with each If replaced by the branch the
 // recorded run took and each Loop by its iterations, as long as it fails the same way
 // (session/control_flow.h); nullopt to reduce the model as given. The original's verdict is
 // cached: the session does not run it again.
 Expected<std::optional<FlattenedModel>> flatten(Oracle& oracle, const FlattenOptions& options, std::stop_token stop) {
   const Graph& g = oracle.model().graph;
-  if (!(options.inline_if && has_if_node(g)) && !(options.unroll_loops && has_loop_node(g)))
+  if (!(options.inline_if && has_if_node(g)) && !(options.unroll_loops && has_loop_or_scan(g)))
     return std::optional<FlattenedModel>{};
   const CancelOnStop cancel(stop);
   const Verdict original = oracle.evaluate(Candidate::whole(g), cancel.flag());

@@ -24,14 +24,24 @@ Expected<std::unique_ptr<Oracle>> oracle_on(const Oracle& oracle, const Model& m
   return Oracle::create(model, oracle.inputs(), std::move(options));
 }
 
-// Position in graph.nodes -> the iterations each top-level Loop made in the reference run of
-// `oracle`'s model (one more reference run, of the model with trip counters).
-Expected<std::unordered_map<size_t, int64_t>> loop_trip_counts(const Oracle& oracle, std::atomic<bool>& cancel) {
+// Position in graph.nodes -> the iterations each top-level Loop and Scan made in the reference run
+// of `oracle`'s model: a Scan's is the length of its first scan input (recorded); a Loop's takes
+// one more reference run, of the model with trip counters.
+Expected<std::unordered_map<size_t, int64_t>> trip_counts(const Oracle& oracle, std::atomic<bool>& cancel) {
+  const Graph& g = oracle.model().graph;
+  std::unordered_map<size_t, int64_t> trips;
+  for (size_t p = 0; p < g.nodes.size(); ++p) {
+    const Node& n = g.nodes[p];
+    const Attribute* m = n.attribute("num_scan_inputs");
+    if (!is_scan_node(n) || !m || m->i <= 0 || static_cast<uint64_t>(m->i) > n.inputs.size()) continue;
+    if (const Tensor* first = oracle.recorded().find(n.inputs[n.inputs.size() - static_cast<size_t>(m->i)]))
+      if (auto t = scan_trips(n, first->shape())) trips[p] = *t;
+  }
+  if (!has_loop_node(g)) return trips;
   Model counted = oracle.model();
   const auto counters = add_trip_counters(counted);
   auto run = oracle_on(oracle, counted, cancel);
   if (!run) return run.error();
-  std::unordered_map<size_t, int64_t> trips;
   for (const auto& [position, name] : counters)
     if (const Tensor* t = (*run)->recorded().find(name); t && t->rank() == 1) trips[position] = t->shape()[0];
   return trips;
@@ -46,7 +56,7 @@ struct Step {
     if (inlined.inlined)
       return "inlined " + std::to_string(inlined.inlined) + " If node(s), " + std::to_string(inlined.body_nodes) +
              " nodes out of their taken branches";
-    return "unrolled " + std::to_string(unrolled.unrolled) + " Loop node(s) into their " +
+    return "unrolled " + std::to_string(unrolled.unrolled) + " Loop/Scan node(s) into their " +
            std::to_string(unrolled.iterations) + " iterations, " + std::to_string(unrolled.body_nodes) +
            " nodes out of their bodies";
   }
@@ -72,8 +82,8 @@ Expected<std::optional<FlattenedModel>> flatten_control_flow(Oracle& oracle, con
       step.inlined =
           inline_if_nodes(*step.model, [&](const std::string& name) { return recorded_condition(*current, name); });
     }
-    if (step.changed() == 0 && !tried_loops && has_loop_node(g)) {
-      auto trips = loop_trip_counts(*current, cancel);
+    if (step.changed() == 0 && !tried_loops && has_loop_or_scan(g)) {
+      auto trips = trip_counts(*current, cancel);
       if (stop.stop_requested()) return make_error("interrupted");
       if (!trips) return trips.error();
       step.model = std::make_unique<Model>(current->model());
@@ -98,7 +108,7 @@ Expected<std::optional<FlattenedModel>> flatten_control_flow(Oracle& oracle, con
     if (verdict.invalid || (*next)->classify(verdict) != SignatureMatch::Same) {
       if (log)
         log("control flow: kept " + (step.inlined.inlined ? std::to_string(step.inlined.inlined) + " If node(s)"
-                                                           : std::to_string(step.unrolled.unrolled) + " Loop node(s)") +
+                                                           : std::to_string(step.unrolled.unrolled) + " Loop/Scan node(s)") +
             ": with them replaced the model " +
             (verdict.invalid ? "cannot be checked (" + verdict.invalid_reason + ")"
              : verdict.signature.fails() ? "fails differently (" + verdict.signature.to_string() + ")"

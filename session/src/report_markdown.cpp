@@ -45,7 +45,7 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
       md << cf.inlined_if << " If node(s) were replaced by the branch the recorded run took (" << cf.inlined_body_nodes
          << " nodes out of their bodies)" << (cf.unrolled_loops > 0 ? "; " : "");
     if (cf.unrolled_loops > 0)
-      md << cf.unrolled_loops << " Loop node(s) by the " << cf.unrolled_iterations << " iterations the recorded run made ("
+      md << cf.unrolled_loops << " Loop/Scan node(s) by the " << cf.unrolled_iterations << " iterations the recorded run made ("
          << cf.unrolled_body_nodes << " nodes out of their bodies)";
     md << ", with the same failure, so those nodes were reduced too.\n\n";
   }

@@ -149,14 +149,14 @@ TEST(ControlFlowCli, ALoopIsReplacedByItsIterationsAndTheirNodesAreReduced) {
     const auto out = dir / (std::string("b") + jobs);
     auto r = run_reduce({model, "--engine", "opt:fp16", "-j", jobs, "-o", out.string()});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_NE(r.err.find("control flow: unrolled 1 Loop node(s) into their 3 iterations"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("control flow: unrolled 1 Loop/Scan node(s) into their 3 iterations"), std::string::npos) << r.err;
     const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
     EXPECT_EQ(report.at("control_flow").at("unrolled_loops"), 1);
     EXPECT_EQ(report.at("control_flow").at("unrolled_iterations"), 3);
     EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 0);
     EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"Exp", 1}}));
     EXPECT_TRUE(report.at("one_minimal").get<bool>());
-    EXPECT_NE(read_bytes(out / "report.md").find("Loop node(s) by the 3 iterations"), std::string::npos);
+    EXPECT_NE(read_bytes(out / "report.md").find("Loop/Scan node(s) by the 3 iterations"), std::string::npos);
     const std::string bytes = read_bytes(out / "model.onnx");
     if (first.empty()) first = bytes;
     EXPECT_EQ(bytes, first) << "-j " << jobs;
@@ -168,6 +168,37 @@ TEST(ControlFlowCli, ALoopIsReplacedByItsIterationsAndTheirNodesAreReduced) {
   EXPECT_EQ(report.at("control_flow").at("unrolled_loops"), 0);
   EXPECT_EQ(report.at("reduced").at("op_types").at("Loop"), 1);
   EXPECT_FALSE(report.at("one_minimal").get<bool>());
+}
+
+// A Scan over the rows of x whose body overflows FP16: unrolled into its three iterations (a
+// Gather of each row), reduced to the overflowing Exp of one of them.
+constexpr const char* kScanOverflow = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] s0, float[3, 2, 4] x) => (float[2, 4] s, float[3, 2, 4] e)
+<float big = {20.0}>
+{
+  s, e = Scan <num_scan_inputs = 1,
+    body = b (float[2, 4] st, float[2, 4] row) => (float[2, 4] st2, float[2, 4] ex) {
+      st2 = Add(st, row)
+      u = Mul(row, big)
+      ex = Exp(u)
+    }
+  > (s0, x)
+}
+)";
+
+TEST(ControlFlowCli, AScanIsReplacedByItsIterationsAndTheirNodesAreReduced) {
+  TempDir dir;
+  const std::string model = save(dir, kScanOverflow);
+  const auto out = dir / "b";
+  auto r = run_reduce({model, "--engine", "opt:fp16", "-j", "2", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("control flow: unrolled 1 Loop/Scan node(s) into their 3 iterations"), std::string::npos) << r.err;
+  const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+  EXPECT_EQ(report.at("control_flow").at("unrolled_loops"), 1);
+  EXPECT_EQ(report.at("control_flow").at("unrolled_iterations"), 3);
+  EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"Exp", 1}}));
+  EXPECT_TRUE(report.at("one_minimal").get<bool>());
 }
 
 }  // namespace

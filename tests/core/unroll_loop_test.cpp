@@ -1,4 +1,4 @@
-// unroll_loop_nodes: a Loop replaced by the iterations it made computes what the Loop computed
+// unroll_loop_nodes: a Loop (or Scan) replaced by the iterations it made computes what it computed
 // (carried values, scan outputs, the iteration number, a condition the body computes, body
 // weights, names that clash, a nested If reading a body value), the trip counters tell how many
 // iterations a run made, and the ONNX checker accepts the result.
@@ -109,6 +109,62 @@ TEST(UnrollLoop, MoreNodesThanTheBudgetKeepTheLoopAndSaysWhy) {
   ASSERT_EQ(r.skipped.size(), 1u);
   EXPECT_NE(r.skipped[0].find("budget of 500 nodes"), std::string::npos) << r.skipped[0];
   EXPECT_TRUE(has_loop_node(m.graph));
+}
+
+// A Scan with a state, two scan inputs (one on axis 1, one read from the end) and two scan outputs
+// (one on axis 1, one stacked in reverse), as exported recurrent cells are.
+constexpr const char* kScan = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] S0, float[2, 4] A, float[4, 2] B) => (float[2] S, float[2, 4] P, float[4, 2] Q)
+{
+  S, P, Q = Scan <num_scan_inputs = 2, scan_input_axes = [1, 0], scan_input_directions = [0, 1],
+                  scan_output_axes = [1, 0], scan_output_directions = [0, 1],
+    body = b (float[2] s, float[2] a, float[2] bb) => (float[2] s2, float[2] p, float[2] q) {
+      t = Mul(a, bb)
+      s2 = Add(s, t)
+      p = Identity(s2)
+      q = Sub(s2, a)
+    }
+  > (S0, A, B)
+}
+)";
+
+TEST(UnrollScan, TheIterationsComputeWhatTheScanComputed) {
+  const Model original = testing::parse_model(kScan);
+  ASSERT_TRUE(has_loop_or_scan(original.graph));
+  const auto trips = scan_trips(original.graph.nodes.at(0), Shape{2, 4});  // the scan axis of A is 1
+  ASSERT_EQ(trips, std::optional<int64_t>(4));
+  Model unrolled = original;
+  const UnrollResult r = unroll_loop_nodes(unrolled, [&](size_t) { return trips; });
+  EXPECT_EQ(r.unrolled, 1u);
+  EXPECT_EQ(r.iterations, 4u);
+  EXPECT_FALSE(has_loop_or_scan(unrolled.graph));
+  EXPECT_TRUE(check_model(unrolled).ok()) << check_model(unrolled).error().message();
+  const TensorMap inputs = {{"S0", testing::floats({2}, {1, -1})},
+                            {"A", testing::floats({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8})},
+                            {"B", testing::floats({4, 2}, {0.5f, -1, 2, 3, -2, 0.25f, 1, 4})}};
+  auto run = [&](const Model& m) {
+    auto prepared = make_reference_engine()->prepare(m);
+    EXPECT_TRUE(prepared.ok()) << prepared.error().message();
+    auto out = prepared.ok() ? (*prepared)->run(inputs) : Expected<TensorMap>(make_error("not prepared"));
+    EXPECT_TRUE(out.ok()) << out.error().message();
+    return out.ok() ? *out : TensorMap{};
+  };
+  const TensorMap a = run(original), b = run(unrolled);
+  for (const char* name : {"S", "P", "Q"}) {
+    ASSERT_TRUE(a.count(name) && b.count(name)) << name;
+    EXPECT_EQ(a.at(name).shape(), b.at(name).shape()) << name;
+    EXPECT_EQ(testing::values(a.at(name)), testing::values(b.at(name))) << name;
+  }
+}
+
+TEST(UnrollScan, ABatchedScanOfOpset8StaysAndSaysWhy) {
+  Model m = testing::parse_model(kScan);
+  m.opset_imports = {{"", 8}};
+  const UnrollResult r = unroll_loop_nodes(m, [](size_t) { return std::optional<int64_t>{4}; });
+  EXPECT_EQ(r.unrolled, 0u);
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_NE(r.skipped[0].find("opset 8"), std::string::npos) << r.skipped[0];
 }
 
 }  // namespace
