@@ -14,7 +14,6 @@ namespace {
 using detail::NameMap;
 using detail::TakenNames;
 using detail::mapped;
-using detail::rename_in_attributes;
 
 // The nodes that replace `if_node` when it takes `branch`; weights and value_info go to `g`.
 std::vector<Node> inline_branch(Graph& g, const Node& if_node, const Graph& branch, TakenNames& taken) {
@@ -50,15 +49,7 @@ std::vector<Node> inline_branch(Graph& g, const Node& if_node, const Graph& bran
     }
 
   std::vector<Node> out;
-  for (const Node& n : branch.nodes) {
-    Node copy = n;
-    copy.name = TakenNames::fresh(taken.nodes, prefix, n.name.empty() ? n.op_type : n.name);
-    for (auto& i : copy.inputs) i = mapped(map, i);
-    for (auto& o : copy.outputs) o = mapped(map, o);
-    for (auto& i : copy.implicit_inputs) i = mapped(map, i);
-    rename_in_attributes(copy, map);
-    out.push_back(std::move(copy));
-  }
+  for (const Node& n : branch.nodes) out.push_back(detail::copied_node(n, map, taken, prefix));
   // Outputs the branch returns without computing them (an outer value, a weight, a value returned
   // twice): an Identity gives the If output its value.
   for (size_t i = 0; i < branch.outputs.size() && i < if_node.outputs.size(); ++i) {

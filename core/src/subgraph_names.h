@@ -77,4 +77,16 @@ struct TakenNames {
   }
 };
 
+// A copy of a body node for the enclosing graph: a fresh node name (`prefix/...` when taken), its
+// values and the outer references of its subgraphs renamed by `map`.
+inline Node copied_node(const Node& n, const NameMap& map, TakenNames& taken, const std::string& prefix) {
+  Node copy = n;
+  copy.name = TakenNames::fresh(taken.nodes, prefix, n.name.empty() ? n.op_type : n.name);
+  for (auto& v : copy.inputs) v = mapped(map, v);
+  for (auto& v : copy.outputs) v = mapped(map, v);
+  for (auto& v : copy.implicit_inputs) v = mapped(map, v);
+  rename_in_attributes(copy, map);
+  return copy;
+}
+
 }  // namespace reduce::detail

@@ -65,15 +65,7 @@ class LoopUnroller {
       };
       for (const auto& n : body_.nodes)
         for (const auto& o : n.outputs) define(o);
-      for (const Node& n : body_.nodes) {
-        Node copy = n;
-        copy.name = TakenNames::fresh(taken_.nodes, iteration, n.name.empty() ? n.op_type : n.name);
-        for (auto& v : copy.inputs) v = mapped(map, v);
-        for (auto& v : copy.outputs) v = mapped(map, v);
-        for (auto& v : copy.implicit_inputs) v = mapped(map, v);
-        detail::rename_in_attributes(copy, map);
-        out_.push_back(std::move(copy));
-      }
+      for (const Node& n : body_.nodes) out_.push_back(detail::copied_node(n, map, taken_, iteration));
       if (!w_.scan) cond = mapped(map, body_.outputs[0].name);
       for (size_t k = 0; k < carried; ++k) values[k] = mapped(map, body_.outputs[w_.first_carried_output() + k].name);
       for (size_t s = 0; s < scans.size(); ++s) scans[s].push_back(mapped(map, body_.outputs[first_scan + s].name));

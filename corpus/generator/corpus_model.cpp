@@ -143,14 +143,6 @@ std::shared_ptr<Graph> network_as_body(const Graph& graph, const std::string& su
   return b;
 }
 
-Attribute graph_attribute(std::string name, std::shared_ptr<Graph> body) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = Attribute::Kind::Graph;
-  a.g = std::move(body);
-  return a;
-}
-
 // After a wrapping: the file name gains `_<tag>` before the size; the ground truth is kept as an
 // op multiset (the node indices are those of the network, now inside a body).
 void wrapped(GeneratedModel& g, const std::string& tag, std::string minimal_ops) {

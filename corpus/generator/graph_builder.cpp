@@ -22,6 +22,14 @@ Attribute ints_attribute(std::string name, std::vector<int64_t> values) {
   return a;
 }
 
+Attribute graph_attribute(std::string name, std::shared_ptr<Graph> body) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Attribute::Kind::Graph;
+  a.g = std::move(body);
+  return a;
+}
+
 Attribute float_attribute(std::string name, float value) {
   Attribute a;
   a.name = std::move(name);

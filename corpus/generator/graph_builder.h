@@ -20,6 +20,7 @@ struct Value {
 
 Attribute int_attribute(std::string name, int64_t value);
 Attribute ints_attribute(std::string name, std::vector<int64_t> values);
+Attribute graph_attribute(std::string name, std::shared_ptr<Graph> body);
 Attribute float_attribute(std::string name, float value);
 Attribute string_attribute(std::string name, std::string value);
 
