@@ -39,6 +39,8 @@ po::options_description reduce_options() {
                        "the failure stays the same, so that the nodes of its body are reduced too)")
       ("no-unroll-loops", "keep Loop and Scan nodes as they are (default: each is replaced by as many copies of its body "
                           "as the recorded run made iterations when the failure stays the same)")
+      ("max-unrolled-nodes", po::value<uint64_t>()->default_value(100000),
+       "nodes that unrolling Loop and Scan nodes may add in all (1..10000000); a node that would exceed it stays")
       ("verbose,v", "one line per check");
   add_oracle_options(opts);
   add_input_options(opts);
@@ -130,6 +132,14 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   s.command_line = command_line(args);
   s.reduce = std::get<ReduceOptions>(std::move(ro));
   s.resume = vm.count("resume") > 0;
+  parsed.flatten.inline_if = !vm.count("no-inline-if");
+  parsed.flatten.unroll_loops = !vm.count("no-unroll-loops");
+  const uint64_t budget = vm["max-unrolled-nodes"].as<uint64_t>();
+  if (budget < 1 || budget > kMaxUnrolledNodes) {
+    std::cerr << "error: --max-unrolled-nodes: " << budget << " is outside 1.." << kMaxUnrolledNodes << "\n";
+    return kExitUsage;
+  }
+  parsed.flatten.max_unrolled_nodes = static_cast<size_t>(budget);
   // -o is checked before any work: a refused folder is never touched.
   if (Status folder = check_bundle_folder(s.out_dir, s.model_path, s.resume); !folder.ok()) {
     std::cerr << "error: " << folder.error().message() << "\n";

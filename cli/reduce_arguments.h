@@ -9,13 +9,18 @@
 #include <variant>
 #include <vector>
 
+#include "session/control_flow.h"
 #include "session/session.h"
 
 namespace reduce::cli {
 
+// Unrolling never adds more nodes than this, whatever --max-unrolled-nodes says.
+inline constexpr uint64_t kMaxUnrolledNodes = 10000000;
+
 struct ReduceArguments {
   boost::program_options::variables_map vm;  // also holds the oracle and input options
   SessionOptions session;
+  FlattenOptions flatten;  // control flow before the search
 };
 
 // The parsed arguments, or the exit code when the command is done (help, --print-passes, usage

@@ -81,10 +81,7 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop) {
   print_samples(*samples, std::cerr);
   SessionOptions session = s;
   session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
-  FlattenOptions flatten_options;
-  flatten_options.inline_if = !args.vm.count("no-inline-if");
-  flatten_options.unroll_loops = !args.vm.count("no-unroll-loops");
-  auto flat = flatten(given, flatten_options, stop);
+  auto flat = flatten(given, args.flatten, stop);
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!flat) {
     std::cerr << "error: " << s.model_path.string() << ": " << flat.error().message() << "\n";

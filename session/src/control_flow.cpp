@@ -2,6 +2,8 @@
 // failure stays the same.
 #include "session/control_flow.h"
 
+#include <algorithm>
+
 #include "core/candidate.h"
 
 namespace reduce {
@@ -93,7 +95,8 @@ Expected<std::optional<FlattenedModel>> flatten_control_flow(Oracle& oracle, con
             auto it = trips->find(position);
             return it == trips->end() ? std::nullopt : std::optional<int64_t>(it->second);
           },
-          options.max_unrolled_nodes);
+          // One budget over every round: nested loops unroll round after round.
+          options.max_unrolled_nodes - std::min(options.max_unrolled_nodes, kept ? kept->unrolled.body_nodes : 0));
       for (const auto& why : step.unrolled.skipped)
         if (log) log("control flow: kept " + why);
     }

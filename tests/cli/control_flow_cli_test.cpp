@@ -201,5 +201,49 @@ TEST(ControlFlowCli, AScanIsReplacedByItsIterationsAndTheirNodesAreReduced) {
   EXPECT_TRUE(report.at("one_minimal").get<bool>());
 }
 
+// A Loop that runs 5 times: unrolled it would add more nodes than --max-unrolled-nodes 20, so it
+// stays, the log says why, and the reproducer is not called minimal; a budget out of range is a
+// usage error.
+constexpr const char* kLongLoop = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 4] y)
+<float big = {20.0}, int64 trips = {5}>
+{
+  go = Constant <value = bool {1}> ()
+  y = Loop (trips, go, x) <
+    body = b (int64 i, bool c, float[2, 4] v) => (bool c2, float[2, 4] v2) {
+      c2 = Identity(c)
+      u = Mul(x, big)
+      v2 = Exp(u)
+    }
+  >
+}
+)";
+
+TEST(ControlFlowCli, ALoopBeyondTheUnrollingBudgetStaysAndTheLogSaysWhy) {
+  TempDir dir;
+  const std::string model = save(dir, kLongLoop);
+  const auto out = dir / "b";
+  auto r = run_reduce({model, "--engine", "opt:fp16", "--max-unrolled-nodes", "20", "-j", "1", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("control flow: kept Loop y: 5 iterations of 3 nodes exceed the unrolling budget of 20 nodes"),
+            std::string::npos) << r.err;
+  const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+  EXPECT_EQ(report.at("control_flow").at("unrolled_loops"), 0);
+  EXPECT_EQ(report.at("reduced").at("op_types").at("Loop"), 1);
+  EXPECT_FALSE(report.at("one_minimal").get<bool>());
+  // Unrolled with the default budget.
+  auto unrolled = run_reduce({model, "--engine", "opt:fp16", "-j", "1", "-o", (dir / "u").string()});
+  ASSERT_EQ(unrolled.exit_code, 0) << unrolled.err;
+  EXPECT_EQ(nlohmann::json::parse(read_bytes(dir / "u" / "report.json")).at("control_flow").at("unrolled_iterations"), 5);
+  for (const char* bad : {"0", "10000001"}) {
+    auto refused = run_reduce({model, "--max-unrolled-nodes", bad, "-o", (dir / "x").string()});
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_NE(refused.err.find("error: --max-unrolled-nodes: " + std::string(bad) + " is outside 1..10000000"), std::string::npos)
+        << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "x"));
+  }
+}
+
 }  // namespace
 }  // namespace reduce

@@ -27,7 +27,7 @@ struct FlattenedModel {
 struct FlattenOptions {
   bool inline_if = true;
   bool unroll_loops = true;
-  size_t max_unrolled_nodes = 100000;  // nodes that unrolling may add, over every Loop
+  size_t max_unrolled_nodes = 100000;  // nodes that unrolling may add, over every Loop, Scan and round
 };
 
 // Inlines the top-level If nodes of `oracle`'s model by the branch each took in the recorded run,
