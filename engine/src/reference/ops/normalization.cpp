@@ -1,4 +1,5 @@
-// InstanceNormalization, LayerNormalization, GroupNormalization: normalize contiguous rows, then scale and shift.
+// InstanceNormalization, LayerNormalization, GroupNormalization, RMSNormalization: normalize contiguous rows, then
+// scale and shift.
 #include <cmath>
 #include <type_traits>
 
@@ -12,11 +13,13 @@ namespace reduce::ref {
 
 namespace {
 
-// Mean and 1/sqrt(variance + epsilon) of a contiguous row, in double (biased variance).
+// Mean and 1/sqrt(variance + epsilon) of a contiguous row, in double (biased variance). Uncentered
+// (RMSNormalization), the mean is taken as 0: the variance is the mean of the squares.
 template <typename T>
-std::pair<double, double> row_statistics(const T* x, size_t n, double eps) {
+std::pair<double, double> row_statistics(const T* x, size_t n, double eps, bool centered) {
   double sum = 0;
-  for (size_t k = 0; k < n; ++k) sum += static_cast<double>(x[k]);
+  if (centered)
+    for (size_t k = 0; k < n; ++k) sum += static_cast<double>(x[k]);
   const double mean = sum / static_cast<double>(n);
   double sq = 0;
   for (size_t k = 0; k < n; ++k) {
@@ -30,7 +33,7 @@ std::pair<double, double> row_statistics(const T* x, size_t n, double eps) {
 // element k of a row. stats, when given, receives {mean, inv_std} per row.
 template <typename Affine>
 Expected<Tensor> normalize_rows(const Tensor& x, size_t rows, size_t n, double eps, Affine&& affine,
-                                std::vector<std::pair<double, double>>* stats = nullptr) {
+                                std::vector<std::pair<double, double>>* stats = nullptr, bool centered = true) {
   if (!dtype_is_float(x.dtype())) return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
   REDUCE_ASSIGN(Tensor wx, widen(x));
   REDUCE_ASSIGN(Tensor out, Tensor::allocate(wx.dtype(), wx.shape()));
@@ -42,7 +45,7 @@ Expected<Tensor> normalize_rows(const Tensor& x, size_t rows, size_t n, double e
       if (n == 0) return;
       parallel_for(rows, std::max<size_t>(1, 16384 / n), [&](size_t b, size_t e) {
         for (size_t r = b; r < e; ++r) {
-          const auto [mean, inv] = row_statistics(in + r * n, n, eps);
+          const auto [mean, inv] = row_statistics(in + r * n, n, eps, centered);
           if (stats) (*stats)[r] = {mean, inv};
           for (size_t k = 0; k < n; ++k) {
             const auto [s, bias] = affine(r, k);
@@ -53,6 +56,29 @@ Expected<Tensor> normalize_rows(const Tensor& x, size_t rows, size_t n, double e
     }
   });
   return narrow(out, x.dtype());
+}
+
+// A scale or bias of LayerNormalization/RMSNormalization broadcast (unidirectionally) to the normalized
+// shape X.shape[axis:] of n elements; `fallback` everywhere when the input is omitted.
+Expected<std::vector<double>> normalized_param(const Tensor* t, const char* what, double fallback,
+                                               const Shape& norm_shape, size_t n) {
+  if (!t) return std::vector<double>(n, fallback);
+  REDUCE_ASSIGN(auto v, float_values(*t, what));
+  const Shape shapes[] = {t->shape(), norm_shape};
+  auto b = broadcast_shapes(shapes);
+  if (!b.ok() || *b != norm_shape)
+    return make_error(std::string(what) + " of shape " + shape_to_string(t->shape()) + " does not broadcast to " +
+                      shape_to_string(norm_shape));
+  std::vector<double> full(n);
+  for_each_broadcast2(norm_shape, t->shape(), t->shape(), [&](size_t o, size_t a, size_t) { full[o] = v[a]; });
+  return full;
+}
+
+// Rows and row length of X normalized over its dims from `axis` on.
+std::pair<size_t, size_t> rows_from_axis(const Shape& s, size_t axis) {
+  size_t rows = 1, n = 1;
+  for (size_t d = 0; d < s.size(); ++d) (d < axis ? rows : n) *= static_cast<size_t>(s[d]);
+  return {rows, n};
 }
 
 Status check_size(const std::vector<double>& v, size_t n, const char* what) {
@@ -127,25 +153,9 @@ class LayerNormKernel : public Kernel {
     if (x.rank() == 0) return make_error("input must have rank at least 1");
     REDUCE_ASSIGN(size_t axis, normalize_axis(axis_, x.rank()));
     const Shape norm_shape(x.shape().begin() + static_cast<ptrdiff_t>(axis), x.shape().end());
-    size_t rows = 1, n = 1;
-    for (size_t d = 0; d < axis; ++d) rows *= static_cast<size_t>(x.shape()[d]);
-    for (int64_t d : norm_shape) n *= static_cast<size_t>(d);
-    // Scale and B broadcast (unidirectionally) to the normalized shape X.shape[axis:].
-    auto param = [&](size_t i, const char* what, double fallback) -> Expected<std::vector<double>> {
-      const Tensor* t = ctx.input(i);
-      if (!t) return std::vector<double>(n, fallback);
-      REDUCE_ASSIGN(auto v, float_values(*t, what));
-      const Shape shapes[] = {t->shape(), norm_shape};
-      auto b = broadcast_shapes(shapes);
-      if (!b.ok() || *b != norm_shape)
-        return make_error(std::string(what) + " of shape " + shape_to_string(t->shape()) +
-                          " does not broadcast to " + shape_to_string(norm_shape));
-      std::vector<double> full(n);
-      for_each_broadcast2(norm_shape, t->shape(), t->shape(), [&](size_t o, size_t a, size_t) { full[o] = v[a]; });
-      return full;
-    };
-    REDUCE_ASSIGN(auto scale, param(1, "Scale", 1.0));
-    REDUCE_ASSIGN(auto bias, param(2, "B", 0.0));
+    const auto [rows, n] = rows_from_axis(x.shape(), axis);
+    REDUCE_ASSIGN(auto scale, normalized_param(ctx.input(1), "Scale", 1.0, norm_shape, n));
+    REDUCE_ASSIGN(auto bias, normalized_param(ctx.input(2), "B", 0.0, norm_shape, n));
     std::vector<std::pair<double, double>> stats;
     REDUCE_ASSIGN(Tensor y, normalize_rows(x, rows, n, eps_, [&](size_t, size_t k) { return std::pair{scale[k], bias[k]}; },
                                            &stats));
@@ -170,6 +180,35 @@ class LayerNormKernel : public Kernel {
   DType stash_;
 };
 
+// Y = X / sqrt(mean(X^2 over the dims from axis) + epsilon) * scale: LayerNormalization without centering or bias.
+class RMSNormKernel : public Kernel {
+ public:
+  RMSNormKernel(int64_t axis, double eps) : axis_(axis), eps_(eps) {}
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& x = *ctx.input(0);
+    if (x.rank() == 0) return make_error("input must have rank at least 1");
+    REDUCE_ASSIGN(size_t axis, normalize_axis(axis_, x.rank()));
+    const Shape norm_shape(x.shape().begin() + static_cast<ptrdiff_t>(axis), x.shape().end());
+    const auto [rows, n] = rows_from_axis(x.shape(), axis);
+    if (!ctx.input(1)) return make_error("input scale is required");
+    REDUCE_ASSIGN(auto scale, normalized_param(ctx.input(1), "scale", 1.0, norm_shape, n));
+    REDUCE_ASSIGN(Tensor y, normalize_rows(x, rows, n, eps_, [&](size_t, size_t k) { return std::pair{scale[k], 0.0}; },
+                                           nullptr, /*centered=*/false));
+    ctx.set_output(0, std::move(y));
+    return {};
+  }
+
+ private:
+  int64_t axis_;
+  double eps_;
+};
+
+Expected<int64_t> stash_type(const Node& node) {
+  const int64_t stash = attr_int(node, "stash_type", 1);
+  if (stash != 1 && stash != 11) return make_error("stash_type must be 1 (float) or 11 (double)");
+  return stash;
+}
+
 }  // namespace
 
 Expected<KernelPtr> make_instance_normalization(const Node& node, int64_t) {
@@ -177,8 +216,7 @@ Expected<KernelPtr> make_instance_normalization(const Node& node, int64_t) {
 }
 
 Expected<KernelPtr> make_layer_normalization(const Node& node, int64_t) {
-  const int64_t stash = attr_int(node, "stash_type", 1);
-  if (stash != 1 && stash != 11) return make_error("stash_type must be 1 (float) or 11 (double)");
+  REDUCE_ASSIGN(int64_t stash, stash_type(node));
   return KernelPtr(new LayerNormKernel(attr_int(node, "axis", -1), attr_float(node, "epsilon", 1e-5f),
                                        stash == 11 ? DType::Double : DType::Float));
 }
@@ -188,6 +226,14 @@ Expected<KernelPtr> make_group_normalization(const Node& node, int64_t opset) {
   if (groups <= 0) return make_error("num_groups must be positive");
   // Opset 18 has one scale and bias per group; opset 21 one per channel.
   return KernelPtr(new GroupNormKernel(attr_float(node, "epsilon", 1e-5f), groups, opset >= 21));
+}
+
+// Statistics are always accumulated in double, so stash_type only has to be valid.
+Expected<KernelPtr> make_rms_normalization(const Node& node, int64_t) {
+  REDUCE_TRY(stash_type(node));
+  const float eps = attr_float(node, "epsilon", 1e-5f);
+  if (!(eps >= 0)) return make_error("epsilon must be a non-negative number");
+  return KernelPtr(new RMSNormKernel(attr_int(node, "axis", -1), eps));
 }
 
 }  // namespace reduce::ref

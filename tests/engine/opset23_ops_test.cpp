@@ -1,0 +1,307 @@
+// RMSNormalization, RotaryEmbedding and Attention (opsets 23/24): hand-computed values and invalid attributes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "engine/engine.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::parse_model;
+
+Tensor floats(Shape shape, std::vector<float> v) { return Tensor::from_vector(DType::Float, std::move(shape), v).value(); }
+Tensor int64s(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector(DType::Int64, std::move(shape), v).value(); }
+Tensor bools(Shape shape, std::vector<bool> v) {
+  std::vector<uint8_t> bytes(v.begin(), v.end());
+  return Tensor::copy_of(DType::Bool, std::move(shape), std::as_bytes(std::span(bytes))).value();
+}
+
+std::vector<float> values(const Tensor& t) {
+  auto d = t.data<float>();
+  return {d.begin(), d.end()};
+}
+
+// Runs a model (preparing and running both may fail) and returns the requested outputs.
+Expected<TensorMap> run(const std::string& text, const TensorMap& inputs, std::vector<std::string> outputs = {"Y"},
+                        int threads = 0) {
+  Model m = parse_model(text);
+  REDUCE_ASSIGN(auto prepared, make_reference_engine(threads)->prepare(m));
+  RunOptions options;
+  options.outputs = std::move(outputs);
+  return prepared->run(inputs, options);
+}
+
+// The run fails with a message naming `what` (the attribute or input at fault), not for another reason.
+void expect_error(const Expected<TensorMap>& out, const std::string& what) {
+  ASSERT_FALSE(out.ok()) << "expected an error about " << what;
+  EXPECT_NE(out.error().message().find(what), std::string::npos) << out.error().message();
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << "at " << i;
+}
+
+// -- RMSNormalization
+
+TEST(RMSNormalization, DividesByTheRootMeanSquareOfTheLastAxisAndScales) {
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 4] X, float[4] S) => (float[1, 4] Y) { Y = RMSNormalization <epsilon = 0.0> (X, S) }
+)", {{"X", floats({1, 4}, {2, -2, 2, -2})}, {"S", floats({4}, {1, 2, 3, 4})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {1, -2, 3, -4});
+}
+
+TEST(RMSNormalization, AxisZeroNormalizesEverythingWithABroadcastScale) {
+  // mean of squares (9 + 16 + 0 + 0) / 4 = 6.25, root 2.5; the scale [1, 10] broadcasts over rows.
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 2] X, float[2] S) => (float[2, 2] Y) { Y = RMSNormalization <axis = 0, epsilon = 0.0> (X, S) }
+)", {{"X", floats({2, 2}, {3, 4, 0, 0})}, {"S", floats({2}, {1, 10})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {1.2f, 16, 0, 0});
+}
+
+TEST(RMSNormalization, InvalidStashTypeOrAxisIsAnError) {
+  const TensorMap in{{"X", floats({1, 2}, {1, 2})}, {"S", floats({2}, {1, 1})}};
+  expect_error(run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2] X, float[2] S) => (float[1, 2] Y) { Y = RMSNormalization <stash_type = 7> (X, S) }
+)", in), "stash_type");
+  expect_error(run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2] X, float[2] S) => (float[1, 2] Y) { Y = RMSNormalization <axis = 2> (X, S) }
+)", in), "axis");
+}
+
+// -- RotaryEmbedding
+
+constexpr const char* kRotary = R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 1, 4] X, float[2, 2] C, float[2, 2] S, int64[1, 1] P) => (float[1, 1, 1, 4] Y) {
+  Y = RotaryEmbedding <ATTRS> (X, C, S, P)
+}
+)";
+
+std::string rotary(const std::string& attrs) {
+  std::string text = kRotary;
+  return text.replace(text.find("ATTRS"), 5, attrs);
+}
+
+// Cache row 0 is the identity rotation; row 1 rotates the first pair by 90 degrees, the second by 0.
+TensorMap rotary_inputs(int64_t position) {
+  return {{"X", floats({1, 1, 1, 4}, {1, 2, 3, 4})},
+          {"C", floats({2, 2}, {1, 1, 0, 1})},
+          {"S", floats({2, 2}, {0, 0, 1, 0})},
+          {"P", int64s({1, 1}, {position})}};
+}
+
+TEST(RotaryEmbedding, RotatesTheHalvesPairwiseAtTheGivenPosition) {
+  // Pairs (x0, x2) and (x1, x3): (cos*x1 - sin*x2, sin*x1 + cos*x2).
+  auto out = run(rotary("interleaved = 0"), rotary_inputs(1));
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {-3, 2, 1, 4});
+  auto identity = run(rotary("interleaved = 0"), rotary_inputs(0));
+  ASSERT_TRUE(identity.ok()) << identity.error().message();
+  expect_near(values(identity->at("Y")), {1, 2, 3, 4});
+}
+
+TEST(RotaryEmbedding, InterleavedRotatesAdjacentPairs) {
+  auto out = run(rotary("interleaved = 1"), rotary_inputs(1));
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {-2, 1, 3, 4});
+}
+
+TEST(RotaryEmbedding, ThreeDimensionalInputWithAPartialRotaryDim) {
+  // Two heads of size 4; only the first 2 features of each head rotate (one pair: cos 0, sin 1).
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 8] X, float[1, 1, 1] C, float[1, 1, 1] S) => (float[1, 1, 8] Y) {
+  Y = RotaryEmbedding <num_heads = 2, rotary_embedding_dim = 2> (X, C, S)
+}
+)", {{"X", floats({1, 1, 8}, {1, 2, 3, 4, 5, 6, 7, 8})}, {"C", floats({1, 1, 1}, {0})}, {"S", floats({1, 1, 1}, {1})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {-2, 1, 3, 4, -6, 5, 7, 8});
+}
+
+TEST(RotaryEmbedding, InvalidAttributesAndPositionsAreErrors) {
+  expect_error(run(rotary("interleaved = 2"), rotary_inputs(0)), "interleaved");
+  expect_error(run(rotary("rotary_embedding_dim = 3"), rotary_inputs(0)), "rotary_embedding_dim");
+  expect_error(run(rotary("rotary_embedding_dim = -1"), rotary_inputs(0)), "rotary_embedding_dim");
+  expect_error(run(rotary("interleaved = 0"), rotary_inputs(2)), "position id 2");    // past the cache
+  expect_error(run(rotary("interleaved = 0"), rotary_inputs(-1)), "position id -1");  // negative
+  // A 3-D input without num_heads.
+  expect_error(run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 4] X, float[1, 1, 2] C, float[1, 1, 2] S) => (float[1, 1, 4] Y) { Y = RotaryEmbedding (X, C, S) }
+)", {{"X", floats({1, 1, 4}, {1, 2, 3, 4})}, {"C", floats({1, 1, 2}, {1, 1})}, {"S", floats({1, 1, 2}, {0, 0})}}),
+               "num_heads");
+}
+
+// -- Attention
+
+// With scale ln 3 the scores of keys (1, 0) and (0, 1) for the query (1, 0) are ln 3 and 0: softmax
+// weights 3/4 and 1/4, so values 10 and 20 give 12.5.
+constexpr float kLn3 = 1.0986122887f;
+const std::string kScale = "scale = 1.0986122887";
+
+TensorMap attention_inputs(Shape q_shape, std::vector<float> q) {
+  return {{"Q", floats(std::move(q_shape), std::move(q))},
+          {"K", floats({1, 1, 2, 2}, {1, 0, 0, 1})},
+          {"V", floats({1, 1, 2, 1}, {10, 20})}};
+}
+
+TEST(Attention, SoftmaxOfScaledScoresWeightsTheValues) {
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 1, 2] Q, float[1, 1, 2, 2] K, float[1, 1, 2, 1] V) => (float[1, 1, 1, 1] Y, float[1, 1, 1, 2] QK) {
+  Y, , , QK = Attention <)" + kScale + R"(> (Q, K, V)
+}
+)", attention_inputs({1, 1, 1, 2}, {1, 0}), {"Y", "QK"});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {12.5f});
+  expect_near(values(out->at("QK")), {kLn3, 0});
+}
+
+TEST(Attention, CausalQueriesSeeOnlyEarlierKeys) {
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 2, 2] Q, float[1, 1, 2, 2] K, float[1, 1, 2, 1] V) => (float[1, 1, 2, 1] Y) {
+  Y = Attention <is_causal = 1, )" + kScale + R"(> (Q, K, V)
+}
+)", attention_inputs({1, 1, 2, 2}, {1, 0, 1, 0}));
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {10, 12.5f});
+}
+
+TEST(Attention, BoolMaskFalseExcludesAKeyAndAFullyMaskedRowGivesZeros) {
+  const std::string model = R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 1, 2] Q, float[1, 1, 2, 2] K, float[1, 1, 2, 1] V, bool[1, 2] M) => (float[1, 1, 1, 1] Y) {
+  Y = Attention (Q, K, V, M)
+}
+)";
+  TensorMap in = attention_inputs({1, 1, 1, 2}, {1, 0});
+  in["M"] = bools({1, 2}, {false, true});
+  auto out = run(model, in);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {20});
+  in["M"] = bools({1, 2}, {false, false});
+  out = run(model, in);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {0});
+}
+
+TEST(Attention, GroupedQueryHeadsShareTheKeyValueHeadIn3D) {
+  // Two query heads of size 2 share one KV head; Y is [batch, q_len, q_heads * v_head].
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 4] Q, float[1, 2, 2] K, float[1, 2, 1] V) => (float[1, 1, 2] Y) {
+  Y = Attention <q_num_heads = 2, kv_num_heads = 1, )" + kScale + R"(> (Q, K, V)
+}
+)", {{"Q", floats({1, 1, 4}, {1, 0, 0, 1})}, {"K", floats({1, 2, 2}, {1, 0, 0, 1})}, {"V", floats({1, 2, 1}, {10, 20})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {12.5f, 17.5f});
+}
+
+TEST(Attention, PastKeysAndValuesComeBeforeTheNewOnes) {
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 1, 2] Q, float[1, 1, 1, 2] K, float[1, 1, 1, 1] V, float[1, 1, 1, 2] PK, float[1, 1, 1, 1] PV)
+  => (float[1, 1, 1, 1] Y, float[1, 1, 2, 2] K2, float[1, 1, 2, 1] V2) {
+  Y, K2, V2 = Attention <)" + kScale + R"(> (Q, K, V, , PK, PV)
+}
+)", {{"Q", floats({1, 1, 1, 2}, {1, 0})}, {"K", floats({1, 1, 1, 2}, {0, 1})}, {"V", floats({1, 1, 1, 1}, {20})},
+     {"PK", floats({1, 1, 1, 2}, {1, 0})}, {"PV", floats({1, 1, 1, 1}, {10})}},
+                 {"Y", "K2", "V2"});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {12.5f});
+  expect_near(values(out->at("K2")), {1, 0, 0, 1});
+  expect_near(values(out->at("V2")), {10, 20});
+}
+
+TEST(Attention, NonpadKvSeqlenHidesThePaddedKeysInOpset24) {
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 24]>
+g (float[1, 1, 1, 2] Q, float[1, 1, 2, 2] K, float[1, 1, 2, 1] V, int64[1] L) => (float[1, 1, 1, 1] Y) {
+  Y = Attention (Q, K, V, , , , L)
+}
+)", [] {
+    TensorMap in = attention_inputs({1, 1, 1, 2}, {1, 0});
+    in["L"] = int64s({1}, {1});
+    return in;
+  }());
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {10});
+}
+
+TEST(Attention, Opset25WindowsBoundHowFarBeforeAndAfterTheQueryAKeyMayBe) {
+  // Query 0 against keys 0 and 1: a right window of 0 excludes key 1 (one after the query).
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 25]>
+g (float[1, 1, 1, 2] Q, float[1, 1, 2, 2] K, float[1, 1, 2, 1] V) => (float[1, 1, 1, 1] Y) {
+  Y = Attention <left_window_size = 0, right_window_size = 0> (Q, K, V)
+}
+)", attention_inputs({1, 1, 1, 2}, {1, 0}));
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {10});
+}
+
+TEST(Attention, InvalidAttributesAndShapesAreErrors) {
+  const auto model = [](const std::string& attrs) {
+    return R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 1, 2] Q, float[1, 1, 2, 2] K, float[1, 1, 2, 1] V) => (float[1, 1, 1, 1] Y) {
+  Y = Attention <)" + attrs + R"(> (Q, K, V)
+}
+)";
+  };
+  const TensorMap in = attention_inputs({1, 1, 1, 2}, {1, 0});
+  for (const char* attrs : {"is_causal = 2", "qk_matmul_output_mode = 4", "softmax_precision = 7", "q_num_heads = -1",
+                            "left_window_size = 1"}) {
+    const std::string attrs_text = attrs;
+    expect_error(run(model(attrs), in), attrs_text.substr(0, attrs_text.find(' ')));
+  }
+  // Three query heads cannot share two KV heads.
+  expect_error(run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 3, 1, 2] Q, float[1, 2, 2, 2] K, float[1, 2, 2, 1] V) => (float[1, 3, 1, 1] Y) { Y = Attention (Q, K, V) }
+)", {{"Q", floats({1, 3, 1, 2}, {1, 0, 1, 0, 1, 0})}, {"K", floats({1, 2, 2, 2}, {1, 0, 0, 1, 1, 0, 0, 1})},
+     {"V", floats({1, 2, 2, 1}, {1, 2, 3, 4})}}),
+               "not a multiple");
+  // 3-D inputs need the head counts.
+  expect_error(run(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 2] Q, float[1, 2, 2] K, float[1, 2, 1] V) => (float[1, 1, 1] Y) { Y = Attention (Q, K, V) }
+)", {{"Q", floats({1, 1, 2}, {1, 0})}, {"K", floats({1, 2, 2}, {1, 0, 0, 1})}, {"V", floats({1, 2, 1}, {10, 20})}}),
+               "q_num_heads");
+}
+
+TEST(Attention, ResultsAreBitIdenticalForAnyThreadCount) {
+  const std::string model = R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 4, 33, 8] Q, float[2, 2, 33, 8] K, float[2, 2, 33, 8] V) => (float[2, 4, 33, 8] Y) {
+  Y = Attention <is_causal = 1, softcap = 3.0> (Q, K, V)
+}
+)";
+  std::mt19937 gen(7);
+  std::normal_distribution<float> dist(0, 1);
+  const auto random = [&](Shape s, size_t n) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(gen);
+    return floats(std::move(s), v);
+  };
+  const TensorMap in{{"Q", random({2, 4, 33, 8}, 2 * 4 * 33 * 8)},
+                     {"K", random({2, 2, 33, 8}, 2 * 2 * 33 * 8)},
+                     {"V", random({2, 2, 33, 8}, 2 * 2 * 33 * 8)}};
+  auto one = run(model, in, {"Y"}, 1), many = run(model, in, {"Y"}, 4);
+  ASSERT_TRUE(one.ok() && many.ok());
+  EXPECT_EQ(values(one->at("Y")), values(many->at("Y")));
+}
+
+}  // namespace
+}  // namespace reduce
