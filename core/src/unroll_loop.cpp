@@ -43,7 +43,13 @@ struct Wiring {
 class LoopUnroller {
  public:
   LoopUnroller(Graph& g, const Node& loop, const Graph& body, Wiring wiring, TakenNames& taken, int64_t opset)
-      : g_(g), loop_(loop), body_(body), w_(std::move(wiring)), taken_(taken), opset_(opset), prefix_(loop_prefix(loop)) {}
+      : g_(g), loop_(loop), body_(body), w_(std::move(wiring)), taken_(taken), opset_(opset), prefix_(loop_prefix(loop)) {
+    for (const auto& o : body_.outputs) read_.insert(o.name);
+    for (const auto& n : body_.nodes) {
+      read_.insert(n.inputs.begin(), n.inputs.end());
+      read_.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+    }
+  }
 
   std::vector<Node> unroll(int64_t trips) {
     const size_t carried = w_.carried;
@@ -140,17 +146,7 @@ class LoopUnroller {
     }
   }
 
-  bool reads(const std::string& name) const {
-    if (name.empty()) return false;
-    for (const auto& o : body_.outputs)
-      if (o.name == name) return true;
-    for (const auto& n : body_.nodes) {
-      if (std::find(n.inputs.begin(), n.inputs.end(), name) != n.inputs.end() ||
-          std::find(n.implicit_inputs.begin(), n.implicit_inputs.end(), name) != n.implicit_inputs.end())
-        return true;
-    }
-    return false;
-  }
+  bool reads(const std::string& name) const { return !name.empty() && read_.count(name) > 0; }
 
   // A weight of the graph (Constant nodes become weights when a model is loaded).
   std::string constant(DType dtype, int64_t value, const std::string& what) {
@@ -209,6 +205,7 @@ class LoopUnroller {
   const std::string prefix_;
   NameMap weights_;
   std::map<int64_t, std::string> indices_;  // Scan: slice index -> its weight
+  std::unordered_set<std::string> read_;     // values the body reads (node inputs, outputs it returns)
   std::vector<Node> out_;
 };
 
@@ -273,15 +270,17 @@ bool has_loop_or_scan(const Graph& graph) {
   return std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return is_loop_node(n) || is_scan_node(n); });
 }
 
-std::optional<int64_t> scan_trips(const Node& scan, const Shape& first_scan_input) {
+std::optional<int64_t> scan_trips(const Node& scan, const std::function<std::optional<Shape>(const std::string&)>& shape_of) {
   const Attribute* m = scan.attribute("num_scan_inputs");
-  if (!is_scan_node(scan) || !m || m->i <= 0) return std::nullopt;
+  if (!is_scan_node(scan) || !m || m->i <= 0 || static_cast<uint64_t>(m->i) > scan.inputs.size()) return std::nullopt;
+  const std::optional<Shape> first = shape_of(scan.inputs[scan.inputs.size() - static_cast<size_t>(m->i)]);
+  if (!first) return std::nullopt;
   const std::vector<int64_t> axes = ints_or(scan, "scan_input_axes", static_cast<size_t>(m->i));
   int64_t axis = axes.empty() ? 0 : axes[0];
-  const auto rank = static_cast<int64_t>(first_scan_input.size());
+  const auto rank = static_cast<int64_t>(first->size());
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return std::nullopt;
-  return first_scan_input[static_cast<size_t>(axis)];
+  return (*first)[static_cast<size_t>(axis)];
 }
 
 std::vector<std::pair<size_t, std::string>> add_trip_counters(Model& model) {

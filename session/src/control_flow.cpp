@@ -32,13 +32,12 @@ Expected<std::unique_ptr<Oracle>> oracle_on(const Oracle& oracle, const Model& m
 Expected<std::unordered_map<size_t, int64_t>> trip_counts(const Oracle& oracle, std::atomic<bool>& cancel) {
   const Graph& g = oracle.model().graph;
   std::unordered_map<size_t, int64_t> trips;
-  for (size_t p = 0; p < g.nodes.size(); ++p) {
-    const Node& n = g.nodes[p];
-    const Attribute* m = n.attribute("num_scan_inputs");
-    if (!is_scan_node(n) || !m || m->i <= 0 || static_cast<uint64_t>(m->i) > n.inputs.size()) continue;
-    if (const Tensor* first = oracle.recorded().find(n.inputs[n.inputs.size() - static_cast<size_t>(m->i)]))
-      if (auto t = scan_trips(n, first->shape())) trips[p] = *t;
-  }
+  auto recorded_shape = [&](const std::string& name) -> std::optional<Shape> {
+    const Tensor* t = oracle.recorded().find(name);
+    return t ? std::optional<Shape>(t->shape()) : std::nullopt;
+  };
+  for (size_t p = 0; p < g.nodes.size(); ++p)
+    if (auto t = scan_trips(g.nodes[p], recorded_shape)) trips[p] = *t;
   if (!has_loop_node(g)) return trips;
   Model counted = oracle.model();
   const auto counters = add_trip_counters(counted);

@@ -132,7 +132,10 @@ g (float[2] S0, float[2, 4] A, float[4, 2] B) => (float[2] S, float[2, 4] P, flo
 TEST(UnrollScan, TheIterationsComputeWhatTheScanComputed) {
   const Model original = testing::parse_model(kScan);
   ASSERT_TRUE(has_loop_or_scan(original.graph));
-  const auto trips = scan_trips(original.graph.nodes.at(0), Shape{2, 4});  // the scan axis of A is 1
+  const auto trips = scan_trips(original.graph.nodes.at(0), [](const std::string& name) -> std::optional<Shape> {
+    if (name == "A") return Shape{2, 4};  // its scan axis is 1
+    return std::nullopt;
+  });
   ASSERT_EQ(trips, std::optional<int64_t>(4));
   Model unrolled = original;
   const UnrollResult r = unroll_loop_nodes(unrolled, [&](size_t) { return trips; });

@@ -27,8 +27,9 @@ bool has_loop_node(const Graph& graph);
 bool is_scan_node(const Node& node);
 bool has_loop_or_scan(const Graph& graph);
 
-// A Scan's trip count: the length of its first scan input (whose shape is given) on its scan axis.
-std::optional<int64_t> scan_trips(const Node& scan, const Shape& first_scan_input);
+// A Scan's trip count: the length of its first scan input on its scan axis, from `shape_of(name)`
+// (nullopt when the node is not a well-formed Scan or the shape is unknown).
+std::optional<int64_t> scan_trips(const Node& scan, const std::function<std::optional<Shape>(const std::string&)>& shape_of);
 
 // Gives every top-level Loop one more scan output: its iteration number at each iteration, so a
 // run of the model tells how many iterations each Loop made (the length of that output). Returns,

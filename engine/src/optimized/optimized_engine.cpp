@@ -94,7 +94,7 @@ class PlanBuilder {
     PlanGraph editor(*plan->model, plan->parts, types_, options_, names);
     REDUCE_TRY(run_passes(editor, plan->report));
     Bodies bodies{*plan, names, {}, options_.fp32_nodes};
-    REDUCE_TRY(optimize_bodies(graph, bodies, visible_from(graph, {})));
+    REDUCE_TRY(optimize_bodies(graph, bodies, {}));
     REDUCE_ASSIGN(plan->fp32, insert_precision_boundaries(editor));
     plan->fp32_nodes = fp32_nodes_of(editor, bodies.fp32);
     plan->report.nodes_after = graph.nodes.size();
@@ -158,7 +158,10 @@ class PlanBuilder {
   // Rewrites the subgraph bodies of `graph` (If branches, Loop and Scan bodies, at any depth) with
   // the same passes, as deployment engines fuse inside conditionals and loops too: each body is a
   // plan graph of its own whose outputs are the body's, typed by inference inside the body.
-  Status optimize_bodies(Graph& graph, Bodies& bodies, const PlanGraph::OuterConstants& visible) const {
+  // `outer`: the weights `graph` sees from enclosing scopes.
+  Status optimize_bodies(Graph& graph, Bodies& bodies, const PlanGraph::OuterConstants& outer) const {
+    if (std::none_of(graph.nodes.begin(), graph.nodes.end(), [](const Node& n) { return n.has_subgraphs(); })) return {};
+    const PlanGraph::OuterConstants visible = visible_from(graph, outer);
     for (Node& n : graph.nodes)
       for (Attribute& a : n.attributes) {
         if (a.g) {
@@ -203,7 +206,7 @@ class PlanBuilder {
     }
     for (auto& init : m.graph.initializers)
       if (!read_in_fp32.count(init.name)) REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
-    REDUCE_TRY(optimize_bodies(m.graph, bodies, visible_from(m.graph, outer)));
+    REDUCE_TRY(optimize_bodies(m.graph, bodies, outer));
     return std::shared_ptr<const Graph>(std::make_shared<Graph>(std::move(m.graph)));
   }
 
@@ -327,8 +330,7 @@ class OptimizedEngine : public Engine {
     // Shapes and types drive the static specializations; a model ONNX cannot infer gets none.
     BodyValueTypes body_types;
     auto inferred = infer_value_types(model, &body_types);
-    ValueTypes types = inferred ? std::move(*inferred) : ValueTypes{};
-    if (!inferred) body_types.clear();
+    ValueTypes types = inferred ? std::move(*inferred) : ValueTypes{};  // body_types is filled only on success
     RoundedWeights rounded;
     for (const auto& w : model.graph.initializers) {
       Tensor r = w.tensor;

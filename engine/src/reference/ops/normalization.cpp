@@ -74,11 +74,21 @@ Expected<std::vector<double>> normalized_param(const Tensor* t, const char* what
   return full;
 }
 
-// Rows and row length of X normalized over its dims from `axis` on.
-std::pair<size_t, size_t> rows_from_axis(const Shape& s, size_t axis) {
+// X normalized over its dims from `axis` on (LayerNormalization, RMSNormalization): the axis, the
+// shape of those dims, how many rows and how long each.
+struct NormalizedRows {
+  size_t axis = 0;
+  Shape norm_shape;
   size_t rows = 1, n = 1;
-  for (size_t d = 0; d < s.size(); ++d) (d < axis ? rows : n) *= static_cast<size_t>(s[d]);
-  return {rows, n};
+};
+
+Expected<NormalizedRows> rows_from_axis(const Tensor& x, int64_t axis) {
+  if (x.rank() == 0) return make_error("input must have rank at least 1");
+  NormalizedRows r;
+  REDUCE_ASSIGN(r.axis, normalize_axis(axis, x.rank()));
+  r.norm_shape.assign(x.shape().begin() + static_cast<ptrdiff_t>(r.axis), x.shape().end());
+  for (size_t d = 0; d < x.rank(); ++d) (d < r.axis ? r.rows : r.n) *= static_cast<size_t>(x.shape()[d]);
+  return r;
 }
 
 Status check_size(const std::vector<double>& v, size_t n, const char* what) {
@@ -150,10 +160,9 @@ class LayerNormKernel : public Kernel {
   LayerNormKernel(int64_t axis, double eps, DType stash) : axis_(axis), eps_(eps), stash_(stash) {}
   Status compute(KernelContext& ctx) const override {
     const Tensor& x = *ctx.input(0);
-    if (x.rank() == 0) return make_error("input must have rank at least 1");
-    REDUCE_ASSIGN(size_t axis, normalize_axis(axis_, x.rank()));
-    const Shape norm_shape(x.shape().begin() + static_cast<ptrdiff_t>(axis), x.shape().end());
-    const auto [rows, n] = rows_from_axis(x.shape(), axis);
+    REDUCE_ASSIGN(const NormalizedRows r, rows_from_axis(x, axis_));
+    const size_t axis = r.axis, rows = r.rows, n = r.n;
+    const Shape& norm_shape = r.norm_shape;
     REDUCE_ASSIGN(auto scale, normalized_param(ctx.input(1), "Scale", 1.0, norm_shape, n));
     REDUCE_ASSIGN(auto bias, normalized_param(ctx.input(2), "B", 0.0, norm_shape, n));
     std::vector<std::pair<double, double>> stats;
@@ -186,10 +195,9 @@ class RMSNormKernel : public Kernel {
   RMSNormKernel(int64_t axis, double eps) : axis_(axis), eps_(eps) {}
   Status compute(KernelContext& ctx) const override {
     const Tensor& x = *ctx.input(0);
-    if (x.rank() == 0) return make_error("input must have rank at least 1");
-    REDUCE_ASSIGN(size_t axis, normalize_axis(axis_, x.rank()));
-    const Shape norm_shape(x.shape().begin() + static_cast<ptrdiff_t>(axis), x.shape().end());
-    const auto [rows, n] = rows_from_axis(x.shape(), axis);
+    REDUCE_ASSIGN(const NormalizedRows r, rows_from_axis(x, axis_));
+    const size_t rows = r.rows, n = r.n;
+    const Shape& norm_shape = r.norm_shape;
     if (!ctx.input(1)) return make_error("input scale is required");
     REDUCE_ASSIGN(auto scale, normalized_param(ctx.input(1), "scale", 1.0, norm_shape, n));
     REDUCE_ASSIGN(Tensor y, normalize_rows(x, rows, n, eps_, [&](size_t, size_t k) { return std::pair{scale[k], 0.0}; },
