@@ -31,6 +31,9 @@ struct Probe {
   // A removal probe: the units it removes from the pass's current candidate. The scheduler's
   // predictor guesses its answer from the answers to other removals.
   std::vector<size_t> removed;
+  // Otherwise, the chance that the answer is interesting as the pass's search sees it. It only
+  // steers speculation: the path never depends on it.
+  double likely = 0.5;
 };
 
 struct Answer {

@@ -133,7 +133,7 @@ void Scheduler::advance(Path& path, const Probe& probe, const Answer& answer, bo
 
 double Scheduler::prior(const Path& path, const Probe& probe) const {
   if (!probe.removed.empty()) return predictor_.probability_interesting(g_, *path.best, probe.removed);
-  return 0.5;
+  return probe.likely;
 }
 
 std::vector<Candidate> Scheduler::plan() {

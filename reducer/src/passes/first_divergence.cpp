@@ -101,6 +101,14 @@ class FirstDivergence : public PassState {
     return out;
   }
 
+  // The first hinted position is usually the divergence. Once it was not, the hint has shown that
+  // values fail there only with later nodes present (an input-wide failure, a fusion), and says
+  // little about where: speculation then guesses the answer uniform over what is left.
+  double hinted_likely(size_t p) const {
+    if (hinted_.first == 0) return 0.5;
+    return static_cast<double>(p - hinted_.first + 1) / static_cast<double>(hinted_.last - hinted_.first + 1);
+  }
+
   // The first failing prefix end the search found.
   size_t divergence() const {
     if (failing_)
@@ -119,7 +127,7 @@ class FirstDivergence : public PassState {
     }
     if (stage_ == Hinted)
       if (const auto p = hinted_.probe()) {
-        probe_ = Probe{*marked_prefix(g, *start_, (*failing_)[*p]), false, {}};
+        probe_ = Probe{*marked_prefix(g, *start_, (*failing_)[*p]), false, {}, hinted_likely(*p)};
         return;
       }
     if (stage_ == Bisecting)
