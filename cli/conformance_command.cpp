@@ -4,7 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
-#include <set>
+#include <map>
 
 #include "command.h"
 #include "command_line.h"
@@ -19,17 +19,42 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A known-failures file: one test name per line, `#` starts a comment (the reason).
-Expected<std::set<std::string>> read_known_failures(const fs::path& path) {
+// A known-failures file: one test name per line, each with its reason: a `# comment` on the line,
+// or the comment block above it (a block covers the names that follow it up to a blank line).
+// A name without a reason is refused: a failure nobody explained is not "known".
+Expected<std::map<std::string, std::string>> read_known_failures(const fs::path& path) {
   std::ifstream in(path);
   if (!in) return Error{path.string(), "cannot read the known-failures file"};
-  std::set<std::string> names;
+  auto trim = [](const std::string& t) {
+    const auto b = t.find_first_not_of(" \t\r"), e = t.find_last_not_of(" \t\r");
+    return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+  };
+  std::map<std::string, std::string> known;
+  std::string block;  // the comment block above the current line
+  bool block_open = false;  // still in a block's comment lines
+  size_t number = 0;
   for (std::string line; std::getline(in, line);) {
-    line = line.substr(0, line.find('#'));
-    const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
-    if (b != std::string::npos) names.insert(line.substr(b, e - b + 1));
+    ++number;
+    const auto hash = line.find('#');
+    const std::string name = trim(line.substr(0, hash)), comment = hash == std::string::npos ? "" : trim(line.substr(hash + 1));
+    if (name.empty()) {
+      if (comment.empty() && trim(line).empty()) {
+        block.clear();
+      } else if (hash != std::string::npos) {
+        if (!block_open) block.clear();
+        if (!comment.empty()) block += (block.empty() ? "" : " ") + comment;
+      }
+      block_open = hash != std::string::npos;
+      continue;
+    }
+    block_open = false;
+    const std::string reason = comment.empty() ? block : comment;
+    if (reason.empty())
+      return Error{path.string(), "line " + std::to_string(number) + ": '" + name +
+                                      "' has no reason (a # comment on its line or above it)"};
+    known.emplace(name, reason);
   }
-  return names;
+  return known;
 }
 
 po::options_description conformance_options() {
@@ -48,7 +73,8 @@ po::options_description conformance_options() {
       ("engine", po::value<std::string>()->default_value("ref"), "engine spec (ref, opt, opt:OPTIONS)")
       ("verbose,v", "also print passing and skipped tests")
       ("known-failures", po::value<std::string>(),
-       "file of test names allowed to fail (one per line, # comments); only other failures fail the run")
+       "file of test names allowed to fail, one per line, each with its reason (a # comment on its line or the "
+       "comment block above it); only other failures fail the run")
       ("min-passed", po::value<long>(), "fail the run when fewer tests pass")
       ("list-skips", "print the exclusion list with reasons and exit");
   return opts;
@@ -61,7 +87,7 @@ struct ConformanceTally {
 
 // Runs the tests, printing failures (and, verbose, passes and skips).
 ConformanceTally run_tests(const std::vector<fs::path>& tests, Engine& engine, const ConformanceTolerance& tol,
-                           const std::set<std::string>& known, bool verbose) {
+                           const std::map<std::string, std::string>& known, bool verbose) {
   ConformanceTally t;
   for (const auto& dir : tests) {
     const std::string name = dir.filename().string();
@@ -75,7 +101,9 @@ ConformanceTally run_tests(const std::vector<fs::path>& tests, Engine& engine, c
       case ConformanceOutcome::Kind::Failed:
         ++t.failed;
         if (!known.count(name)) ++t.unexpected;
-        std::cout << "FAIL " << dir.string() << ": " << outcome.reason << (known.count(name) ? " (known)" : "") << "\n";
+        std::cout << "FAIL " << dir.string() << ": " << outcome.reason;
+        if (auto k = known.find(name); k != known.end()) std::cout << " (known: " << k->second << ")";
+        std::cout << "\n";
         break;
       case ConformanceOutcome::Kind::Skipped:
         ++t.skipped;
@@ -145,7 +173,7 @@ int conformance_command(const std::vector<std::string>& args) {
   };
   auto roots = conformance_roots(vm);
   if (!roots) return usage_error(roots.error());
-  std::set<std::string> known;
+  std::map<std::string, std::string> known;
   if (vm.count("known-failures")) {
     auto k = read_known_failures(vm["known-failures"].as<std::string>());
     if (!k) return usage_error(k.error());

@@ -43,8 +43,9 @@ bool requires_input(const onnx::OpSchema& schema, size_t k) {
   return false;
 }
 
-// Default-domain ops newer than the ONNX library (1.12 knows opset 17) that the engines run: the
-// library has no schema for them, so their arity is stated here. Inputs 0..required-1 are required.
+// Default-domain ops newer than the ONNX library (1.12 knows opset 17) that the engines run, or
+// whose newer version changed arity: the library has no schema for that version, so their arity
+// is stated here. Inputs 0..required-1 are required.
 struct NewerOp {
   std::string_view op;
   int64_t since;
@@ -54,6 +55,7 @@ struct NewerOp {
 constexpr NewerOp kNewerOps[] = {
     {"BitwiseAnd", 18, 2, 2}, {"BitwiseOr", 18, 2, 2}, {"BitwiseXor", 18, 2, 2},
     {"BitwiseNot", 18, 1, 1}, {"Mish", 18, 1, 1},      {"GroupNormalization", 18, 3, 3},
+    {"OptionalHasElement", 18, 0, 1},
 };
 
 const NewerOp* newer_op(const Node& node, int64_t opset) {
@@ -150,10 +152,10 @@ Status validate_graph(const Graph& graph, const Model& model) {
   for (const Node& node : graph.nodes) {
     auto fail = [&](const Error& e) { return Error{{}, node_label(node) + ": " + e.what}; };
     const int64_t opset = model.opset(node.domain).value_or(0);
-    if (const auto* schema = schema_of(node, opset)) {
-      if (Status s = check_arity(node, *schema, opset_known(node, opset)); !s) return fail(s.error());
-    } else if (const NewerOp* newer = newer_op(node, opset)) {
+    if (const NewerOp* newer = newer_op(node, opset)) {
       if (Status s = check_newer_arity(node, *newer); !s) return fail(s.error());
+    } else if (const auto* schema = schema_of(node, opset)) {
+      if (Status s = check_arity(node, *schema, opset_known(node, opset)); !s) return fail(s.error());
     }
     if (Status s = check_attributes(node); !s) return fail(s.error());
     for (const Attribute& a : node.attributes) {
@@ -177,14 +179,13 @@ Status validate_model(const Model& model) {
 }
 
 std::vector<bool> required_inputs(const Node& node, int64_t opset) {
-  const onnx::OpSchema* schema = schema_of(node, opset);
-  if (!schema) {
-    const NewerOp* newer = newer_op(node, opset);
-    if (!newer) return {};
+  if (const NewerOp* newer = newer_op(node, opset)) {
     std::vector<bool> required(std::max(node.inputs.size(), newer->required));
     for (size_t k = 0; k < newer->required; ++k) required[k] = true;
     return required;
   }
+  const onnx::OpSchema* schema = schema_of(node, opset);
+  if (!schema) return {};
   std::vector<bool> required(std::max(node.inputs.size(), static_cast<size_t>(std::max(schema->min_input(), 0))));
   for (size_t k = 0; k < required.size(); ++k) required[k] = requires_input(*schema, k);
   return required;

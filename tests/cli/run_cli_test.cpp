@@ -237,9 +237,22 @@ TEST(ConformanceCli, ReportsFailuresWithReasonAndCounts) {
   EXPECT_NE(r.out.find("expected float[1,3], got float[3]"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1), "1 passed, 2 failed, 0 skipped\n");
 
-  testing::write_bytes(dir / "known.txt", "test_relu_bad  # a reason\ntest_relu_shape\n");
+  testing::write_bytes(dir / "known.txt", "# header\n\ntest_relu_bad  # a reason\n# the block's\n# reason\ntest_relu_shape\n");
   auto known = run_reduce({"conformance", (dir / "suite").string(), "--known-failures", (dir / "known.txt").string()});
   EXPECT_EQ(known.exit_code, 0) << known.out;
+  EXPECT_NE(known.out.find("elements differ; first at [2]: expected 3, got 2; max |diff| 1 (known: a reason)\n"), std::string::npos) << known.out;
+  EXPECT_NE(known.out.find("got float[3] (known: the block's reason)\n"), std::string::npos) << known.out;
+}
+
+TEST(ConformanceCli, AKnownFailureWithoutAReasonIsRefused) {
+  TempDir dir;
+  make_conformance_test(dir / "suite" / "test_relu_bad", kRelu, {floats({3}, {-1, 0, 2})}, floats({3}, {0, 0, 3}));
+  // The header's block ends at the blank line: it is no entry's reason.
+  testing::write_bytes(dir / "known.txt", "# header\n\ntest_relu_bad\n");
+  auto r = run_reduce({"conformance", (dir / "suite").string(), "--known-failures", (dir / "known.txt").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + (dir / "known.txt").string() + ": line 3: 'test_relu_bad' has no reason (a # comment on its line or above it)\n");
+  EXPECT_EQ(r.out, "");
 }
 
 TEST(ConformanceCli, ExcludedTestsAreSkippedWithTheirReason) {

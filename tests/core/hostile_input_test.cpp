@@ -273,6 +273,23 @@ g (float[2, 3] X, int64[2] P, int64[1] A) => (float[2, 7] Y) { Y = Pad <mode = "
   EXPECT_EQ(s.error().what, "node producing 'Y' (Pad): input 1 is required");
 }
 
+TEST(Validation, AnOpsNewerVersionDecidesItsArityOverTheLibrarysOlderSchema) {
+  // OptionalHasElement-15 requires its input; version 18 makes it optional (an empty optional).
+  auto model = [](int opset) {
+    Model m;
+    m.opset_imports = {{"", opset}};
+    Node n;
+    n.op_type = "OptionalHasElement";
+    n.outputs = {"has"};
+    m.graph.nodes.push_back(n);
+    return m;
+  };
+  EXPECT_TRUE(validate_model(model(18)).ok());
+  Status s = validate_model(model(15));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().what, "node producing 'has' (OptionalHasElement): input 0 is required");
+}
+
 TEST(SubgraphDepth, ValidationRefusesDeepModelsBuiltInMemory) {
   Status s = validate_model(nested_ifs_model(kMaxSubgraphDepth + 1));
   ASSERT_FALSE(s.ok());
