@@ -268,6 +268,20 @@ g (float[3] x) => (float[3] y) { y = Bernoulli(x) }
   auto list = run_reduce({"conformance", "--list-skips"});
   EXPECT_EQ(list.exit_code, 0);
   EXPECT_NE(list.out.find("op Bernoulli: random generator"), std::string::npos);
+  EXPECT_NE(list.out.find("domain ai.onnx.ml: classical machine-learning operators"), std::string::npos);
+}
+
+TEST(ConformanceCli, TestsOfAnExcludedDomainAreSkippedNamingTheOp) {
+  TempDir dir;
+  make_conformance_test(dir / "test_binarizer", R"(
+<ir_version: 8, opset_import: ["" : 15, "ai.onnx.ml" : 1]>
+g (float[3] x) => (float[3] y) { y = ai.onnx.ml.Binarizer(x) }
+)", {floats({3}, {-1, 0, 2})}, floats({3}, {0, 0, 1}));
+  auto r = run_reduce({"conformance", "-v", dir.path().string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("SKIP " + (dir / "test_binarizer").string() + ": ai.onnx.ml.Binarizer: classical machine-learning"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 passed, 0 failed, 1 skipped"), std::string::npos);
 }
 
 TEST(ConformanceCli, MissingFolderIsAUsageError) {

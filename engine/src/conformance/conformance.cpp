@@ -22,9 +22,11 @@ struct OpExclusion {
 const OpExclusion kOpExclusions[] = {
 #define REDUCE_SKIP_OP(op, reason) {op, reason},
 #define REDUCE_SKIP_TEST(name, reason)
+#define REDUCE_SKIP_DOMAIN(domain, reason)
 #include "exclusions.def"
 #undef REDUCE_SKIP_OP
 #undef REDUCE_SKIP_TEST
+#undef REDUCE_SKIP_DOMAIN
 };
 
 struct TestExclusion {
@@ -34,23 +36,42 @@ struct TestExclusion {
 const TestExclusion kTestExclusions[] = {
 #define REDUCE_SKIP_OP(op, reason)
 #define REDUCE_SKIP_TEST(name, reason) {name, reason},
+#define REDUCE_SKIP_DOMAIN(domain, reason)
 #include "exclusions.def"
 #undef REDUCE_SKIP_OP
 #undef REDUCE_SKIP_TEST
+#undef REDUCE_SKIP_DOMAIN
 };
 
-const char* excluded_op(const Graph& g) {
+struct DomainExclusion {
+  const char* domain;
+  const char* reason;
+};
+const DomainExclusion kDomainExclusions[] = {
+#define REDUCE_SKIP_OP(op, reason)
+#define REDUCE_SKIP_TEST(name, reason)
+#define REDUCE_SKIP_DOMAIN(domain, reason) {domain, reason},
+#include "exclusions.def"
+#undef REDUCE_SKIP_OP
+#undef REDUCE_SKIP_TEST
+#undef REDUCE_SKIP_DOMAIN
+};
+
+// The first excluded op or domain a graph (or a subgraph) uses, and why.
+std::optional<std::string> excluded_op(const Graph& g) {
   for (const Node& n : g.nodes) {
     for (const auto& e : kOpExclusions)
-      if (n.op_type == e.op) return e.op;
+      if (n.op_type == e.op) return std::string(e.op) + ": " + e.reason;
+    for (const auto& e : kDomainExclusions)
+      if (n.domain == e.domain) return n.domain + "." + n.op_type + ": " + e.reason;
     for (const auto& a : n.attributes) {
       if (a.g)
-        if (const char* op = excluded_op(*a.g)) return op;
+        if (auto why = excluded_op(*a.g)) return why;
       for (const auto& sg : a.graphs)
-        if (const char* op = excluded_op(*sg)) return op;
+        if (auto why = excluded_op(*sg)) return why;
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 std::optional<std::string> unsupported_type(const Graph& g) {
@@ -109,15 +130,14 @@ std::vector<fs::path> find_conformance_tests(const std::vector<fs::path>& roots)
 std::optional<std::string> conformance_skip_reason(const std::string& test_name, const Model& model) {
   for (const auto& e : kTestExclusions)
     if (test_name == e.name) return std::string(e.reason);
-  if (const char* op = excluded_op(model.graph))
-    for (const auto& e : kOpExclusions)
-      if (std::string_view(op) == e.op) return std::string(op) + ": " + e.reason;
+  if (auto why = excluded_op(model.graph)) return why;
   return unsupported_type(model.graph);
 }
 
 std::vector<std::pair<std::string, std::string>> conformance_exclusions() {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& e : kOpExclusions) out.emplace_back(std::string("op ") + e.op, e.reason);
+  for (const auto& e : kDomainExclusions) out.emplace_back(std::string("domain ") + e.domain, e.reason);
   for (const auto& e : kTestExclusions) out.emplace_back(std::string("test ") + e.name, e.reason);
   out.emplace_back("sequence, optional and map inputs/outputs", "only tensors are supported");
   out.emplace_back("string inputs/outputs", "string tensors are not supported");
