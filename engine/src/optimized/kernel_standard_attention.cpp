@@ -16,6 +16,18 @@ namespace {
 // Outputs of the reference run: Y (unused: this kernel recomputes it), present K, present V, scores.
 constexpr size_t kPresentKey = 1, kPresentValue = 2, kScores = 3;
 
+// The reference op's run inside the kernel: its scores are the largest tensor the kernel makes, so
+// what it reserves counts against the run's budget (unlike the small parts of other fused kernels).
+class BudgetedContext : public ChainContext {
+ public:
+  BudgetedContext(KernelContext& outer, std::vector<const Tensor*> inputs, std::vector<bool> constant, size_t outputs)
+      : ChainContext(std::move(inputs), std::move(constant), outputs), outer_(outer) {}
+  Status reserve(uint64_t bytes) override { return outer_.reserve(bytes); }
+
+ private:
+  KernelContext& outer_;
+};
+
 class StandardAttentionKernel : public Kernel {
  public:
   StandardAttentionKernel(KernelPtr scores, bool unstable) : scores_(std::move(scores)), unstable_(unstable) {}
@@ -29,7 +41,7 @@ class StandardAttentionKernel : public Kernel {
       inputs.push_back(ctx.input(i));
       constant.push_back(ctx.input_is_constant(i));
     }
-    ChainContext part(std::move(inputs), std::move(constant), 4);
+    BudgetedContext part(ctx, std::move(inputs), std::move(constant), 4);
     REDUCE_TRY(scores_->compute(part));
     // The pass fuses nodes whose type it could not infer: other types keep the reference op's results.
     if (q->dtype() != DType::Float) return forward_reference(part, ctx);
