@@ -28,9 +28,28 @@ const ValueType* find(const TypeMap& types, const std::string& name) {
   return it == types.end() ? nullptr : &it->second;
 }
 
+// Attention's Y: Q's shape with the last dim V's head size (3-D: times the query heads per KV head
+// count ratio), unknown when V's is.
+ValueType attention_output(const Node& node, const ValueType& q, const ValueType* v) {
+  ValueType out = q;
+  if (out.dims.empty()) return out;
+  out.dims.back() = Dim{};
+  if (!v || !v->is_tensor() || !v->has_shape || v->dims.size() != q.dims.size() || !v->dims.back().is_static()) return out;
+  if (q.dims.size() == 4) {
+    out.dims.back() = v->dims.back();
+  } else {
+    const Attribute* q_heads = node.attribute("q_num_heads");
+    const Attribute* kv_heads = node.attribute("kv_num_heads");
+    if (q_heads && kv_heads && kv_heads->i > 0 && v->dims.back().value % kv_heads->i == 0)
+      out.dims.back() = Dim::fixed(v->dims.back().value / kv_heads->i * q_heads->i);
+  }
+  return out;
+}
+
 // The rank of a node's first output when ONNX could not infer it but the op's definition fixes it:
 // Reshape/Expand/ConstantOfShape follow the length of their (1-D) shape input; Tile, Resize and
-// Upsample keep their data input's rank.
+// Upsample keep their data input's rank; RMSNormalization and Attention (opset 23) give their input's
+// type and (Attention: nearly) its shape.
 std::optional<ValueType> fallback_type(const Node& node, const TypeMap& types) {
   if (!node.domain.empty() && node.domain != "ai.onnx") return std::nullopt;
   auto input = [&](size_t k) -> const ValueType* {
@@ -57,6 +76,11 @@ std::optional<ValueType> fallback_type(const Node& node, const TypeMap& types) {
       if (!data || !data->is_tensor()) return std::nullopt;
       out.elem_type = data->elem_type;
     }
+  } else if (op == "RMSNormalization" || op == "Attention") {
+    // Opset 23, newer than the ONNX library: Y has X's (Q's) type and layout.
+    if (!shaped(data)) return std::nullopt;
+    if (op == "RMSNormalization") return *data;
+    return attention_output(node, *data, input(2));
   } else if (op == "Tile" || op == "Resize" || op == "Upsample") {
     if (!shaped(data)) return std::nullopt;
     rank = data->dims.size();

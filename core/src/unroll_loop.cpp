@@ -48,7 +48,9 @@ class LoopUnroller {
     for (const auto& n : body_.nodes) {
       read_.insert(n.inputs.begin(), n.inputs.end());
       read_.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+      produced_.insert(n.outputs.begin(), n.outputs.end());
     }
+    for (const auto& vi : g_.value_info) described_.insert(vi.name);
   }
 
   std::vector<Node> unroll(int64_t trips) {
@@ -72,6 +74,7 @@ class LoopUnroller {
       for (const auto& n : body_.nodes)
         for (const auto& o : n.outputs) define(o);
       for (const Node& n : body_.nodes) out_.push_back(detail::copied_node(n, map, taken_, iteration));
+      declare_types(map);
       if (!w_.scan) cond = mapped(map, body_.outputs[0].name);
       for (size_t k = 0; k < carried; ++k) values[k] = mapped(map, body_.outputs[w_.first_carried_output() + k].name);
       for (size_t s = 0; s < scans.size(); ++s) scans[s].push_back(mapped(map, body_.outputs[first_scan + s].name));
@@ -90,6 +93,17 @@ class LoopUnroller {
   }
 
  private:
+  // The body's declared types of the values its nodes compute hold in every iteration (an inlined
+  // If keeps its branch's the same way): inference then starts from them where ONNX alone would
+  // stop, e.g. after ops newer than the ONNX library.
+  void declare_types(const NameMap& map) {
+    for (const auto& vi : body_.value_info) {
+      auto it = map.find(vi.name);
+      if (!produced_.count(vi.name) || it == map.end() || !described_.insert(it->second).second) continue;
+      g_.value_info.push_back({it->second, vi.type, vi.doc_string});
+    }
+  }
+
   void move_weights() {
     for (const auto& init : body_.initializers) {
       weights_[init.name] = TakenNames::fresh(taken_.values, prefix_, init.name);
@@ -206,6 +220,8 @@ class LoopUnroller {
   NameMap weights_;
   std::map<int64_t, std::string> indices_;  // Scan: slice index -> its weight
   std::unordered_set<std::string> read_;     // values the body reads (node inputs, outputs it returns)
+  std::unordered_set<std::string> produced_;  // values the body's nodes compute
+  std::unordered_set<std::string> described_;  // values of g_ with a declared type
   std::vector<Node> out_;
 };
 

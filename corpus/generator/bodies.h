@@ -18,12 +18,18 @@ inline constexpr int64_t kCnnSide = 8;
 void grow_cnn(GraphBuilder& b, Value& stream, size_t nodes, Random& rng);
 
 // Transformer-like: a [1, T, D] stream through pre-LayerNorm attention and MLP blocks (LayerNorm
-// decomposed as exporters write it). Variances are never zero and attention logits stay small, so
+// decomposed as exporters write it; attention decomposed too, or the standard Attention op when
+// the builder's opset is 23 or more). Variances are never zero and attention logits stay small, so
 // the LayerNorm and attention faults, though their patterns are everywhere, cannot fire here. No
 // Cast, and no Pow of large values.
 inline constexpr int64_t kTokens = 8;
 inline constexpr int64_t kWidth = 16;
+inline constexpr int64_t kAttentionHeads = 2;  // heads of the standard Attention op (opset 23+)
 void grow_transformer(GraphBuilder& b, Value& stream, size_t nodes, Random& rng);
+
+// The standard Attention op (opset 23) on 3-D [1, T, D] q, k, v with kAttentionHeads heads, default
+// scale 1/sqrt(D / heads).
+Value attention_op(GraphBuilder& b, const Value& q, const Value& k, const Value& v);
 
 // The decomposed LayerNorm over the last axis: ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt,
 // Div, Mul gamma, Add beta (9 nodes). `mark_core` marks the first seven as the minimal reproducer.

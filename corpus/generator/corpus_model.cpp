@@ -140,6 +140,10 @@ std::shared_ptr<Graph> network_as_body(const Graph& graph, const std::string& su
     vi.name = rename(vi.name);
     b->outputs.push_back(std::move(vi));
   }
+  for (ValueInfo vi : graph.value_info) {
+    vi.name = rename(vi.name);
+    b->value_info.push_back(std::move(vi));
+  }
   return b;
 }
 

@@ -53,6 +53,13 @@ GraphBuilder::GraphBuilder(std::string graph_name) {
   model_.graph.name = std::move(graph_name);
 }
 
+void GraphBuilder::set_opset(int64_t opset) {
+  assert(model_.graph.nodes.empty() && "the opset is chosen before the first node");
+  model_.opset_imports = {{"", opset}};
+  // IR version 10 is the one ONNX writes with opset 23; older opsets keep the corpus's IR 8.
+  if (opset >= 23) model_.ir_version = 10;
+}
+
 void GraphBuilder::begin_block() {
   ++block_;
   counter_ = 0;
@@ -113,6 +120,10 @@ Value GraphBuilder::node(std::string op_type, std::vector<std::string> inputs, S
   Value out{n.name, std::move(output_shape)};
   model_.graph.nodes.push_back(std::move(n));
   return out;
+}
+
+void GraphBuilder::declare(const Value& value) {
+  model_.graph.value_info.push_back({value.name, ValueType::tensor(DType::Float, value.shape), {}});
 }
 
 void GraphBuilder::mark_minimal() {

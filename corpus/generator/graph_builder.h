@@ -31,6 +31,11 @@ class GraphBuilder {
 
   explicit GraphBuilder(std::string graph_name);
 
+  // The default-domain opset the model imports (kOpset unless a family asks for a newer one, before
+  // its first node: the bodies write opset-dependent forms, e.g. ReduceMean's axes, from it).
+  int64_t opset() const { return model_.opset("").value_or(kOpset); }
+  void set_opset(int64_t opset);
+
   // Starts a new block: the following nodes and weights are named "<block>/...".
   void begin_block();
 
@@ -45,6 +50,9 @@ class GraphBuilder {
   // Appends a node with one float output of the given shape. "" inputs are omitted optionals.
   Value node(std::string op_type, std::vector<std::string> inputs, Shape output_shape,
              std::vector<Attribute> attributes = {});
+  // Declares a value's type and shape (value_info), as exporters do for values of ops that older
+  // ONNX shape inference does not know.
+  void declare(const Value& value);
   // Marks the node just appended as part of the ground-truth minimal reproducer.
   void mark_minimal();
   // Marks the node just appended as part of the ground-truth set of nodes to keep in FP32 (precision

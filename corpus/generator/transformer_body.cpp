@@ -8,9 +8,12 @@ namespace reduce::corpus {
 namespace {
 
 constexpr size_t kLayerNormNodes = 9;
-constexpr size_t kAttentionNodes = kLayerNormNodes + 10;
 constexpr size_t kMlpNodes = kLayerNormNodes + 5;
 constexpr size_t kSmallNodes = 3;
+
+// Attention blocks are decomposed (10 nodes after the LayerNorm) before opset 23, as exporters
+// wrote them, and the standard Attention op from opset 23 on (6 nodes).
+size_t attention_nodes(const GraphBuilder& b) { return kLayerNormNodes + (b.opset() >= 23 ? 6 : 10); }
 
 Value projection(GraphBuilder& b, const Value& x, int64_t out, Random& rng, double scale) {
   const int64_t in = x.shape.back();
@@ -21,7 +24,8 @@ Value projection(GraphBuilder& b, const Value& x, int64_t out, Random& rng, doub
   return b.node("MatMul", {x.name, w.name}, shape);
 }
 
-// Single-head self-attention; logits q.k / sqrt(D) of LayerNorm-ed rows stay about 1.
+// Self-attention; logits q.k / sqrt(head size) of LayerNorm-ed rows stay about 1. Decomposed, one
+// head; from opset 23 the Attention op with kAttentionHeads heads.
 void attention_block(GraphBuilder& b, Value& h, Random& rng, double eps) {
   b.begin_block();
   const int64_t t = h.shape[1], d = h.shape[2];
@@ -29,6 +33,12 @@ void attention_block(GraphBuilder& b, Value& h, Random& rng, double eps) {
   auto q = projection(b, n, d, rng, 1.0);
   auto k = projection(b, n, d, rng, 1.0);
   auto v = projection(b, n, d, rng, 1.0);
+  if (b.opset() >= 23) {
+    auto o = attention_op(b, q, k, v);
+    auto out = projection(b, o, d, rng, eps);
+    h = b.node("Add", {h.name, out.name}, h.shape);
+    return;
+  }
   auto kt = b.node("Transpose", {k.name}, {1, d, t}, {ints_attribute("perm", {0, 2, 1})});
   auto s = b.node("MatMul", {q.name, kt.name}, {1, t, t});
   auto scale = b.scalar("scale", static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
@@ -66,6 +76,16 @@ void feature_scale(GraphBuilder& b, Value& h, Random& rng) {
 
 }  // namespace
 
+Value attention_op(GraphBuilder& b, const Value& q, const Value& k, const Value& v) {
+  auto y = b.node("Attention", {q.name, k.name, v.name}, q.shape,
+                  {int_attribute("q_num_heads", kAttentionHeads), int_attribute("kv_num_heads", kAttentionHeads)});
+  // ONNX shape inference before opset 23 stops at Attention: without its output's type, every value
+  // after it would be untyped for a tool on an older ONNX (each Attention would cost an inference
+  // round to get past).
+  b.declare(y);
+  return y;
+}
+
 Value layer_norm(GraphBuilder& b, const Value& x, Random& rng, bool mark_core) {
   const int64_t d = x.shape.back();
   Shape stat = x.shape;
@@ -73,14 +93,21 @@ Value layer_norm(GraphBuilder& b, const Value& x, Random& rng, bool mark_core) {
   auto mark = [&] {
     if (mark_core) b.mark_minimal();
   };
-  auto mean = b.node("ReduceMean", {x.name}, stat, {ints_attribute("axes", {-1})});
+  // ReduceMean takes its axes as an attribute before opset 18 and as an input from then on.
+  const bool axes_input = b.opset() >= 18;
+  auto reduce_mean = [&](const Value& in) {
+    if (!axes_input) return b.node("ReduceMean", {in.name}, stat, {ints_attribute("axes", {-1})});
+    auto axes = b.int64s("axes", {-1});
+    return b.node("ReduceMean", {in.name, axes.name}, stat);
+  };
+  auto mean = reduce_mean(x);
   mark();
   auto centered = b.node("Sub", {x.name, mean.name}, x.shape);
   mark();
   auto two = b.scalar("two", 2.0f);
   auto squared = b.node("Pow", {centered.name, two.name}, x.shape);
   mark();
-  auto variance = b.node("ReduceMean", {squared.name}, stat, {ints_attribute("axes", {-1})});
+  auto variance = reduce_mean(squared);
   mark();
   auto eps = b.scalar("eps", 1e-5f);
   auto shifted = b.node("Add", {variance.name, eps.name}, stat);
@@ -96,12 +123,13 @@ Value layer_norm(GraphBuilder& b, const Value& x, Random& rng, bool mark_core) {
 }
 
 void grow_transformer(GraphBuilder& b, Value& stream, size_t nodes, Random& rng) {
-  const double eps = residual_scale(nodes / ((kAttentionNodes + kMlpNodes) / 2) + 1);
+  const size_t attention = attention_nodes(b);
+  const double eps = residual_scale(nodes / ((attention + kMlpNodes) / 2) + 1);
   size_t left = nodes;
-  while (left >= kAttentionNodes + kMlpNodes) {
+  while (left >= attention + kMlpNodes) {
     attention_block(b, stream, rng, eps);
     mlp_block(b, stream, rng, eps);
-    left -= kAttentionNodes + kMlpNodes;
+    left -= attention + kMlpNodes;
   }
   for (; left >= kMlpNodes; left -= kMlpNodes) mlp_block(b, stream, rng, eps);
   for (; left >= kSmallNodes; left -= kSmallNodes) small_block(b, stream, rng, eps);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -99,6 +100,42 @@ TEST_F(Corpus, SameReproducerBytesForEveryJobCountAndRun) {
       EXPECT_EQ(bytes, first) << "-j " << jobs;
     }
   }
+}
+
+// The op types of the reduced model in a bundle's report.json: its "op_types" object without spaces.
+std::string reduced_op_types(const std::string& report) {
+  const size_t reduced = report.find("\"reduced\"");
+  const size_t begin = report.find('{', report.find("\"op_types\"", reduced));
+  const size_t end = report.find('}', begin);
+  if (reduced == std::string::npos || begin == std::string::npos || end == std::string::npos) return "";
+  std::string ops = report.substr(begin, end - begin + 1);
+  std::erase_if(ops, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  return ops;
+}
+
+// The family on the standard Attention op (opset 23): the optimized engine runs every Attention as
+// its fused kernel, and the trigger's alone, fed its recorded inputs, is the whole reproducer.
+TEST_F(Corpus, TheStandardAttentionFamilyReducesToItsAttentionNodeAloneForEveryJobCount) {
+  size_t reduced = 0;
+  for (const auto& row : rows_) {
+    if (row.model.rfind("attention_op_transformer_", 0) != 0) continue;
+    EXPECT_EQ(row.ops, "Attention:1") << row.model;
+    std::string first;
+    for (const char* jobs : {"1", "2"}) {
+      const auto out = dir_->path() / ("attention-op-" + row.model + "-j" + jobs);
+      auto r = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", jobs, "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << row.model << ": " << r.err;
+      const std::string report = read_bytes(out / "report.json");
+      EXPECT_NE(report.find("\"one_minimal\": true"), std::string::npos) << row.model << " -j " << jobs;
+      EXPECT_NE(report.find("\"kind\": \"nonfinite\""), std::string::npos) << row.model << " -j " << jobs;
+      EXPECT_EQ(reduced_op_types(report), "{\"Attention\":1}") << row.model << " -j " << jobs;
+      const std::string bytes = read_bytes(out / "model.onnx");
+      if (first.empty()) first = bytes;
+      EXPECT_EQ(bytes, first) << row.model << " -j " << jobs;
+    }
+    ++reduced;
+  }
+  EXPECT_EQ(reduced, 2u);  // sizes 10 and 100
 }
 
 // Processes other than the test itself whose command line mentions `text` (a bundle folder that

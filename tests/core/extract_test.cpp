@@ -136,6 +136,28 @@ TEST(Extract, BadRequestsAreErrors) {
   EXPECT_FALSE(f.extractor.extract(std::vector<size_t>{99}).ok());
 }
 
+// ONNX's inference (the Debian library) predates opset 23: its ops' outputs get their type from
+// the op's definition, and values after them are inferred from there.
+TEST(Extract, ValuesAfterOpset23AttentionAndRMSNormalizationAreTyped) {
+  Model model = parse_model(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 4, 8] Q, float[1, 4, 8] K, float[1, 4, 6] V, float[12] S) => (float[1, 4, 12] Y)
+{
+  a = Attention <q_num_heads = 4, kv_num_heads = 2> (Q, K, V)
+  r = Relu(a)
+  Y = RMSNormalization (r, S)
+}
+)");
+  Extractor extractor = Extractor::create(model).value();
+  auto relu = extractor.extract(std::vector<size_t>{1});
+  ASSERT_TRUE(relu.ok()) << relu.error().message();
+  EXPECT_EQ(relu->graph.inputs.at(0).type.to_string(), "float[1,4,12]");
+  EXPECT_EQ(relu->graph.outputs.at(0).type.to_string(), "float[1,4,12]");
+  auto attention = extractor.extract(std::vector<size_t>{0});
+  ASSERT_TRUE(attention.ok()) << attention.error().message();
+  EXPECT_EQ(attention->graph.outputs.at(0).type.to_string(), "float[1,4,12]");
+}
+
 TEST(Extract, SubgraphReadsOfOuterValuesBecomeInputs) {
   Model model = parse_model(R"(
 <ir_version: 8, opset_import: ["" : 16]>

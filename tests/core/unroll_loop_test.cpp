@@ -4,6 +4,8 @@
 // iterations a run made, and the ONNX checker accepts the result.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/model_io.h"
 #include "core/unroll_loop.h"
 #include "engine/engine.h"
@@ -84,6 +86,28 @@ TEST(UnrollLoop, TheIterationsComputeWhatTheLoopComputed) {
     for (const Node& n : unrolled.graph.nodes) ifs += n.op_type == "If";
     EXPECT_EQ(ifs, static_cast<size_t>(trips));
   }
+}
+
+TEST(UnrollLoop, TheBodysDeclaredTypesHoldForEveryIteration) {
+  Model m = testing::parse_model(kModel);
+  auto loop = std::find_if(m.graph.nodes.begin(), m.graph.nodes.end(), [](const Node& n) { return n.op_type == "Loop"; });
+  ASSERT_NE(loop, m.graph.nodes.end());
+  Attribute& body = loop->attributes.at(0);
+  ASSERT_EQ(body.name, "body");
+  auto declared = std::make_shared<Graph>(*body.g);
+  declared->value_info.push_back({"v", ValueType::tensor(DType::Float, {2}), ""});
+  body.g = declared;
+  unroll_loop_nodes(m, [](size_t) { return std::optional<int64_t>{3}; });
+  ASSERT_FALSE(has_loop_node(m.graph));
+  std::vector<std::string> typed;
+  for (const ValueInfo& vi : m.graph.value_info) {
+    EXPECT_EQ(vi.type.to_string(), "float[2]") << vi.name;
+    typed.push_back(vi.name);
+  }
+  // One per iteration, each under that iteration's name of `v`.
+  ASSERT_EQ(typed.size(), 3u);
+  for (const Node& n : m.graph.nodes)
+    if (n.op_type == "Mul") EXPECT_NE(std::find(typed.begin(), typed.end(), n.outputs.at(0)), typed.end()) << n.outputs[0];
 }
 
 TEST(UnrollLoop, UnknownTripCountsKeepTheLoop) {

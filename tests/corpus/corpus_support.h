@@ -15,7 +15,7 @@
 
 namespace reduce::testing {
 
-// The fault table's ground truth (issue 4), as the manifest must state it.
+// The fault table's ground truth (issue 4; attention-op: issue 21), as the manifest must state it.
 inline const std::map<std::string, std::string, std::less<>> kMinimalOps = {
     {"broadcast-batch1", "Mul:1"},
     {"attention-unstable-softmax", "MatMul:2,Mul:1,Softmax:1"},
@@ -25,6 +25,7 @@ inline const std::map<std::string, std::string, std::less<>> kMinimalOps = {
     {"resize-half-pixel", "Resize:1"},
     {"input-binding-order", "Sub:1"},
     {"fp16-overflow", "ReduceSum:1"},
+    {"attention-op", "Attention:1"},
 };
 
 inline const corpus::Family& family(std::string_view fault) {

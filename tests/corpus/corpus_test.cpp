@@ -10,6 +10,7 @@
 #include "bodies.h"
 #include "core/extract.h"
 #include "core/model_io.h"
+#include "core/validate.h"
 #include "corpus_support.h"
 #include "test_support.h"
 
@@ -34,7 +35,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return parts;
 }
 
-TEST(Corpus, HasOneFamilyPerFaultAndOneForFp16Overflow) {
+TEST(Corpus, HasOneFamilyPerFaultPlusFp16OverflowAndTheStandardAttentionOp) {
   std::set<std::string> faults;
   for (const auto& f : corpus::families()) faults.insert(std::string(f.fault));
   std::set<std::string> expected;
@@ -110,11 +111,16 @@ TEST(Corpus, SizesHitTheirTargetsWithTheTriggerInTheMiddle) {
   }
 }
 
+// The ONNX library of the build (Debian's 1.12) knows opsets up to 17 and IR version 8: its checker
+// refuses newer models (the opset-23 family) whatever they hold. Those pass our own validation.
+constexpr int64_t kCheckerOpset = 17;
+
 TEST(Corpus, EveryModelPassesTheOnnxChecker) {
   for (const auto& f : corpus::families())
     for (size_t size : {10, 100, 1000, 10000}) {
       auto g = corpus::generate(f, size, 1);
-      auto status = check_model(g.model);
+      const bool newer = g.model.opset("").value_or(0) > kCheckerOpset;
+      auto status = newer ? validate_model(g.model) : check_model(g.model);
       EXPECT_TRUE(status.ok()) << g.file_name << ": " << (status.ok() ? "" : status.error().message());
     }
 }

@@ -96,6 +96,50 @@ TEST(OptimizedFaults, AttentionSoftmaxIsStableWithoutTheFault) {
   expect_matches_reference("opt", parse_model(kAttention), large_logits(), 1e-5);
 }
 
+// The standard Attention op (opset 23): the optimized engine runs it as its fused attention kernel.
+const char* kAttentionOp = R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 4, 8] Q, float[1, 2, 4, 8] K, float[1, 2, 4, 8] V) => (float[1, 2, 4, 8] Y)
+{
+  Y = Attention <scale = 1.0> (Q, K, V)
+}
+)";
+
+// Logits of about 8 * 3.5 * 3.5 = 98 > 88.
+TensorMap large_op_logits() {
+  return {{"Q", ramp({1, 2, 4, 8}, 3, 4, 1)}, {"K", ramp({1, 2, 4, 8}, 3, 4, 2)}, {"V", ramp({1, 2, 4, 8}, -1, 1, 3)}};
+}
+
+TEST(OptimizedFaults, AttentionUnstableSoftmaxGivesNaNOnTheStandardAttentionOp) {
+  Model m = parse_model(kAttentionOp);
+  EXPECT_TRUE(report_of("opt:fault=attention-unstable-softmax", m).armed(Fault::AttentionUnstableSoftmax));
+  EXPECT_FALSE(has_nan_or_inf(run_spec("ref", m, large_op_logits()).at("Y")));
+  EXPECT_TRUE(has_nan_or_inf(run_spec("opt:fault=attention-unstable-softmax", m, large_op_logits()).at("Y")));
+}
+
+TEST(OptimizedFaults, AttentionUnstableSoftmaxIsSilentOnTheStandardAttentionOpWithSmallLogits) {
+  Model m = parse_model(kAttentionOp);
+  const TensorMap in = {{"Q", ramp({1, 2, 4, 8}, -1, 1, 1)}, {"K", ramp({1, 2, 4, 8}, -1, 1, 2)}, {"V", ramp({1, 2, 4, 8}, -1, 1, 3)}};
+  expect_matches_reference("opt:fault=attention-unstable-softmax", m, in, 1e-5);
+}
+
+TEST(OptimizedFaults, AttentionUnstableSoftmaxDisappearsWhenTheStandardOpsScoresAreRequested) {
+  // Its QK output asked for, the op stays on the reference kernel: nothing fused, no fault.
+  Model m = parse_model(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 4, 8] Q, float[1, 2, 4, 8] K, float[1, 2, 4, 8] V) => (float[1, 2, 4, 8] Y, float[1, 2, 4, 4] QK)
+{
+  Y, , , QK = Attention <scale = 1.0> (Q, K, V)
+}
+)");
+  EXPECT_FALSE(report_of("opt:fault=attention-unstable-softmax", m).armed(Fault::AttentionUnstableSoftmax));
+  expect_matches_reference("opt:fault=attention-unstable-softmax", m, large_op_logits(), 1e-5);
+}
+
+TEST(OptimizedFaults, StandardAttentionOpSoftmaxIsStableWithoutTheFault) {
+  expect_matches_reference("opt", parse_model(kAttentionOp), large_op_logits(), 1e-5);
+}
+
 // --- layernorm-drop-eps ---
 const char* kLayerNorm = R"(
 <ir_version: 8, opset_import: ["" : 17]>
@@ -128,6 +172,30 @@ TEST(OptimizedFaults, LayerNormDropEpsDisappearsWhenAnIntermediateIsRequested) {
   RunOptions both;
   both.outputs = {"Y", "var"};
   expect_matches_reference("opt:fault=layernorm-drop-eps", m, flat_row(), 1e-5, both);
+}
+
+// The standard RMSNormalization op (opset 23) runs as the uncentered LayerNorm kernel: an all-zero
+// row has mean square 0.
+const char* kRmsNorm = R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 4] X) => (float[2, 4] Y)
+<float[4] S = {1.0, 0.5, 2.0, -1.0}>
+{
+  Y = RMSNormalization <epsilon = 0.00001> (X, S)
+}
+)";
+
+TensorMap zero_row() { return {{"X", floats({2, 4}, {0, 0, 0, 0, 1, -2, 3, 4})}}; }
+
+TEST(OptimizedFaults, LayerNormDropEpsGivesNaNOnAnAllZeroRowOfRMSNormalization) {
+  Model m = parse_model(kRmsNorm);
+  EXPECT_TRUE(report_of("opt:fault=layernorm-drop-eps", m).armed(Fault::LayerNormDropEps));
+  EXPECT_FALSE(has_nan_or_inf(run_spec("ref", m, zero_row()).at("Y")));
+  EXPECT_TRUE(has_nan_or_inf(run_spec("opt:fault=layernorm-drop-eps", m, zero_row()).at("Y")));
+}
+
+TEST(OptimizedFaults, RMSNormalizationKeepsItsEpsilonWithoutTheFault) {
+  expect_matches_reference("opt", parse_model(kRmsNorm), zero_row(), 1e-5);
 }
 
 // --- conv-bn-fold-eps ---

@@ -172,5 +172,55 @@ g (float[2, 3, 2, 4] X, float[N, 1, 2, 4] B) => (float[2, 3, 2, 4] Y, float[2, 3
   EXPECT_EQ(report_of("opt", m).fired("static-broadcast"), 0);
 }
 
+// The standard Attention op with what the fused kernel takes from the reference op (mask, KV cache,
+// grouped-query heads, causal frontier, softcap) and its present key/value outputs.
+TEST(OptimizedPasses, AttentionFusionRunsTheStandardAttentionOpAsItsKernel) {
+  Model m = parse_model(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3, 16] Q, float[2, 3, 8] K, float[2, 3, 8] V, float[2, 2, 2, 4] PK, float[2, 2, 2, 4] PV, float[3, 5] M)
+  => (float[2, 3, 16] Y, float[2, 2, 5, 4] PKO, float[2, 2, 5, 4] PVO)
+{
+  Y, PKO, PVO = Attention <q_num_heads = 4, kv_num_heads = 2, is_causal = 1, softcap = 3.0> (Q, K, V, M, PK, PV)
+}
+)");
+  const auto report = report_of("opt", m);
+  EXPECT_EQ(report.fired("attention-fusion"), 1);
+  const TensorMap in = {{"Q", ramp({2, 3, 16}, -2, 2, 1)},   {"K", ramp({2, 3, 8}, -2, 2, 2)},
+                        {"V", ramp({2, 3, 8}, -1, 1, 3)},    {"PK", ramp({2, 2, 2, 4}, -2, 2, 4)},
+                        {"PV", ramp({2, 2, 2, 4}, -1, 1, 5)}, {"M", ramp({3, 5}, -1, 0, 6)}};
+  expect_matches_reference("opt", m, in, 1e-5);
+  expect_matches_reference("opt:no-attention-fusion", m, in, 0);
+}
+
+TEST(OptimizedPasses, StandardAttentionOpAgreesWithTheReferenceInReducedPrecision) {
+  Model m = parse_model(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 4, 8] Q, float[1, 2, 4, 8] K, float[1, 2, 4, 8] V) => (float[1, 2, 4, 8] Y)
+{
+  Y = Attention (Q, K, V)
+}
+)");
+  const TensorMap in = {{"Q", ramp({1, 2, 4, 8}, -1, 1, 1)}, {"K", ramp({1, 2, 4, 8}, -1, 1, 2)}, {"V", ramp({1, 2, 4, 8}, -1, 1, 3)}};
+  EXPECT_EQ(report_of("opt:fp16", m).fired("attention-fusion"), 1);
+  expect_matches_reference("opt:fp16", m, in, 5e-3);
+  expect_matches_reference("opt:bf16", m, in, 3e-2);
+}
+
+TEST(OptimizedPasses, LayerNormFusionRunsRMSNormalizationAsTheUncenteredKernel) {
+  // axis 1 of a rank-3 input: the last two axes are normalized, the scale broadcasts over them.
+  Model m = parse_model(R"(
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3, 4] X) => (float[2, 3, 4] Y)
+<float[4] S = {1.0, 0.5, 2.0, -1.0}>
+{
+  Y = RMSNormalization <axis = 1, epsilon = 0.001> (X, S)
+}
+)");
+  EXPECT_EQ(report_of("opt", m).fired("layernorm-fusion"), 1);
+  const TensorMap in = {{"X", ramp({2, 3, 4}, -2, 2, 1)}};
+  expect_matches_reference("opt", m, in, 1e-5);
+  expect_matches_reference("opt:fp16", m, in, 1e-2);
+}
+
 }  // namespace
 }  // namespace reduce

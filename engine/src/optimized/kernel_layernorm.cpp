@@ -1,6 +1,8 @@
 // LayerNorm (pass layernorm-fusion): y = (x - mean) / sqrt(var + eps) * gamma + beta over the last
-// `axes` axes of a float tensor; mean and variance accumulate in double.
-// Fault layernorm-drop-eps: divides by sqrt(var), so rows of zero variance give 0/0 = NaN.
+// `axes` axes of a float tensor; mean and variance accumulate in double. Uncentered (`centered` 0,
+// RMSNormalization) the mean is taken as 0: y = x / sqrt(mean(x^2) + eps) * gamma.
+// Fault layernorm-drop-eps: divides by sqrt(var), so rows of zero variance (uncentered: all-zero
+// rows) give 0/0 = NaN.
 #include <cmath>
 
 #include "fused_kernel.h"
@@ -49,7 +51,8 @@ Expected<std::vector<float>> expand_to_block(const Tensor* t, const Shape& block
 
 class LayerNormKernel : public Kernel {
  public:
-  LayerNormKernel(float eps, size_t axes, bool drop_eps) : eps_(eps), axes_(axes), drop_eps_(drop_eps) {}
+  LayerNormKernel(float eps, size_t axes, bool centered, bool drop_eps)
+      : eps_(eps), axes_(axes), centered_(centered), drop_eps_(drop_eps) {}
 
   Status compute(KernelContext& ctx) const override {
     if (!ctx.input(0)) return make_error("LayerNorm: missing input");
@@ -67,16 +70,17 @@ class LayerNormKernel : public Kernel {
     float* dst = y->mutable_data<float>().data();
     const double eps = drop_eps_ ? 0.0 : static_cast<double>(eps_);
     ref::parallel_for(rows, 16, [&](size_t begin, size_t end) {
-      for (size_t r = begin; r < end; ++r) normalize_row(src + r * n, dst + r * n, n, eps, gamma, beta);
+      for (size_t r = begin; r < end; ++r) normalize_row(src + r * n, dst + r * n, n, eps, centered_, gamma, beta);
     });
     return {};
   }
 
  private:
-  static void normalize_row(const float* xr, float* yr, size_t n, double eps, const std::vector<float>& gamma,
-                            const std::vector<float>& beta) {
+  static void normalize_row(const float* xr, float* yr, size_t n, double eps, bool centered,
+                            const std::vector<float>& gamma, const std::vector<float>& beta) {
     double sum = 0;
-    for (size_t j = 0; j < n; ++j) sum += xr[j];
+    if (centered)
+      for (size_t j = 0; j < n; ++j) sum += xr[j];
     const double mean = sum / static_cast<double>(n);
     double sq = 0;
     for (size_t j = 0; j < n; ++j) sq += (xr[j] - mean) * (xr[j] - mean);
@@ -91,6 +95,7 @@ class LayerNormKernel : public Kernel {
 
   float eps_;
   size_t axes_;
+  bool centered_;
   bool drop_eps_;
 };
 
@@ -99,8 +104,10 @@ class LayerNormKernel : public Kernel {
 Expected<KernelPtr> make_layernorm(const FusedKernelSpec& spec) {
   const Attribute* eps = spec.node.attribute("epsilon");
   const Attribute* axes = spec.node.attribute("axes");
+  const Attribute* centered = spec.node.attribute("centered");
   if (!eps || !axes || axes->i < 1) return make_error("LayerNorm needs epsilon and axes");
-  return KernelPtr(new LayerNormKernel(eps->f, static_cast<size_t>(axes->i), spec.options.has(Fault::LayerNormDropEps)));
+  return KernelPtr(new LayerNormKernel(eps->f, static_cast<size_t>(axes->i), !centered || centered->i != 0,
+                                       spec.options.has(Fault::LayerNormDropEps)));
 }
 
 }  // namespace reduce::opt

@@ -1,5 +1,8 @@
 // Pass attention-fusion: MatMul, optional Mul/Div by a scalar constant, Softmax over the last axis,
-// MatMul (float) become one attention kernel: softmax(scale(A x B)) x V.
+// MatMul (float) become one attention kernel: softmax(scale(A x B)) x V. A standard Attention node
+// (opset 23+, float) becomes the fused StandardAttention kernel, as engines map the op to theirs.
+#include <algorithm>
+
 #include "plan_graph.h"
 
 namespace reduce::opt {
@@ -27,10 +30,38 @@ bool softmax_on_last_axis(const PlanGraph& g, const Node& softmax) {
 
 bool is_matmul(const Node& n) { return n.op_type == "MatMul" && n.domain.empty() && n.inputs.size() == 2; }
 
+// A standard Attention node the fused kernel covers: Q float or of a type ONNX could not infer (its
+// inference predates the op, so values computed from an Attention output are untyped; the kernel
+// checks at run time), no requested QK output (the fused kernel keeps its scores inside, as
+// engines' fused kernels do; such nodes stay on the reference op).
+bool is_fusable_attention_op(const PlanGraph& g, const Node& n) {
+  if (n.op_type != "Attention" || !n.domain.empty() || g.model().opset("").value_or(0) < 23) return false;
+  if (n.inputs.size() < 3 || (n.outputs.size() > 3 && !n.outputs[3].empty())) return false;
+  return !g.type(n.inputs[0]) || g.is_float(n.inputs[0]);
+}
+
+int fuse_attention_ops(PlanGraph& g) {
+  int fused = 0;
+  for (size_t i = 0; i < g.node_count(); ++i) {
+    if (g.removed(i) || !is_fusable_attention_op(g, g.node(i))) continue;
+    const Node& op = g.node(i);
+    Node attention;
+    attention.name = g.fresh_name((op.name.empty() ? op.outputs[0] : op.name) + "_attention");
+    attention.op_type = "StandardAttention";
+    attention.domain = kFusedDomain;
+    attention.inputs = op.inputs;
+    attention.outputs.assign(op.outputs.begin(), op.outputs.begin() + std::min<size_t>(op.outputs.size(), 3));
+    if (g.fault(Fault::AttentionUnstableSoftmax)) g.arm_fault(Fault::AttentionUnstableSoftmax);
+    g.replace(std::vector<size_t>{i}, std::move(attention));
+    ++fused;
+  }
+  return fused;
+}
+
 }  // namespace
 
 Expected<int> fuse_attention(PlanGraph& g) {
-  int fused = 0;
+  int fused = fuse_attention_ops(g);
   for (size_t i = 0; i < g.node_count(); ++i) {
     if (g.removed(i)) continue;
     const Node& softmax = g.node(i);

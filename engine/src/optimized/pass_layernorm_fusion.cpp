@@ -1,5 +1,7 @@
 // Pass layernorm-fusion: ReduceMean, Sub, Pow(2), ReduceMean, Add eps, Sqrt, Div, optionally Mul gamma
-// and Add beta (constants), over trailing axes of a float tensor, become one LayerNorm kernel.
+// and Add beta (constants), over trailing axes of a float tensor, become one LayerNorm kernel. A
+// standard RMSNormalization node (float) runs as the same kernel, uncentered, as engines map it to
+// their normalization kernel.
 #include <algorithm>
 
 #include "plan_graph.h"
@@ -60,10 +62,59 @@ bool fits_normalized_axes(const Tensor& t, size_t k) {
   return rank <= k;
 }
 
+Attribute int_attribute(std::string name, int64_t value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Attribute::Kind::Int;
+  a.i = value;
+  return a;
+}
+
+// RMSNormalization(X, scale) normalizes X's axes from `axis` on: the trailing axis count, when known.
+std::optional<size_t> rms_trailing_axes(const PlanGraph& g, const Node& n) {
+  const Attribute* a = n.attribute("axis");
+  const int64_t axis = a ? a->i : -1;
+  if (axis < 0) return static_cast<size_t>(-axis);
+  const auto rank = g.rank(n.inputs[0]);
+  if (!rank || axis >= static_cast<int64_t>(*rank)) return std::nullopt;
+  return *rank - static_cast<size_t>(axis);
+}
+
+int fuse_rms_normalization(PlanGraph& g) {
+  int fused = 0;
+  for (size_t i = 0; i < g.node_count(); ++i) {
+    if (g.removed(i)) continue;
+    const Node& rms = g.node(i);
+    if (rms.op_type != "RMSNormalization" || !rms.domain.empty() || rms.inputs.size() != 2 || rms.outputs.size() != 1)
+      continue;
+    // Another stash_type stays on the reference op, which checks it (the kernel accumulates in double).
+    const Attribute* stash = rms.attribute("stash_type");
+    if (!g.is_float(rms.inputs[0]) || rms.inputs[1].empty() || (stash && stash->i != 1)) continue;
+    const auto k = rms_trailing_axes(g, rms);
+    if (!k) continue;
+    const Attribute* eps = rms.attribute("epsilon");
+    Node ln;
+    ln.name = g.fresh_name((rms.name.empty() ? rms.outputs[0] : rms.name) + "_layernorm");
+    ln.op_type = "LayerNorm";
+    ln.domain = kFusedDomain;
+    ln.inputs = {rms.inputs[0], rms.inputs[1], ""};
+    ln.outputs = rms.outputs;
+    Attribute epsilon;
+    epsilon.name = "epsilon";
+    epsilon.kind = Attribute::Kind::Float;
+    epsilon.f = eps ? eps->f : 1e-5f;
+    ln.attributes = {epsilon, int_attribute("axes", static_cast<int64_t>(*k)), int_attribute("centered", 0)};
+    if (g.fault(Fault::LayerNormDropEps)) g.arm_fault(Fault::LayerNormDropEps);
+    g.replace(std::vector<size_t>{i}, std::move(ln));
+    ++fused;
+  }
+  return fused;
+}
+
 }  // namespace
 
 Expected<int> fuse_layernorm(PlanGraph& g) {
-  int fused = 0;
+  int fused = fuse_rms_normalization(g);
   for (size_t i = 0; i < g.node_count(); ++i) {
     if (g.removed(i)) continue;
     const Node& mean1 = g.node(i);
