@@ -17,6 +17,7 @@
 #include "input_options.h"
 #include "oracle/inputs.h"
 #include "stop_on_signal.h"
+#include "core/polygraphy_json.h"
 #include "tensor_summary.h"
 
 namespace reduce::cli {
@@ -71,7 +72,9 @@ po::options_description run_options() {
        "values to return instead of the graph outputs (any value of the graph)")
       ("save-outputs", po::value<std::string>(), "folder for output_K.pb and output_K.npy")
       ("save-format", po::value<std::string>()->default_value("both"),
-       "files --save-outputs/--save-inputs write: pb, npy or both (an engine wrapper needs only one)")
+       "files --save-outputs/--save-inputs write: pb, npy or both (an engine wrapper needs only one), or "
+       "polygraphy: each is then one Polygraphy JSON file (--save-inputs: a list of feed dicts; --save-outputs: "
+       "RunResults), one iteration per input sample")
       ("save-inputs", po::value<std::string>(), "folder for the inputs used, as input_K.pb and input_K.npy")
       ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores; at most 1024)")
       ("repeat", po::value<int>()->default_value(1), "run this many times; prints the median time");
@@ -111,7 +114,7 @@ std::vector<NamedTensor> print_outputs(const std::vector<std::string>& names, co
 struct RunRequest {
   fs::path model_path;
   std::string spec;
-  std::string format;  // pb, npy or both
+  std::string format;  // pb, npy, both or polygraphy
   int repeat = 1;
   std::unique_ptr<Engine> engine;
 };
@@ -130,8 +133,8 @@ Expected<RunRequest> run_request_from(const po::variables_map& vm) {
   r.repeat = vm["repeat"].as<int>();
   if (r.repeat < 1) return Error{"run", "--repeat must be at least 1"};
   r.format = vm["save-format"].as<std::string>();
-  if (r.format != "pb" && r.format != "npy" && r.format != "both")
-    return Error{"run", "--save-format must be pb, npy or both, not '" + r.format + "'"};
+  if (r.format != "pb" && r.format != "npy" && r.format != "both" && r.format != "polygraphy")
+    return Error{"run", "--save-format must be pb, npy, both or polygraphy, not '" + r.format + "'"};
   return r;
 }
 
@@ -146,7 +149,11 @@ Expected<std::pair<Model, std::vector<InputSample>>> load_with_inputs(const po::
   REDUCE_ASSIGN(Model model, load_model(r.model_path));
   REDUCE_TRY(check_fp32_nodes_of(r.spec, model, r.model_path.string()));
   REDUCE_ASSIGN(std::vector<InputSample> samples, prepare_input_samples(vm, model, r.model_path));
-  if (vm.count("save-inputs"))
+  if (vm.count("save-inputs") && r.format == "polygraphy") {
+    std::vector<std::vector<NamedTensor>> iterations;
+    for (const auto& sample : samples) iterations.push_back(sample.inputs);
+    REDUCE_TRY(write_polygraphy_inputs(vm["save-inputs"].as<std::string>(), iterations));
+  } else if (vm.count("save-inputs"))
     for (size_t k = 0; k < samples.size(); ++k)
       REDUCE_TRY(save_tensors(sample_folder(vm["save-inputs"].as<std::string>(), k, samples.size()), "input",
                               samples[k].inputs, r.format));
@@ -184,6 +191,7 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (vm.count("outputs")) run_options.outputs = vm["outputs"].as<std::vector<std::string>>();
   if (run_options.outputs.empty())
     for (const auto& vi : model.graph.outputs) run_options.outputs.push_back(vi.name);
+  std::vector<std::vector<NamedTensor>> output_iterations;  // --save-format polygraphy
   for (size_t k = 0; k < samples.size(); ++k) {
     if (samples.size() > 1) std::cout << (k ? "\n" : "") << "sample #" << k << ": " << samples[k].source << "\n";
     TensorMap feed;
@@ -195,13 +203,22 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
       std::cerr << "error: " << result.error().at(samples.size() > 1 ? samples[k].source : where).message() << "\n";
       return kExitFailure;
     }
-    const std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, request->spec, seconds);
+    std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, request->spec, seconds);
+    if (request->format == "polygraphy") {
+      output_iterations.push_back(std::move(outputs));
+      continue;
+    }
     if (vm.count("save-outputs"))
       if (Status s = save_tensors(sample_folder(vm["save-outputs"].as<std::string>(), k, samples.size()), "output",
                                   outputs, request->format);
           !s.ok())
         return usage_error(s.error());
   }
+  // Polygraphy's RunResults: one file, one iteration per sample, the engine spec as the runner.
+  if (vm.count("save-outputs") && request->format == "polygraphy")
+    if (Status s = write_polygraphy_outputs(vm["save-outputs"].as<std::string>(), "reduce-" + request->spec, output_iterations);
+        !s.ok())
+      return usage_error(s.error());
   return kExitOk;
 }
 

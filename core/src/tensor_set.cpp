@@ -1,6 +1,8 @@
 // Reading tensor sets from files and folders, and binding them to a graph's inputs.
 #include "core/tensor_set.h"
 
+#include "core/polygraphy_json.h"
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -86,6 +88,7 @@ std::string type_mismatch(const NamedTensor& t, const ValueInfo& declared) {
 
 Expected<std::vector<TensorSample>> read_tensor_samples(const fs::path& path, std::string_view prefix) {
   std::error_code ec;
+  if (is_polygraphy_json(path)) return read_polygraphy_json(path);
   if (!fs::is_directory(path, ec)) {
     REDUCE_ASSIGN(auto tensors, read_tensor_set(path, prefix));
     return std::vector<TensorSample>{{path.string(), std::move(tensors)}};
@@ -141,7 +144,13 @@ Expected<std::vector<NamedTensor>> read_tensor_set(const fs::path& path, std::st
     REDUCE_ASSIGN(NamedTensor t, read_tensor_pb(path));
     return std::vector<NamedTensor>{std::move(t)};
   }
-  return Error{path.string(), "not a tensor file (.npz, .npy, .pb) or folder"};
+  if (is_polygraphy_json(path)) {
+    REDUCE_ASSIGN(auto samples, read_polygraphy_json(path));
+    if (samples.size() != 1)
+      return Error{path.string(), "holds " + std::to_string(samples.size()) + " iterations where one set of tensors is read"};
+    return std::move(samples[0].tensors);
+  }
+  return Error{path.string(), "not a tensor file (.npz, .npy, .pb, Polygraphy .json) or folder"};
 }
 
 std::vector<const ValueInfo*> runtime_inputs(const Graph& graph) {

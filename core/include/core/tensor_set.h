@@ -12,6 +12,7 @@ namespace reduce {
 // Reads the tensors at `path`:
 // - a .npz archive (entries named after the values);
 // - a .npy or .pb file (one tensor; a .npy is named after its file stem);
+// - a Polygraphy .json file with one iteration (core/polygraphy_json.h);
 // - a folder: ONNX test data (`input_K.pb` or `output_K.pb`, ordered by K; a `test_data_set_N` folder
 //   is one) or `.npy` files named after the values. `prefix` selects "input" or "output" files.
 // Unnamed .pb tensors keep an empty name and are bound by position.
@@ -29,6 +30,7 @@ inline constexpr size_t kMaxTensorSamples = 1000;
 // The samples at `path`:
 // - a folder holding `test_data_set_N` folders (ONNX test data): one sample per folder, by N;
 // - a folder holding `.npz` archives and no other tensor file: one sample per archive, by name;
+// - a Polygraphy .json file (--save-inputs or --save-outputs): one sample per iteration;
 // - anything else read_tensor_set reads: one sample.
 // Errors name the file or folder (an empty folder of samples, a missing `test_data_set_N`, too many).
 Expected<std::vector<TensorSample>> read_tensor_samples(const std::filesystem::path& path,
