@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "core/validate.h"
@@ -420,6 +421,36 @@ g (float[2, 4, 9, 9] X, float[6, 2, 3, 3] W, float[2, 36, 7, 7] O, float[2, 18, 
 }
 )", {{"X", random_floats({2, 4, 9, 9}, 1)}, {"W", random_floats({6, 2, 3, 3}, 2)}, {"O", random_floats({2, 36, 7, 7}, 3, -2, 2)},
      {"M", random_floats({2, 18, 7, 7}, 4, 0, 1)}}, {"Y"});
+}
+
+// -- hostile sizes
+
+TEST(NewOps, AbsurdSizesAreErrorsNotAllocations) {
+  ASSERT_FALSE(run(R"(
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[2] X, int64[1] S) => (float[1] Y) { Y = CenterCropPad (X, S) }
+)", {{"X", floats({2}, {1, 2})}, {"S", int64s({1}, {int64_t{1} << 62})}}).ok());
+  ASSERT_FALSE(run(R"(
+<ir_version: 9, opset_import: ["" : 20]>
+g (float[1, 2, 3] T, int64[4] S) => (float[1, 1, 1, 2] Y) { Y = AffineGrid (T, S) }
+)", {{"T", random_floats({1, 2, 3}, 1)}, {"S", int64s({4}, {1, 1, int64_t{1} << 40, int64_t{1} << 40})}}).ok());
+  ASSERT_FALSE(run(R"(
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[1, 1, 1] X, int64[2] I, int64[2] B) => (float[1, 1, 1, 1] Y) { Y = Col2Im (X, I, B) }
+)", {{"X", floats({1, 1, 1}, {1})}, {"I", int64s({2}, {int64_t{1} << 31, int64_t{1} << 31})}, {"B", int64s({2}, {1, 1})}}).ok());
+  ASSERT_FALSE(run(R"(
+<ir_version: 10, opset_import: ["" : 24]>
+g (float[1, 3, 1] P, float[1, 2, 1] U, int64[1] W) => (float[1, 3, 1] Y) { Y = TensorScatter (P, U, W) }
+)", {{"P", floats({1, 3, 1}, {1, 2, 3})}, {"U", floats({1, 2, 1}, {10, 20})},
+     {"W", int64s({1}, {std::numeric_limits<int64_t>::max()})}}).ok());
+  // Circular mode wraps even the largest index without overflowing: max % 3 = 1.
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 24]>
+g (float[1, 3, 1] P, float[1, 2, 1] U, int64[1] W) => (float[1, 3, 1] Y) { Y = TensorScatter <mode = "circular"> (P, U, W) }
+)", {{"P", floats({1, 3, 1}, {1, 2, 3})}, {"U", floats({1, 2, 1}, {10, 20})},
+     {"W", int64s({1}, {std::numeric_limits<int64_t>::max()})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {1, 10, 20});
 }
 
 // -- required inputs (ONNX 1.12 has no schema for these ops; the validator states their arity)
