@@ -55,6 +55,8 @@ struct NewerOp {
 constexpr NewerOp kNewerOps[] = {
     {"BitwiseAnd", 18, 2, 2}, {"BitwiseOr", 18, 2, 2}, {"BitwiseXor", 18, 2, 2},
     {"BitwiseNot", 18, 1, 1}, {"Mish", 18, 1, 1},      {"GroupNormalization", 18, 3, 3},
+    {"CenterCropPad", 18, 2, 2}, {"Col2Im", 18, 3, 3}, {"DeformConv", 19, 3, 5}, {"AffineGrid", 20, 2, 2},
+    {"TensorScatter", 24, 2, 3}, {"LinearAttention", 27, 3, 6}, {"CausalConvWithState", 27, 2, 4},
     {"OptionalHasElement", 18, 0, 1},
 };
 
