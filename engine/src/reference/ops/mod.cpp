@@ -1,5 +1,5 @@
-// Mod with broadcasting: fmod = 1 gives C's fmod (sign of the dividend); fmod = 0, for integers only,
-// gives the remainder with the sign of the divisor (Python's %). Integer division by zero is an error.
+// Mod with broadcasting: fmod = 1 gives C's fmod (sign of the dividend); fmod = 0 gives the remainder with
+// the sign of the divisor (Python's %). Integer division by zero is an error; float division by zero is NaN.
 #include <cmath>
 #include <type_traits>
 
@@ -28,6 +28,17 @@ T floored_mod(T x, T y) {
   return r;
 }
 
+// Python's float %: a zero remainder takes the divisor's sign, a nonzero one of the other sign is moved
+// by one divisor (so -3 % inf is inf). Half inputs are computed in float: float has more than twice their
+// precision plus two bits, so rounding the float sum again to half gives the correctly rounded result.
+template <typename T>
+T floored_fmod(T x, T y) {
+  const T r = std::fmod(x, y);
+  if (y == T(0)) return r;
+  if (r == T(0)) return std::copysign(T(0), y);
+  return (r < 0) != (y < 0) ? r + y : r;
+}
+
 class ModKernel : public Kernel {
  public:
   explicit ModKernel(bool fmod) : fmod_(fmod) {}
@@ -37,7 +48,6 @@ class ModKernel : public Kernel {
     REDUCE_TRY(check_same_type(a, b));
     if (a.dtype() == DType::Bool || dtype_size(a.dtype()) == 0)
       return make_error("unsupported input type " + std::string(dtype_name(a.dtype())));
-    if (dtype_is_float(a.dtype()) && !fmod_) return make_error("fmod must be 1 for floating-point inputs");
     const Shape shapes[] = {a.shape(), b.shape()};
     REDUCE_ASSIGN(Shape shape, broadcast_shapes(shapes));
     REDUCE_ASSIGN(Tensor wa, widen(a));
@@ -48,7 +58,8 @@ class ModKernel : public Kernel {
       auto y = wb.data<T>();
       auto z = out.mutable_data<T>();
       if constexpr (std::is_floating_point_v<T>) {
-        map_binary(x, a.shape(), y, b.shape(), z, shape, [](T p, T q) { return std::fmod(p, q); });
+        if (fmod_) map_binary(x, a.shape(), y, b.shape(), z, shape, [](T p, T q) { return std::fmod(p, q); });
+        else map_binary(x, a.shape(), y, b.shape(), z, shape, [](T p, T q) { return floored_fmod(p, q); });
       } else if constexpr (!std::is_same_v<T, bool>) {
         if (!all_nonzero(y)) return make_error("integer modulo by zero");
         if (fmod_) map_binary(x, a.shape(), y, b.shape(), z, shape, [](T p, T q) { return truncated_mod(p, q); });
