@@ -54,6 +54,8 @@ struct NewerOp {
 constexpr NewerOp kNewerOps[] = {
     {"BitwiseAnd", 18, 2, 2}, {"BitwiseOr", 18, 2, 2}, {"BitwiseXor", 18, 2, 2},
     {"BitwiseNot", 18, 1, 1}, {"Mish", 18, 1, 1},      {"GroupNormalization", 18, 3, 3},
+    {"Swish", 24, 1, 1},      {"BitCast", 26, 1, 1},   {"CumProd", 26, 2, 2},
+    {"SwiGLU", 28, 2, 2},
 };
 
 const NewerOp* newer_op(const Node& node, int64_t opset) {
