@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/half.h"
+#include "core/model_io.h"
 #include "engine/engine.h"
 #include "test_support.h"
 
@@ -174,6 +175,16 @@ g (int32[2, 2] X, int64 A) => (int32[2, 2] Y) { Y = CumProd (X, A) }
 
 TEST(CumProd, AxisOutOfRangeIsAnError) {
   expect_error(run(cum_prod(""), {{"X", floats({4}, {1, 2, 3, 4})}, {"A", make<int64_t>(DType::Int64, {}, {1})}}), "axis");
+}
+
+TEST(CumProd, AMissingAxisInputIsRefusedWhenTheModelIsRead) {
+  // ONNX 1.12 has no schema for CumProd; its arity is stated in core's validation.
+  auto m = parse_model_text(R"(
+<ir_version: 10, opset_import: ["" : 26]>
+g (float[4] X) => (float[4] Y) { Y = CumProd (X) }
+)");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("input 1 is required"), std::string::npos) << m.error().message();
 }
 
 // -- Mod
