@@ -58,6 +58,8 @@ constexpr NewerOp kNewerOps[] = {
     {"CenterCropPad", 18, 2, 2}, {"Col2Im", 18, 3, 3}, {"DeformConv", 19, 3, 5}, {"AffineGrid", 20, 2, 2},
     {"TensorScatter", 24, 2, 3}, {"LinearAttention", 27, 3, 6}, {"CausalConvWithState", 27, 2, 4},
     {"OptionalHasElement", 18, 0, 1},
+    {"Swish", 24, 1, 1},      {"BitCast", 26, 1, 1},   {"CumProd", 26, 2, 2},
+    {"SwiGLU", 28, 2, 2},
 };
 
 const NewerOp* newer_op(const Node& node, int64_t opset) {

@@ -1,5 +1,6 @@
 // Activations with attributes: Elu, Selu, Celu, LeakyRelu, HardSigmoid, HardSwish, Softplus, Softsign,
-// ThresholdedRelu, Shrink, Mish, Gelu. Computed in double and rounded once to the tensor's type.
+// ThresholdedRelu, Shrink, Mish, Gelu, Swish, and the gated SwiGLU. Computed in double and rounded once to
+// the tensor's type.
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -12,11 +13,14 @@ namespace reduce::ref {
 
 namespace {
 
-enum class Act { Elu, Selu, Celu, LeakyRelu, HardSigmoid, HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish, GeluErf, GeluTanh };
+enum class Act { Elu, Selu, Celu, LeakyRelu, HardSigmoid, HardSwish, Softplus, Softsign, ThresholdedRelu, Shrink, Mish, GeluErf, GeluTanh, Swish };
 
 struct Params {
   double alpha = 0, beta = 0, gamma = 0;
 };
+
+// x * sigmoid(alpha * x); exp overflowing to inf gives the right limit (-0).
+double swish(double x, double alpha) { return x / (1 + std::exp(-alpha * x)); }
 
 double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 
@@ -53,6 +57,7 @@ void apply(Act op, const Params& p, std::span<const T> in, std::span<T> out) {
         const double k = std::sqrt(2.0 / 3.14159265358979323846);
         return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
       });
+    case Act::Swish: return run(in, out, [a](double x) { return swish(x, a); });
   }
 }
 
@@ -78,6 +83,37 @@ class ActivationKernel : public Kernel {
  private:
   Act op_;
   Params p_;
+};
+
+// SwiGLU(a, b) = Swish(a) * b, as one rounding; the spec requires identical shapes (no broadcasting).
+class SwiGluKernel : public Kernel {
+ public:
+  explicit SwiGluKernel(double alpha) : alpha_(alpha) {}
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& a = *ctx.input(0);
+    const Tensor& b = *ctx.input(1);
+    if (!dtype_is_float(a.dtype())) return make_error("unsupported input type " + std::string(dtype_name(a.dtype())));
+    REDUCE_TRY(check_same_type(a, b));
+    if (a.shape() != b.shape())
+      return make_error("A " + shape_to_string(a.shape()) + " and B " + shape_to_string(b.shape()) + " must have the same shape");
+    const Shape& shape = a.shape();
+    REDUCE_ASSIGN(Tensor wa, widen(a));
+    REDUCE_ASSIGN(Tensor wb, widen(b));
+    REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(wa.dtype(), shape));
+    const double alpha = alpha_;
+    visit_dtype(wa.dtype(), [&]<typename T>() {
+      if constexpr (std::is_floating_point_v<T>)
+        map_binary(wa.data<T>(), a.shape(), wb.data<T>(), b.shape(), out.mutable_data<T>(), shape, [alpha](T x, T y) {
+          return static_cast<T>(swish(static_cast<double>(x), alpha) * static_cast<double>(y));
+        });
+    });
+    REDUCE_ASSIGN(Tensor result, narrow(out, a.dtype()));
+    ctx.set_output(0, std::move(result));
+    return {};
+  }
+
+ private:
+  double alpha_;
 };
 
 KernelPtr activation(Act op, double alpha = 0, double beta = 0, double gamma = 0) {
@@ -115,6 +151,10 @@ Expected<KernelPtr> make_gelu(const Node& n, int64_t) {
   if (approximate == "none") return activation(Act::GeluErf);
   if (approximate == "tanh") return activation(Act::GeluTanh);
   return make_error("approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+}
+Expected<KernelPtr> make_swish(const Node& n, int64_t) { return activation(Act::Swish, attr_float(n, "alpha", 1.0f)); }
+Expected<KernelPtr> make_swiglu(const Node& n, int64_t) {
+  return KernelPtr(new SwiGluKernel(attr_float(n, "alpha", 1.0f)));
 }
 
 }  // namespace reduce::ref

@@ -1,4 +1,4 @@
-// Integer bit operations with broadcasting: BitShift (unsigned), BitwiseAnd/Or/Xor, BitwiseNot.
+// Integer bit operations with broadcasting: BitShift, BitwiseAnd/Or/Xor, BitwiseNot.
 #include <type_traits>
 
 #include "../elementwise.h"
@@ -18,14 +18,38 @@ bool is_integer(DType t) {
   }
 }
 
+// A shift amount outside [0, width) moves every bit out (C++ leaves it undefined): a left shift gives 0 and
+// a right shift leaves only the sign, as repeated single-bit shifts would. Left shifts wrap modulo 2^width.
+template <typename T>
+bool shift_out_of_range(T s) {
+  constexpr T bits = static_cast<T>(sizeof(T) * 8);
+  if constexpr (std::is_signed_v<T>) return s < 0 || s >= bits;
+  else return s >= bits;
+}
+
+template <typename T>
+T shift_left(T x, T s) {
+  using U = std::make_unsigned_t<T>;
+  if (shift_out_of_range(s)) return T(0);
+  return static_cast<T>(static_cast<U>(static_cast<U>(x) << s));
+}
+
+// Signed values shift arithmetically (the sign bit is copied in), as C++20 defines it.
+template <typename T>
+T shift_right(T x, T s) {
+  if (shift_out_of_range(s)) {
+    if constexpr (std::is_signed_v<T>) return x < 0 ? T(-1) : T(0);
+    else return T(0);
+  }
+  return static_cast<T>(x >> s);
+}
+
 template <typename T>
 void apply(Bits op, const Tensor& a, const Tensor& b, const Shape& out_shape, Tensor& out) {
   auto run = [&](auto f) { map_binary(a.data<T>(), a.shape(), b.data<T>(), b.shape(), out.mutable_data<T>(), out_shape, f); };
-  constexpr T bits = static_cast<T>(sizeof(T) * 8);
   switch (op) {
-    // Shifting by the width or more is undefined in C++; every bit is shifted out, so the result is 0.
-    case Bits::ShiftLeft: return run([](T x, T s) { return s >= bits ? T(0) : static_cast<T>(x << s); });
-    case Bits::ShiftRight: return run([](T x, T s) { return s >= bits ? T(0) : static_cast<T>(x >> s); });
+    case Bits::ShiftLeft: return run([](T x, T s) { return shift_left(x, s); });
+    case Bits::ShiftRight: return run([](T x, T s) { return shift_right(x, s); });
     case Bits::And: return run([](T x, T y) { return static_cast<T>(x & y); });
     case Bits::Or: return run([](T x, T y) { return static_cast<T>(x | y); });
     case Bits::Xor: return run([](T x, T y) { return static_cast<T>(x ^ y); });
@@ -38,11 +62,8 @@ class BitsKernel : public Kernel {
   Status compute(KernelContext& ctx) const override {
     const Tensor& a = *ctx.input(0);
     const Tensor& b = *ctx.input(1);
-    const bool shift = op_ == Bits::ShiftLeft || op_ == Bits::ShiftRight;
     const DType t = a.dtype();
-    const bool ok = shift ? (t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64)
-                          : is_integer(t);
-    if (!ok) return make_error("unsupported input type " + std::string(dtype_name(t)));
+    if (!is_integer(t)) return make_error("unsupported input type " + std::string(dtype_name(t)));
     if (b.dtype() != t)
       return make_error("inputs have different types (" + std::string(dtype_name(t)) + " and " +
                         std::string(dtype_name(b.dtype())) + ")");

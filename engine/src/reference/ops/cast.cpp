@@ -1,4 +1,5 @@
 // Cast and CastLike between numeric dtypes and bool (cast_tensor, declared in cast.h); strings are refused.
+// BitCast reinterprets the bytes of one dtype as another of the same width.
 #include "../cast.h"
 
 #include <bit>
@@ -105,6 +106,28 @@ class CastKernel : public Kernel {
   std::optional<DType> to_;
 };
 
+// BitCast shares the input's bytes under the target dtype. Only a 0 or 1 byte is a valid bool, so bytes
+// read as bool are checked first.
+class BitCastKernel : public Kernel {
+ public:
+  explicit BitCastKernel(DType to) : to_(to) {}
+  Status compute(KernelContext& ctx) const override {
+    const Tensor& x = *ctx.input(0);
+    if (dtype_size(x.dtype()) != dtype_size(to_))
+      return make_error("cannot bit-cast " + std::string(dtype_name(x.dtype())) + " to " +
+                        std::string(dtype_name(to_)) + ": the widths differ");
+    if (to_ == DType::Bool && x.dtype() != DType::Bool)
+      for (std::byte b : x.bytes())
+        if (std::to_integer<unsigned>(b) > 1) return make_error("a byte other than 0 or 1 is not a valid bool");
+    REDUCE_ASSIGN(Tensor out, Tensor::view(to_, x.shape(), x.owner(), x.bytes().data(), x.byte_size()));
+    ctx.set_output(0, std::move(out));
+    return {};
+  }
+
+ private:
+  DType to_;
+};
+
 // Cast-1 named the target type with a string ("FLOAT"); later opsets use the TensorProto number.
 std::optional<int32_t> onnx_type_from_name(const std::string& name) {
   static const std::pair<const char*, int32_t> kNames[] = {
@@ -131,5 +154,14 @@ Expected<KernelPtr> make_cast(const Node& node, int64_t) {
 }
 
 Expected<KernelPtr> make_cast_like(const Node&, int64_t) { return KernelPtr(new CastKernel(std::nullopt)); }
+
+Expected<KernelPtr> make_bit_cast(const Node& node, int64_t) {
+  const Attribute* a = node.attribute("to");
+  if (!a || a->kind != Attribute::Kind::Int) return make_error("BitCast needs the integer 'to' attribute");
+  std::optional<DType> to;
+  if (a->i >= 0 && a->i <= INT32_MAX) to = dtype_from_onnx(static_cast<int32_t>(a->i));
+  if (!to || dtype_size(*to) == 0) return make_error("unsupported target type in 'to'");
+  return KernelPtr(new BitCastKernel(*to));
+}
 
 }  // namespace reduce::ref

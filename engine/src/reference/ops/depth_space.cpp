@@ -1,4 +1,4 @@
-// DepthToSpace (DCR and CRD modes) and SpaceToDepth: a 6-D reshape then transpose, done as one strided copy.
+// DepthToSpace and SpaceToDepth (DCR and CRD modes): a 6-D reshape then transpose, done as one strided copy.
 #include <array>
 
 #include "../kernel.h"
@@ -43,7 +43,7 @@ class DepthToSpaceKernel : public Kernel {
 
 class SpaceToDepthKernel : public Kernel {
  public:
-  explicit SpaceToDepthKernel(int64_t b) : b_(b) {}
+  SpaceToDepthKernel(int64_t b, bool crd) : b_(b), crd_(crd) {}
   Status compute(KernelContext& ctx) const override {
     const Tensor& in = *ctx.input(0);
     if (in.rank() != 4) return make_error("input must be 4-D, got " + shape_to_string(in.shape()));
@@ -52,13 +52,23 @@ class SpaceToDepthKernel : public Kernel {
       return make_error("spatial dims " + shape_to_string(in.shape()) + " are not divisible by blocksize " +
                         std::to_string(b_));
     REDUCE_ASSIGN(Tensor * out, ctx.allocate_output(0, in.dtype(), Shape{n, c * b_ * b_, h / b_, w / b_}));
-    permuted_copy(in, *out, {n, c, h / b_, b_, w / b_, b_}, {0, 3, 5, 1, 2, 4});
+    // Output channel (bh * b + bw) * c + ch in DCR mode, ch * b² + bh * b + bw in CRD mode.
+    const Shape view{n, c, h / b_, b_, w / b_, b_};
+    if (crd_) permuted_copy(in, *out, view, {0, 1, 3, 5, 2, 4});
+    else permuted_copy(in, *out, view, {0, 3, 5, 1, 2, 4});
     return {};
   }
 
  private:
   int64_t b_;
+  bool crd_;
 };
+
+Expected<bool> crd_mode(const Node& node) {
+  const std::string mode = attr_string(node, "mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") return make_error("mode must be DCR or CRD, got '" + mode + "'");
+  return mode == "CRD";
+}
 
 Expected<int64_t> blocksize(const Node& node) {
   const int64_t b = attr_int(node, "blocksize", 0);
@@ -71,13 +81,13 @@ Expected<int64_t> blocksize(const Node& node) {
 
 Expected<KernelPtr> make_depth_to_space(const Node& node, int64_t) {
   REDUCE_ASSIGN(int64_t b, blocksize(node));
-  const std::string mode = attr_string(node, "mode", "DCR");
-  if (mode != "DCR" && mode != "CRD") return make_error("mode must be DCR or CRD, got '" + mode + "'");
-  return KernelPtr(new DepthToSpaceKernel(b, mode == "CRD"));
+  REDUCE_ASSIGN(bool crd, crd_mode(node));
+  return KernelPtr(new DepthToSpaceKernel(b, crd));
 }
 Expected<KernelPtr> make_space_to_depth(const Node& node, int64_t) {
   REDUCE_ASSIGN(int64_t b, blocksize(node));
-  return KernelPtr(new SpaceToDepthKernel(b));
+  REDUCE_ASSIGN(bool crd, crd_mode(node));
+  return KernelPtr(new SpaceToDepthKernel(b, crd));
 }
 
 }  // namespace reduce::ref

@@ -59,26 +59,42 @@ struct Lines {
   size_t outer, n, inner, comps;
 };
 
-// Transforms every line of wx (float or double) along the middle dim of `in`, writing `out_lines`.
+// Reads sample j of a line into xr/xi. A Hermitian line (the inverse of a one-sided spectrum) holds only
+// bins [0, n): bin j > length/2 is the conjugate of bin length - j, and bins past n are zero.
 template <typename T>
-void transform_lines(const T* in, T* out, const Lines& in_l, size_t length, size_t bins, bool inverse) {
+void read_sample(const T* in, const Lines& in_l, size_t o, size_t i, size_t j, size_t length, bool hermitian,
+                 double& re, double& im) {
+  const bool mirrored = hermitian && j > length / 2;
+  const size_t src = mirrored ? length - j : j;
+  if (src >= in_l.n) {
+    re = im = 0.0;
+    return;
+  }
+  const T* p = in + ((o * in_l.n + src) * in_l.inner + i) * in_l.comps;
+  re = static_cast<double>(p[0]);
+  im = in_l.comps == 2 ? static_cast<double>(p[1]) : 0.0;
+  if (mirrored) im = -im;
+}
+
+// Transforms every line of wx (float or double) along the middle dim of `in`. The output holds `bins`
+// values per line, complex, or only the real part when `hermitian` (the inverse of a Hermitian
+// spectrum is real: the imaginary parts of bins 0 and length/2 do not contribute to it).
+template <typename T>
+void transform_lines(const T* in, T* out, const Lines& in_l, size_t length, size_t bins, bool inverse, bool hermitian) {
   const Twiddles tw(length);
   const size_t lines = in_l.outer * in_l.inner;
-  const size_t n = std::min(in_l.n, length);
+  const size_t n = hermitian ? length : std::min(in_l.n, length);
+  const size_t out_comps = hermitian ? 1 : 2;
   parallel_for(lines, std::max<size_t>(1, 65536 / std::max<size_t>(1, n * bins)), [&](size_t b, size_t e) {
     std::vector<double> xr(n), xi(n), yr(bins), yi(bins);
     for (size_t line = b; line < e; ++line) {
       const size_t o = line / in_l.inner, i = line % in_l.inner;
-      for (size_t j = 0; j < n; ++j) {
-        const T* p = in + ((o * in_l.n + j) * in_l.inner + i) * in_l.comps;
-        xr[j] = static_cast<double>(p[0]);
-        xi[j] = in_l.comps == 2 ? static_cast<double>(p[1]) : 0.0;
-      }
+      for (size_t j = 0; j < n; ++j) read_sample(in, in_l, o, i, j, length, hermitian, xr[j], xi[j]);
       transform(xr.data(), xi.data(), n, length, bins, inverse, tw, yr.data(), yi.data());
       for (size_t k = 0; k < bins; ++k) {
-        T* q = out + ((o * bins + k) * in_l.inner + i) * 2;
+        T* q = out + ((o * bins + k) * in_l.inner + i) * out_comps;
         q[0] = static_cast<T>(yr[k]);
-        q[1] = static_cast<T>(yi[k]);
+        if (!hermitian) q[1] = static_cast<T>(yi[k]);
       }
     }
   });
@@ -105,16 +121,20 @@ class DftKernel : public Kernel {
     if (axis < 0) axis += r;
     if (axis < 0 || axis > r - 2) return make_error("axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(r));
     const size_t ax = static_cast<size_t>(axis);
-    int64_t length = x.shape()[ax];
+    // onesided with inverse is the inverse of a real signal's one-sided spectrum (irfft): the input holds
+    // length/2 + 1 bins (by default length = 2 * (bins - 1)) and the output is real.
+    const bool hermitian = onesided_ && inverse_;
+    if (hermitian && comps != 2) return make_error("a one-sided inverse needs a complex input");
+    int64_t length = hermitian ? 2 * (x.shape()[ax] - 1) : x.shape()[ax];
     if (const Tensor* l = ctx.input(1)) {
       REDUCE_ASSIGN(length, scalar_int(*l, "dft_length"));
       if (length <= 0) return make_error("dft_length must be positive, got " + std::to_string(length));
     }
-    if (length == 0) return make_error("cannot transform an empty axis");
-    const int64_t bins = onesided_ ? length / 2 + 1 : length;
+    if (length <= 0) return make_error("cannot transform an axis of " + std::to_string(x.shape()[ax]) + " elements");
+    const int64_t bins = onesided_ && !inverse_ ? length / 2 + 1 : length;
     Shape out_shape = x.shape();
     out_shape[ax] = bins;
-    out_shape.back() = 2;
+    out_shape.back() = hermitian ? 1 : 2;
     Lines l{1, static_cast<size_t>(x.shape()[ax]), 1, static_cast<size_t>(comps)};
     for (size_t d = 0; d < ax; ++d) l.outer *= static_cast<size_t>(x.shape()[d]);
     for (size_t d = ax + 1; d + 1 < x.rank(); ++d) l.inner *= static_cast<size_t>(x.shape()[d]);
@@ -125,7 +145,7 @@ class DftKernel : public Kernel {
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_floating_point_v<T>)
         transform_lines<T>(wx.data<T>().data(), out.mutable_data<T>().data(), l, static_cast<size_t>(length),
-                           static_cast<size_t>(bins), inverse_);
+                           static_cast<size_t>(bins), inverse_, hermitian);
     });
     REDUCE_ASSIGN(Tensor result, narrow(out, x.dtype()));
     ctx.set_output(0, std::move(result));

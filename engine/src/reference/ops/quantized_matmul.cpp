@@ -87,8 +87,10 @@ class QLinearMatMulKernel : public Kernel {
     const Tensor& y_zero = *ctx.input(7);
     if (!is_8bit(a.dtype()) || !is_8bit(b.dtype()) || !is_8bit(y_zero.dtype()))
       return make_error("a, b and y_zero_point must be uint8 or int8");
-    for (const Tensor* t : {&a_scale, &b_scale, &y_scale})
-      if (t->dtype() != DType::Float) return make_error("scales must be float");
+    const DType st = a_scale.dtype();
+    if (st != DType::Float && st != DType::Float16 && st != DType::BFloat16)
+      return make_error("scales must be float, float16 or bfloat16");
+    if (b_scale.dtype() != st || y_scale.dtype() != st) return make_error("scales must have the same type");
     if (y_scale.elements() != 1 || y_zero.elements() != 1) return make_error("y_scale and y_zero_point must be scalars");
     REDUCE_ASSIGN(MatMulShape s, matmul_shape(a.shape(), b.shape()));
     REDUCE_ASSIGN(Tensor ad, offset_input(a, s.a_matrix, ctx.input(2), true, "a_zero_point"));
@@ -106,7 +108,8 @@ class QLinearMatMulKernel : public Kernel {
     b_target.insert(b_target.end(), {1, static_cast<int64_t>(s.n)});
     const auto a_s = broadcast_values(a_scale, as, a_target);
     const auto b_s = broadcast_values(b_scale, bs, b_target);
-    const float ys = y_scale.data<float>()[0];
+    // Half scales are exact in float, so every scale type forms its multiplier the same way.
+    const float ys = static_cast<float>(y_scale.element_as_double(0));
     const double yz = y_zero.element_as_double(0);
     const bool is_unsigned = y_zero.dtype() == DType::UInt8;
     const double lo = is_unsigned ? 0 : -128, hi = is_unsigned ? 255 : 127;

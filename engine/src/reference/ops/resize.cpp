@@ -1,4 +1,5 @@
-// Resize (opset 10-19) and Upsample (7-9): nearest, linear and cubic interpolation per axis, separable.
+// Resize (opset 10+) and Upsample (7-9): nearest, linear and cubic interpolation per axis, separable;
+// antialias (opset 18+) widens the linear and cubic filters by 1/scale when downsampling.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -22,6 +23,7 @@ struct ResizeAttrs {
   Rounding rounding = Rounding::PreferFloor;
   double cubic_a = -0.75;
   bool exclude_outside = false;
+  bool antialias = false;
   double extrapolation = 0;
   std::vector<int64_t> axes;         // opset 18: the axes scales/sizes refer to
   std::string keep_aspect = "stretch";
@@ -78,6 +80,49 @@ void cubic_coefficients(double t, double A, double c[4]) {
   c[3] = ((A * s1 - 5 * A) * s1 + 8 * A) * s1 - 4 * A;
 }
 
+double cubic_kernel(double x, double A) {
+  x = std::fabs(x);
+  if (x <= 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
+  if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+  return 0;
+}
+
+// With antialias, a downsampling axis (scale < 1) uses the linear (support 1) or cubic (support 2)
+// filter stretched by 1/scale: taps at offsets [start, 1 - start] from the left neighbour, start =
+// floor(-support / scale) + 1. Otherwise the filter is the plain one.
+bool antialiased(const ResizeAttrs& a, double scale) { return a.antialias && a.mode != Mode::Nearest && scale < 1; }
+int64_t antialias_start(const ResizeAttrs& a, double scale) {
+  return static_cast<int64_t>(std::floor(-(a.mode == Mode::Cubic ? 2.0 : 1.0) / scale)) + 1;
+}
+size_t axis_taps(const ResizeAttrs& a, double scale) {
+  if (antialiased(a, scale)) return static_cast<size_t>(2 - 2 * antialias_start(a, scale));
+  return a.mode == Mode::Nearest ? 1 : a.mode == Mode::Linear ? 2 : 4;
+}
+
+// The antialiased filter at coordinate x, normalized to sum 1. As in the spec's reference, the left
+// neighbour of an integer x is x - 1 (its weight is then 0 or symmetric), and exclude_outside drops the
+// taps outside the input before normalizing.
+void antialias_taps(const ResizeAttrs& a, double x, double scale, int64_t in, AxisMap& m) {
+  const int64_t start = antialias_start(a, scale);
+  const size_t taps = m.taps;
+  const int64_t left = static_cast<int64_t>(std::ceil(x)) - 1;
+  const double ratio = x - static_cast<double>(left);
+  std::vector<double> w(taps);
+  double sum = 0;
+  for (size_t k = 0; k < taps; ++k) {
+    const int64_t offset = start + static_cast<int64_t>(k);
+    const double arg = scale * (static_cast<double>(offset) - ratio);
+    w[k] = a.mode == Mode::Cubic ? cubic_kernel(arg, a.cubic_a) : std::max(0.0, 1 - std::fabs(arg));
+    const int64_t i = left + offset;
+    if (a.exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+    sum += w[k];
+  }
+  for (size_t k = 0; k < taps; ++k) {
+    m.index.push_back(std::min<int64_t>(std::max<int64_t>(left + start + static_cast<int64_t>(k), 0), in - 1));
+    m.weight.push_back(w[k] / sum);
+  }
+}
+
 AxisMap map_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, double roi_start, double roi_end) {
   AxisMap m;
   const bool crop = a.transform == Transform::TfCropAndResize;
@@ -90,7 +135,7 @@ AxisMap map_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, do
     }
     return m;
   }
-  m.taps = a.mode == Mode::Nearest ? 1 : a.mode == Mode::Linear ? 2 : 4;
+  m.taps = axis_taps(a, scale);
   auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), in - 1); };
   for (int64_t o = 0; o < out; ++o) {
     double x = to_original(a, static_cast<double>(o), scale, in, out, roi_start, roi_end);
@@ -99,6 +144,10 @@ AxisMap map_axis(const ResizeAttrs& a, int64_t in, int64_t out, double scale, do
     // the integer conversions defined.
     if (!(x >= -4)) x = -4;
     if (x > static_cast<double>(in) + 4) x = static_cast<double>(in) + 4;
+    if (antialiased(a, scale)) {
+      antialias_taps(a, x, scale, in, m);
+      continue;
+    }
     if (a.mode == Mode::Nearest) {
       m.index.push_back(clamp(nearest_index(a.rounding, x, scale < 1)));
       m.weight.push_back(1);
@@ -294,10 +343,14 @@ class ResizeKernel : public Kernel {
     for (size_t d = 0; d < rank; ++d)
       if (x.shape()[d] == 0 && out_shape[d] > 0) return make_error("cannot resize an empty axis to a non-empty one");
     std::vector<AxisMap> maps;
-    uint64_t map_size = 0;
+    double map_size = 0;  // in entries; double so that a huge output cannot wrap it
     for (size_t d = 0; d < rank; ++d) {
-      map_size += static_cast<uint64_t>(out_shape[d]);
-      if (map_size > max_tensor_bytes() / 8) return make_error("output " + shape_to_string(out_shape) + " is too large");
+      if (out_shape[d] == 0) continue;
+      // Bounded before the product: an antialiased axis has about 4 / scale taps per output.
+      if (axis_taps_bound(scale[d]) > static_cast<double>(max_tensor_bytes()))
+        return make_error("scale " + std::to_string(scale[d]) + " needs too many filter taps");
+      map_size += static_cast<double>(out_shape[d]) * static_cast<double>(axis_taps(a_, scale[d]));
+      if (map_size > static_cast<double>(max_tensor_bytes() / 8)) return make_error("output " + shape_to_string(out_shape) + " is too large");
     }
     REDUCE_ASSIGN(Tensor* out, ctx.allocate_output(0, x.dtype(), out_shape));
     if (out->elements() == 0) return {};
@@ -329,6 +382,7 @@ class ResizeKernel : public Kernel {
   }
 
  private:
+  double axis_taps_bound(double scale) const { return antialiased(a_, scale) ? 4.0 / scale + 2 : 4.0; }
   ResizeAttrs a_;
 };
 
@@ -375,8 +429,7 @@ Expected<KernelPtr> make_resize(const Node& node, int64_t opset) {
   a.exclude_outside = attr_int(node, "exclude_outside", 0) != 0;
   a.extrapolation = attr_float(node, "extrapolation_value", 0.0f);
   if (opset >= 18) {
-    if (attr_int(node, "antialias", 0) != 0 && a.mode != Mode::Nearest)
-      return make_error("antialias is not supported by the reference interpreter");
+    a.antialias = attr_int(node, "antialias", 0) != 0;
     a.axes = attr_ints(node, "axes");
     a.keep_aspect = attr_string(node, "keep_aspect_ratio_policy", "stretch");
     if (a.keep_aspect != "stretch" && a.keep_aspect != "not_larger" && a.keep_aspect != "not_smaller")

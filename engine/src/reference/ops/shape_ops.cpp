@@ -6,8 +6,10 @@
 #include <cstring>
 #include <type_traits>
 
+#include "../cast.h"
 #include "../int_input.h"
 #include "../kernel.h"
+#include "../numeric.h"
 
 namespace reduce::ref {
 
@@ -60,6 +62,21 @@ class ConstantOfShapeKernel : public Kernel {
   Tensor value_;
 };
 
+// ceil((limit - start) / delta) elements, computed in a wider type (the difference may overflow T) and
+// checked against the size limit before anything is allocated.
+Expected<int64_t> range_count(long double s, long double l, long double d, size_t element_size) {
+  if (d == 0) return make_error("delta must not be 0");
+  const long double count = std::ceil((l - s) / d);
+  if (!std::isfinite(count)) return make_error("range is not finite");
+  if (count * element_size > static_cast<long double>(max_tensor_bytes())) {
+    char size[32];
+    std::snprintf(size, sizeof size, "%.3Lg", count);
+    return make_error(std::string("range of ") + size + " elements exceeds the size limit of " +
+                      std::to_string(max_tensor_bytes()) + " bytes");
+  }
+  return count > 0 ? static_cast<int64_t>(count) : 0;
+}
+
 class RangeKernel : public Kernel {
  public:
   Status compute(KernelContext& ctx) const override {
@@ -70,23 +87,12 @@ class RangeKernel : public Kernel {
       return make_error("start, limit and delta must have the same type");
     if (start.elements() != 1 || limit.elements() != 1 || delta.elements() != 1)
       return make_error("start, limit and delta must be scalars");
+    if (is_half(start.dtype())) return half_range(ctx, start, limit, delta);
     return visit_dtype(start.dtype(), [&]<typename T>() -> Status {
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int16_t> ||
                     std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-        if (is_half(start.dtype())) return make_error("unsupported type " + std::string(dtype_name(start.dtype())));
         const T s = start.data<T>()[0], l = limit.data<T>()[0], d = delta.data<T>()[0];
-        if (d == T(0)) return make_error("delta must not be 0");
-        // ceil((limit - start) / delta) in a wider type: the difference may overflow T.
-        const long double span = static_cast<long double>(l) - static_cast<long double>(s);
-        const long double count = std::ceil(span / static_cast<long double>(d));
-        if (!std::isfinite(count)) return make_error("range is not finite");
-        if (count * sizeof(T) > static_cast<long double>(max_tensor_bytes())) {
-          char size[32];
-          std::snprintf(size, sizeof size, "%.3Lg", count);
-          return make_error(std::string("range of ") + size + " elements exceeds the size limit of " +
-                            std::to_string(max_tensor_bytes()) + " bytes");
-        }
-        const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+        REDUCE_ASSIGN(int64_t n, range_count(s, l, d, sizeof(T)));
         REDUCE_ASSIGN(Tensor * out, ctx.allocate_output(0, start.dtype(), {n}));
         auto o = out->mutable_data<T>();
         for (int64_t i = 0; i < n; ++i) {
@@ -103,7 +109,21 @@ class RangeKernel : public Kernel {
   }
 
  private:
-  static bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+  // float16/bfloat16: each element is start + i * delta in double (exact for the counts a tensor can
+  // hold), rounded once to the half type.
+  static Status half_range(KernelContext& ctx, const Tensor& start, const Tensor& limit, const Tensor& delta) {
+    REDUCE_ASSIGN(Tensor ws, widen(start));
+    REDUCE_ASSIGN(Tensor wl, widen(limit));
+    REDUCE_ASSIGN(Tensor wd, widen(delta));
+    const double s = ws.data<float>()[0], l = wl.data<float>()[0], d = wd.data<float>()[0];
+    REDUCE_ASSIGN(int64_t n, range_count(s, l, d, dtype_size(start.dtype())));
+    REDUCE_ASSIGN(Tensor values, Tensor::allocate(DType::Double, {n}));
+    auto v = values.mutable_data<double>();
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = s + static_cast<double>(i) * d;
+    REDUCE_ASSIGN(Tensor out, cast_tensor(values, start.dtype()));
+    ctx.set_output(0, std::move(out));
+    return {};
+  }
 };
 
 class EyeLikeKernel : public Kernel {
