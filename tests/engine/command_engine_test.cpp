@@ -127,7 +127,38 @@ TEST(CommandEngine, BadTemplatesAreRejectedWhenTheEngineIsMade) {
   EXPECT_FALSE(make_engine("cmd:run 'unterminated {outputs}").ok());
   auto no_outputs = make_engine("cmd:run {model}");
   ASSERT_FALSE(no_outputs.ok());
-  EXPECT_NE(no_outputs.error().what.find("{outputs}"), std::string::npos);
+  EXPECT_NE(no_outputs.error().what.find("{outputs} or {outputs_json}"), std::string::npos);
+}
+
+// A stand-in for `polygraphy run {model} --load-inputs {inputs_json} --save-outputs {outputs_json}`
+// with the same file contract (not Polygraphy): `reduce run` reads and writes Polygraphy's JSON.
+std::string polygraphy_like_template() {
+  return std::string("'") + REDUCE_BINARY_DIR +
+         "/reduce' run {model} --inputs {inputs_json} --save-format polygraphy --save-outputs {outputs_json}";
+}
+
+TEST(CommandEngine, PolygraphyJsonFilesCarryInputsAndOutputsInAStandInWithPolygraphysContract) {
+  Model m = parse_model(kChain);
+  RunOptions options;
+  options.outputs = {"a", "Y"};
+  auto out = run_cmd(polygraphy_like_template(), m, chain_inputs(), {}, options);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_EQ(values(out->at("a")), (std::vector<float>{2, -1, 4, -3, 6, -5}));
+  EXPECT_EQ(values(out->at("Y")), (std::vector<float>{2, 0, 4, 0, 6, 0}));
+}
+
+TEST(CommandEngine, AnOutputMissingFromThePolygraphyOutputsFileIsNamed) {
+  Model m = parse_model(kChain);
+  // Writes RunResults of a model that has only Y, while the engine asks for `a` too.
+  const std::string only_y = std::string("'") + REDUCE_BINARY_DIR +
+                             "/reduce' run {model} --inputs {inputs_json} --outputs Y --save-format polygraphy "
+                             "--save-outputs {outputs_json}";
+  RunOptions options;
+  options.outputs = {"a", "Y"};
+  auto out = run_cmd(only_y, m, chain_inputs(), {}, options);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("outputs.json: the command wrote no output 'a'"), std::string::npos)
+      << out.error().message();
 }
 
 TEST(CheckScript, ReceivesTheModelAndInputsAndReportsItsExit) {

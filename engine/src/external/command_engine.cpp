@@ -1,7 +1,10 @@
-// The `cmd:TEMPLATE` engine: each run writes the model and inputs to a temporary folder and runs a command.
+// The `cmd:TEMPLATE` engine: each run writes the model and inputs to a temporary folder and runs a command;
+// tensors go as input_K.pb / output_K.pb (or .npy), or as Polygraphy JSON files.
+#include <algorithm>
 #include <mutex>
 
 #include "core/model_io.h"
+#include "core/polygraphy_json.h"
 #include "engine/command_template.h"
 #include "engine/process.h"
 #include "external/output_model.h"
@@ -12,6 +15,11 @@
 namespace reduce {
 
 namespace {
+
+bool template_uses(const std::vector<std::string>& tokens, std::string_view placeholder) {
+  const std::string braced = "{" + std::string(placeholder) + "}";
+  return std::any_of(tokens.begin(), tokens.end(), [&](const std::string& t) { return t.find(braced) != std::string::npos; });
+}
 
 class CommandPrepared : public PreparedModel {
  public:
@@ -33,6 +41,10 @@ class CommandPrepared : public PreparedModel {
     values["model"] = model_path.string();
     values["inputs"] = (run / "inputs").string();
     values["outputs"] = (run / "outputs").string();
+    // Polygraphy's files: `polygraphy run {model} --load-inputs {inputs_json} --save-outputs {outputs_json}`.
+    if (uses("inputs_json")) REDUCE_TRY(write_polygraphy_inputs(run / "inputs.json", {named_inputs(inputs)}));
+    values["inputs_json"] = (run / "inputs.json").string();
+    values["outputs_json"] = (run / "outputs.json").string();
     ProcessOptions process;
     process.timeout_seconds = environment_.timeout_seconds;
     process.env = environment_.env;
@@ -50,10 +62,33 @@ class CommandPrepared : public PreparedModel {
       const std::string tail = last_output_lines(result.output);
       return Error{"", tail.empty() ? "command failed with " + result.describe(process) : tail};
     }
+    if (uses("outputs_json")) return read_polygraphy_outputs(run / "outputs.json", outputs);
     return read_output_folder(run / "outputs", outputs, "the command");
   }
 
  private:
+  bool uses(std::string_view placeholder) const { return template_uses(tokens_, placeholder); }
+
+  // The runtime inputs given, in graph input order (Polygraphy feeds by name; the order is for people).
+  std::vector<NamedTensor> named_inputs(const TensorMap& inputs) const {
+    std::vector<NamedTensor> out;
+    for (const auto& vi : model_.graph.inputs)
+      if (auto it = inputs.find(vi.name); it != inputs.end()) out.push_back({vi.name, it->second});
+    return out;
+  }
+
+  // The values `outputs` from the RunResults the command wrote (its only iteration), by name.
+  static Expected<TensorMap> read_polygraphy_outputs(const std::filesystem::path& file, const std::vector<std::string>& outputs) {
+    REDUCE_ASSIGN(auto samples, read_polygraphy_json(file));
+    if (samples.size() != 1)
+      return Error{file.string(), "the command wrote " + std::to_string(samples.size()) + " iterations, not 1"};
+    TensorMap out;
+    for (auto& t : samples[0].tensors) out.emplace(t.name, std::move(t.tensor));
+    for (const auto& name : outputs)
+      if (!out.count(name)) return Error{file.string(), "the command wrote no output '" + name + "'"};
+    return out;
+  }
+
   // The model file for this set of outputs, written once (the first time it is needed).
   Expected<std::filesystem::path> saved_model(const std::vector<std::string>& outputs) {
     std::lock_guard lock(mutex_);
@@ -110,9 +145,8 @@ Expected<std::unique_ptr<Engine>> make_command_engine(std::string_view command_t
                            std::string(command_template);
   auto tokens = split_command_template(command_template);
   if (!tokens) return Error{spec, tokens.error().what};
-  bool has_outputs = false;
-  for (const auto& t : *tokens) has_outputs = has_outputs || t.find("{outputs}") != std::string::npos;
-  if (!has_outputs) return Error{spec, "the command template has no {outputs} placeholder (where it writes results)"};
+  if (!template_uses(*tokens, "outputs") && !template_uses(*tokens, "outputs_json"))
+    return Error{spec, "the command template has no {outputs} or {outputs_json} placeholder (where it writes results)"};
   return std::unique_ptr<Engine>(
       std::make_unique<CommandEngine>(spec, std::move(tokens).value(), environment, fp32_nodes));
 }
