@@ -26,6 +26,9 @@ inline constexpr int64_t kTokens = 8;
 inline constexpr int64_t kWidth = 16;
 inline constexpr int64_t kAttentionHeads = 2;  // heads of the standard Attention op (opset 23+)
 void grow_transformer(GraphBuilder& b, Value& stream, size_t nodes, Random& rng);
+// x @ W (square, uniform in +-sqrt(3/d)) plus a bias uniform in [bias_lo, bias_hi) unless bias_hi is 0:
+// the attention triggers' projections, whose large bias makes every logit large.
+Value biased_projection(GraphBuilder& b, const Value& x, Random& rng, double bias_lo, double bias_hi);
 
 // The standard Attention op (opset 23) on 3-D [1, T, D] q, k, v with kAttentionHeads heads, default
 // scale 1/sqrt(D / heads).

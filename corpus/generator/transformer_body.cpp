@@ -136,4 +136,14 @@ void grow_transformer(GraphBuilder& b, Value& stream, size_t nodes, Random& rng)
   for (; left > 0; --left) feature_scale(b, stream, rng);
 }
 
+Value biased_projection(GraphBuilder& b, const Value& x, Random& rng, double bias_lo, double bias_hi) {
+  const int64_t d = x.shape.back();
+  const double a = std::sqrt(3.0 / static_cast<double>(d));
+  auto w = b.uniform_weight("w", {d, d}, rng, -a, a);
+  auto y = b.node("MatMul", {x.name, w.name}, x.shape);
+  if (bias_hi == 0) return y;
+  auto bias = b.uniform_weight("b", {d}, rng, bias_lo, bias_hi);
+  return b.node("Add", {y.name, bias.name}, x.shape);
+}
+
 }  // namespace reduce::corpus

@@ -9,29 +9,15 @@
 
 namespace reduce::corpus {
 
-namespace {
-
-Value projection(GraphBuilder& b, const Value& x, Random& rng, double bias_lo, double bias_hi) {
-  const int64_t d = x.shape.back();
-  const double a = std::sqrt(3.0 / static_cast<double>(d));
-  auto w = b.uniform_weight("w", {d, d}, rng, -a, a);
-  auto y = b.node("MatMul", {x.name, w.name}, x.shape);
-  if (bias_hi == 0) return y;
-  auto bias = b.uniform_weight("b", {d}, rng, bias_lo, bias_hi);
-  return b.node("Add", {y.name, bias.name}, x.shape);
-}
-
-}  // namespace
-
 void build_attention_op_unstable_softmax(GraphBuilder& b, size_t target, Random& rng) {
   b.set_opset(23);
   auto tokens = b.input("tokens", {1, kTokens, kWidth});
   auto out = bury(b, tokens, target, 8, grow_transformer, rng, [](GraphBuilder& b, const Value& h, Random& rng) {
     b.begin_block();
     const int64_t d = h.shape[2];
-    auto q = projection(b, h, rng, 6.8, 7.2);
-    auto k = projection(b, h, rng, 6.8, 7.2);
-    auto v = projection(b, h, rng, 0, 0);
+    auto q = biased_projection(b, h, rng, 6.8, 7.2);
+    auto k = biased_projection(b, h, rng, 6.8, 7.2);
+    auto v = biased_projection(b, h, rng, 0, 0);
     auto mixed = attention_op(b, q, k, v);
     b.mark_minimal();
     const double a = 0.5 * std::sqrt(3.0 / static_cast<double>(d));

@@ -7,20 +7,6 @@
 
 namespace reduce::corpus {
 
-namespace {
-
-Value biased_projection(GraphBuilder& b, const Value& x, Random& rng, double bias_lo, double bias_hi) {
-  const int64_t d = x.shape.back();
-  const double a = std::sqrt(3.0 / static_cast<double>(d));
-  auto w = b.uniform_weight("w", {d, d}, rng, -a, a);
-  auto y = b.node("MatMul", {x.name, w.name}, x.shape);
-  if (bias_hi == 0) return y;
-  auto bias = b.uniform_weight("b", {d}, rng, bias_lo, bias_hi);
-  return b.node("Add", {y.name, bias.name}, x.shape);
-}
-
-}  // namespace
-
 void build_attention_unstable_softmax(GraphBuilder& b, size_t target, Random& rng) {
   auto tokens = b.input("tokens", {1, kTokens, kWidth});
   auto out = bury(b, tokens, target, 12, grow_transformer, rng, [](GraphBuilder& b, const Value& h, Random& rng) {

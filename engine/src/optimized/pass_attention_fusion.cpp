@@ -9,14 +9,6 @@ namespace reduce::opt {
 
 namespace {
 
-Attribute int_attribute(std::string name, int64_t value) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = Attribute::Kind::Int;
-  a.i = value;
-  return a;
-}
-
 // Whether a Softmax normalizes over the last axis of its input (opset < 13 coerces to 2-D at axis,
 // which is the same only when axis is the last one).
 bool softmax_on_last_axis(const PlanGraph& g, const Node& softmax) {

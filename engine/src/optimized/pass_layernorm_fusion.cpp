@@ -62,14 +62,6 @@ bool fits_normalized_axes(const Tensor& t, size_t k) {
   return rank <= k;
 }
 
-Attribute int_attribute(std::string name, int64_t value) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = Attribute::Kind::Int;
-  a.i = value;
-  return a;
-}
-
 // RMSNormalization(X, scale) normalizes X's axes from `axis` on: the trailing axis count, when known.
 std::optional<size_t> rms_trailing_axes(const PlanGraph& g, const Node& n) {
   const Attribute* a = n.attribute("axis");

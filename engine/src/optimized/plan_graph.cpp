@@ -168,6 +168,14 @@ void PlanGraph::add_initializer(std::string name, Tensor tensor) {
 
 const Attribute* find_attribute(const Node& node, std::string_view name) { return node.attribute(name); }
 
+Attribute int_attribute(std::string name, int64_t value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = Attribute::Kind::Int;
+  a.i = value;
+  return a;
+}
+
 std::optional<double> scalar_value(const Tensor& t) {
   if (t.elements() != 1) return std::nullopt;
   if (!dtype_is_float(t.dtype()) && t.dtype() != DType::Int64 && t.dtype() != DType::Int32) return std::nullopt;

@@ -103,6 +103,8 @@ using PassFunction = Expected<int> (*)(PlanGraph& graph);
 
 // Attribute lookups for passes (kernel.h has the same for kernels).
 const Attribute* find_attribute(const Node& node, std::string_view name);
+// An integer attribute for a fused node.
+Attribute int_attribute(std::string name, int64_t value);
 // Whether the tensor holds exactly one element (any shape) equal to `value`.
 bool is_scalar_value(const Tensor& t, double value);
 // The single element of a one-element float tensor, or nullopt.
