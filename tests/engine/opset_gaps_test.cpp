@@ -9,12 +9,15 @@
 #include "core/half.h"
 #include "core/model_io.h"
 #include "engine/engine.h"
+#include "op_test_support.h"
 #include "test_support.h"
 
 namespace reduce {
 namespace {
 
 using testing::parse_model;
+using op_test::expect_error;
+using op_test::run;
 
 template <typename T>
 Tensor make(DType t, Shape shape, std::vector<T> v) {
@@ -38,22 +41,9 @@ std::vector<float> half_values(const Tensor& t) {
   return v;
 }
 
-Expected<TensorMap> run(const std::string& text, const TensorMap& inputs, int threads = 0) {
-  Model m = parse_model(text);
-  REDUCE_ASSIGN(auto prepared, make_reference_engine(threads)->prepare(m));
-  RunOptions options;
-  options.outputs = {"Y"};
-  return prepared->run(inputs, options);
-}
-
-void expect_error(const Expected<TensorMap>& out, const std::string& what) {
-  ASSERT_FALSE(out.ok()) << "expected an error about " << what;
-  EXPECT_NE(out.error().message().find(what), std::string::npos) << out.error().message();
-}
 
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-6f) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
+  op_test::expect_near(got, want, tol);
 }
 
 // A deterministic, irregular float pattern for determinism tests.
@@ -342,7 +332,7 @@ TEST(LpNormalization, SameBitsForAnyThreadCount) {
 g (float[64, 300, 5] X) => (float[64, 300, 5] Y) { Y = LpNormalization <axis = 1> (X) }
 )";
   const TensorMap in{{"X", floats({64, 300, 5}, pattern(64 * 300 * 5))}};
-  auto one = run(model, in, 1), four = run(model, in, 4);
+  auto one = run(model, in, {"Y"}, 1), four = run(model, in, {"Y"}, 4);
   ASSERT_TRUE(one.ok() && four.ok());
   EXPECT_TRUE(one->at("Y").equals(four->at("Y")));
 }
@@ -440,7 +430,7 @@ g (float[2, 8, 5, 6, 7] X, float[2, 4, 5, 6, 3] G) => (float[2, 8, 4, 5, 6] Y) {
   std::vector<float> grid = pattern(2 * 4 * 5 * 6 * 3);
   for (float& g : grid) g /= 2.5f;
   const TensorMap in{{"X", floats({2, 8, 5, 6, 7}, pattern(2 * 8 * 5 * 6 * 7))}, {"G", floats({2, 4, 5, 6, 3}, grid)}};
-  auto one = run(model, in, 1), four = run(model, in, 4);
+  auto one = run(model, in, {"Y"}, 1), four = run(model, in, {"Y"}, 4);
   ASSERT_TRUE(one.ok() && four.ok());
   EXPECT_TRUE(one->at("Y").equals(four->at("Y")));
 }

@@ -9,20 +9,15 @@
 
 #include "core/validate.h"
 #include "engine/engine.h"
+#include "op_test_support.h"
 #include "test_support.h"
 
 namespace reduce {
 namespace {
 
 using testing::parse_model;
+using namespace op_test;
 
-Tensor floats(Shape shape, std::vector<float> v) { return Tensor::from_vector(DType::Float, std::move(shape), v).value(); }
-Tensor int64s(Shape shape, std::vector<int64_t> v) { return Tensor::from_vector(DType::Int64, std::move(shape), v).value(); }
-
-std::vector<float> values(const Tensor& t) {
-  auto d = t.data<float>();
-  return {d.begin(), d.end()};
-}
 
 Tensor random_floats(Shape shape, uint32_t seed, float lo = -1, float hi = 1) {
   std::mt19937 rng(seed);
@@ -34,26 +29,6 @@ Tensor random_floats(Shape shape, uint32_t seed, float lo = -1, float hi = 1) {
   return floats(std::move(shape), v);
 }
 
-// Runs a model (preparing and running both may fail) and returns the requested outputs.
-Expected<TensorMap> run(const std::string& text, const TensorMap& inputs, std::vector<std::string> outputs = {"Y"},
-                        int threads = 0) {
-  Model m = parse_model(text);
-  REDUCE_ASSIGN(auto prepared, make_reference_engine(threads)->prepare(m));
-  RunOptions options;
-  options.outputs = std::move(outputs);
-  return prepared->run(inputs, options);
-}
-
-// The run fails with a message naming `what` (the attribute or input at fault), not for another reason.
-void expect_error(const Expected<TensorMap>& out, const std::string& what) {
-  ASSERT_FALSE(out.ok()) << "expected an error about " << what;
-  EXPECT_NE(out.error().message().find(what), std::string::npos) << out.error().message();
-}
-
-void expect_near(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << "at " << i;
-}
 
 // The outputs with 1 and 4 threads are bit-identical.
 void expect_same_for_thread_counts(const std::string& text, const TensorMap& inputs, const std::vector<std::string>& outputs) {
