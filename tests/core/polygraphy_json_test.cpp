@@ -47,6 +47,9 @@ struct Fixture {
   std::string model, kind, file;
 };
 
+// CTest lists each case by its file, not by the parameter's bytes.
+void PrintTo(const Fixture& f, std::ostream* os) { *os << f.file; }
+
 class PolygraphyFixtures : public ::testing::TestWithParam<Fixture> {};
 
 TEST_P(PolygraphyFixtures, ReadAsTheArraysPolygraphyLoaded) {
