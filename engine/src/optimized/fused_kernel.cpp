@@ -2,6 +2,8 @@
 #include "fused_kernel.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace reduce::opt {
 
@@ -39,6 +41,19 @@ Expected<Tensor> reshaped(const Tensor& t, Shape shape) {
 Expected<Tensor> writable(Tensor t) {
   if (t.writable()) return t;
   return Tensor::copy_of(t.dtype(), t.shape(), t.bytes());
+}
+
+void softmax_scores(float* x, size_t n, bool unstable) {
+  float max = -std::numeric_limits<float>::infinity();
+  if (!unstable)
+    for (size_t j = 0; j < n; ++j) max = std::max(max, x[j]);
+  const float shift = unstable ? 0.0f : max;
+  double sum = 0;
+  for (size_t j = 0; j < n; ++j) {
+    x[j] = std::exp(x[j] - shift);
+    sum += x[j];
+  }
+  for (size_t j = 0; j < n; ++j) x[j] = static_cast<float>(x[j] / sum);
 }
 
 }  // namespace reduce::opt

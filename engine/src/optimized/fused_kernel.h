@@ -74,4 +74,8 @@ Expected<Tensor> reshaped(const Tensor& t, Shape shape);
 // A writable owned copy of `t` unless it already is writable.
 Expected<Tensor> writable(Tensor t);
 
+// Softmax of one row of attention scores in place, summed in double. `unstable` (the
+// attention-unstable-softmax fault) skips the max subtraction, so large logits overflow exp.
+void softmax_scores(float* x, size_t n, bool unstable);
+
 }  // namespace reduce::opt

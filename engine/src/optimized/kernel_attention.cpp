@@ -50,16 +50,7 @@ class AttentionKernel : public Kernel {
       if (scale_op_ == ScaleOp::Multiply) x[j] = x[j] * scale;
       if (scale_op_ == ScaleOp::Divide) x[j] = x[j] / scale;
     }
-    float max = -std::numeric_limits<float>::infinity();
-    if (!unstable_)
-      for (size_t j = 0; j < n; ++j) max = std::max(max, x[j]);
-    const float shift = unstable_ ? 0.0f : max;
-    double sum = 0;
-    for (size_t j = 0; j < n; ++j) {
-      x[j] = std::exp(x[j] - shift);
-      sum += x[j];
-    }
-    for (size_t j = 0; j < n; ++j) x[j] = static_cast<float>(x[j] / sum);
+    softmax_scores(x, n, unstable_);
   }
 
   KernelPtr scores_;    // A x B

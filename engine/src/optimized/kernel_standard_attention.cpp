@@ -103,13 +103,7 @@ class StandardAttentionKernel : public Kernel {
       std::fill(x, x + n, 0.0f);
       return;
     }
-    const float shift = unstable_ ? 0.0f : max;
-    double sum = 0;
-    for (size_t j = 0; j < n; ++j) {
-      x[j] = std::exp(x[j] - shift);
-      sum += x[j];
-    }
-    for (size_t j = 0; j < n; ++j) x[j] = static_cast<float>(x[j] / sum);
+    softmax_scores(x, n, unstable_);
   }
 
   KernelPtr scores_;  // the reference Attention asked for its biased scores
