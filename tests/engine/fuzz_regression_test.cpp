@@ -6,34 +6,12 @@
 
 #include "core/validate.h"
 #include "engine/engine.h"
+#include "op_test_support.h"
 
 namespace reduce {
 namespace {
 
-// A one-node model of `op` at `opset` with inputs X0..X(n-1) (float[2, 3]) and output Z.
-Model one_node(const std::string& op, int64_t opset, size_t inputs, DType dtype = DType::Float) {
-  Model m;
-  m.opset_imports.push_back({"", opset});
-  Node n;
-  n.name = "n0";
-  n.op_type = op;
-  for (size_t k = 0; k < inputs; ++k) {
-    const std::string name = "X" + std::to_string(k);
-    n.inputs.push_back(name);
-    m.graph.inputs.push_back({name, ValueType::tensor(dtype, {2, 3}), {}});
-  }
-  if (op == "GroupNormalization") {
-    Attribute groups;
-    groups.name = "num_groups";
-    groups.kind = Attribute::Kind::Int;
-    groups.i = 1;
-    n.attributes.push_back(groups);
-  }
-  n.outputs = {"Z"};
-  m.graph.outputs.push_back({"Z", {}, {}});
-  m.graph.nodes.push_back(std::move(n));
-  return m;
-}
+using op_test::one_node;
 
 struct NewerOpCase {
   const char* op;

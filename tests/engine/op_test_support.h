@@ -44,4 +44,33 @@ inline void expect_near(const std::vector<float>& got, const std::vector<float>&
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
 }
 
+// A one-node model of `op` at `opset` with inputs X0..X(n-1) (`dtype`[2, 3]) and output Z. Ops
+// whose kernel cannot be made without an attribute get it, set to 1 (GroupNormalization's
+// num_groups, LinearAttention's head counts).
+inline Model one_node(const std::string& op, int64_t opset, size_t inputs, DType dtype = DType::Float) {
+  Model m;
+  m.opset_imports.push_back({"", opset});
+  Node n;
+  n.name = "n0";
+  n.op_type = op;
+  for (size_t k = 0; k < inputs; ++k) {
+    n.inputs.push_back("X" + std::to_string(k));
+    m.graph.inputs.push_back({n.inputs.back(), ValueType::tensor(dtype, {2, 3}), {}});
+  }
+  std::vector<const char*> ones;
+  if (op == "GroupNormalization") ones = {"num_groups"};
+  if (op == "LinearAttention") ones = {"q_num_heads", "kv_num_heads"};
+  for (const char* name : ones) {
+    Attribute a;
+    a.name = name;
+    a.kind = Attribute::Kind::Int;
+    a.i = 1;
+    n.attributes.push_back(a);
+  }
+  n.outputs = {"Z"};
+  m.graph.outputs.push_back({"Z", {}, {}});
+  m.graph.nodes.push_back(std::move(n));
+  return m;
+}
+
 }  // namespace reduce::op_test

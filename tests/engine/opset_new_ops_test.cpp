@@ -430,31 +430,6 @@ g (float[1, 3, 1] P, float[1, 2, 1] U, int64[1] W) => (float[1, 3, 1] Y) { Y = T
 
 // -- required inputs (ONNX 1.12 has no schema for these ops; the validator states their arity)
 
-// A one-node model of `op` at `opset` with `inputs` float[2, 3] inputs X0.. and output Z.
-Model one_node(const std::string& op, int64_t opset, size_t inputs) {
-  Model m;
-  m.opset_imports.push_back({"", opset});
-  Node n;
-  n.name = "n0";
-  n.op_type = op;
-  for (size_t k = 0; k < inputs; ++k) {
-    n.inputs.push_back("X" + std::to_string(k));
-    m.graph.inputs.push_back({n.inputs.back(), ValueType::tensor(DType::Float, {2, 3}), {}});
-  }
-  if (op == "LinearAttention")  // its kernel cannot be built without the head counts
-    for (const char* heads : {"q_num_heads", "kv_num_heads"}) {
-      Attribute a;
-      a.name = heads;
-      a.kind = Attribute::Kind::Int;
-      a.i = 1;
-      n.attributes.push_back(a);
-    }
-  n.outputs = {"Z"};
-  m.graph.outputs.push_back({"Z", {}, {}});
-  m.graph.nodes.push_back(std::move(n));
-  return m;
-}
-
 TEST(NewOps, AnOmittedRequiredInputIsAnErrorNotANullInput) {
   struct Case {
     const char* op;
