@@ -81,8 +81,8 @@ void add_oracle_options(po::options_description& opts) {
       ("slots", po::value<int>()->default_value(0),
        "concurrent engine slots, numbered from 0 for {slot} (0: the number of jobs, or of cores; at most 1024)")
       ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores; at most 1024)")
-      ("memory-budget", po::value<double>()->default_value(2048),
-       "MiB of reference values kept in memory; the rest is spilled to disk and mapped");
+      ("memory-budget", po::value<double>()->default_value(128),
+       "MiB of small reference values kept in memory; values of 1 MiB or more, and the rest, are spilled to disk and mapped");
   add_run_limit_options(opts);
 }
 
@@ -146,6 +146,11 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   REDUCE_TRY(check_finite_non_negative("--memory-budget", mib));
   if (mib > 1024.0 * 1024 * 1024) return Error{"--memory-budget", "must be at most 1073741824 MiB"};
   o.record.memory_budget = static_cast<uint64_t>(mib * 1024 * 1024);
+  // --max-memory bounds the reference values kept in memory too; the rest goes to the spill file.
+  if (o.environment.max_memory_bytes > 0) o.record.memory_budget = std::min(o.record.memory_budget, o.environment.max_memory_bytes);
+  // One ledger per command: every oracle it makes (samples) and every run charges it.
+  o.environment.ledger = std::make_shared<MemoryLedger>();
+  o.record.ledger = o.environment.ledger;
   return o;
 }
 

@@ -121,6 +121,7 @@ Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractO
   out.model_version = model_->model_version;
   out.metadata_props = model_->metadata_props;
   out.functions = model_->functions;
+  out.external_data = model_->external_data;
   Graph& sub = out.graph;
   sub.name = g.name;
   for (size_t i : boundary.nodes) sub.nodes.push_back(g.nodes[i]);

@@ -75,6 +75,15 @@ Expected<std::shared_ptr<MappedFile>> MappedFile::open(const fs::path& path) {
   return file;
 }
 
+void MappedFile::release_pages(std::span<const std::byte> range) const {
+  if (range.empty() || range.data() < data_ || range.data() + range.size() > data_ + size_) return;
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(range.data()) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(range.data() + range.size());
+  // Clean pages of a read-only private mapping: dropping them loses nothing.
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 Expected<std::string> read_file(const fs::path& path, uint64_t max_bytes) {
   REDUCE_ASSIGN(RegularFile f, RegularFile::open(path));
   if (f.size() > max_bytes)

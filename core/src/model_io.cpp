@@ -4,8 +4,13 @@
 #include <onnx/checker.h>
 #include <onnx/defs/parser.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
 #include <cstring>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 #include <unordered_map>
@@ -159,13 +164,76 @@ namespace {
 
 constexpr uint64_t kExternalAlignment = 64;
 
-// Places tensors in a shared file when known there, otherwise (optionally) appends them to a new file.
+// Hard links of a model's original external-data files next to a model being saved: made under
+// temporary names first, renamed into place by commit() when a weight refers to them, removed
+// otherwise (and on every error).
+class LinkedFiles {
+ public:
+  struct Link {
+    const MappedFile* file;
+    std::string name;  // next to the saved model
+    fs::path tmp;
+    bool used = false;
+  };
+  LinkedFiles(const Model& model, const fs::path& dir, const std::string& stem) : dir_(dir) {
+    std::random_device rd;
+    for (const auto& file : model.external_data) {
+      if (!file || file->bytes().empty()) continue;
+      const size_t k = links_.size();
+      Link link{file.get(), stem + ".original" + (k ? std::to_string(k) : "") + ".data", {}};
+      link.tmp = dir / ("." + link.name + ".tmp" + std::to_string(rd()));
+      // Not permitted (another filesystem, protected_hardlinks): the weights are written instead.
+      if (::link(file->path().c_str(), link.tmp.c_str()) == 0) links_.push_back(std::move(link));
+    }
+  }
+  ~LinkedFiles() {
+    for (const auto& l : links_)
+      if (!l.tmp.empty()) ::unlink(l.tmp.c_str());
+  }
+  LinkedFiles(const LinkedFiles&) = delete;
+  LinkedFiles& operator=(const LinkedFiles&) = delete;
+
+  // The link holding `tensor`'s bytes and their offset there, if any.
+  std::optional<std::pair<const std::string*, uint64_t>> find(const Tensor& tensor) {
+    const std::byte* data = tensor.bytes().data();
+    for (auto& l : links_) {
+      const auto bytes = l.file->bytes();
+      if (tensor.byte_size() == 0 || data < bytes.data() || data + tensor.byte_size() > bytes.data() + bytes.size()) continue;
+      l.used = true;
+      return std::pair{&l.name, static_cast<uint64_t>(data - bytes.data())};
+    }
+    return std::nullopt;
+  }
+
+  Status commit() {
+    for (auto& l : links_) {
+      if (!l.used) continue;
+      const fs::path to = dir_ / l.name;
+      if (::rename(l.tmp.c_str(), to.c_str()) != 0) return Error{to.string(), std::string("cannot link the weights: ") + std::strerror(errno)};
+      // `to` already linked the same file: rename did nothing, and the destructor removes `tmp`.
+    }
+    return {};
+  }
+
+ private:
+  fs::path dir_;
+  std::vector<Link> links_;
+};
+
+// Places tensors in a shared file when known there, or in a link of the file they came from,
+// otherwise (optionally) appends them to a new file.
 class ExternalPlacement : public detail::WeightPlacement {
  public:
-  ExternalPlacement(const SharedWeights* shared, std::string new_file, size_t threshold)
-      : shared_(shared), new_file_(std::move(new_file)), threshold_(threshold) {}
+  ExternalPlacement(const SharedWeights* shared, std::string new_file, size_t threshold, LinkedFiles* links = nullptr)
+      : shared_(shared), new_file_(std::move(new_file)), threshold_(threshold), links_(links) {}
 
   bool place_external(const Tensor& tensor, onnx::TensorProto& proto) override {
+    if (links_) {
+      if (auto at = links_->find(tensor)) {
+        detail::set_external_location(proto, *at->first, at->second, tensor.byte_size());
+        return true;
+      }
+    }
     if (shared_) {
       if (const auto* loc = shared_->find(tensor)) {
         detail::set_external_location(proto, shared_->file_name(), loc->offset, loc->length);
@@ -209,6 +277,7 @@ class ExternalPlacement : public detail::WeightPlacement {
   const SharedWeights* shared_;
   std::string new_file_;
   size_t threshold_;
+  LinkedFiles* links_;
   uint64_t end_ = 0;
   std::unordered_map<const std::byte*, SharedWeights::Location> placed_;
   std::vector<Tensor> pending_;
@@ -231,13 +300,14 @@ Status save_model(const Model& model, const fs::path& path, const SaveOptions& o
     external = options.external_file.empty() ? path.stem().string() + ".data" : options.external_file;
   if (!external.empty() && (fs::path(external).has_parent_path() || external == path.filename().string()))
     return Error{where, "external data file name '" + external + "' must be a plain file name next to the model"};
-  ExternalPlacement placement(options.shared, external, options.external_threshold);
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::optional<LinkedFiles> links;
+  if (options.link_external_data) links.emplace(model, dir, path.stem().string());
+  ExternalPlacement placement(options.shared, external, options.external_threshold, links ? &*links : nullptr);
   auto bytes = serialize_proto(detail::model_to_proto(model, &placement));
   if (!bytes) return bytes.error().at(where);
-  if (!external.empty()) {
-    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-    REDUCE_TRY(placement.write(dir / external));
-  }
+  if (!external.empty()) REDUCE_TRY(placement.write(dir / external));
+  if (links) REDUCE_TRY(links->commit());
   return write_file_atomic(path, *bytes);
 }
 

@@ -304,8 +304,10 @@ Expected<Model> model_from_proto(onnx::ModelProto& proto, ImportContext& ctx) {
   const fs::path base = ctx.base_dir.empty() ? fs::path(".") : ctx.base_dir;
   std::error_code ec;
   const fs::path canonical_base = fs::canonical(base, ec);
-  for (const auto& [path, file] : ctx.mapped)
+  for (const auto& [path, file] : ctx.mapped) {
     m.external_data_files.push_back(path.lexically_relative(canonical_base).string());
+    m.external_data.push_back(file);
+  }
   return m;
 }
 

@@ -150,7 +150,11 @@ ErrorOrigin trace_error_origin(Oracle& oracle, const std::vector<Oracle::LayerEr
   for (size_t k = 0; k < values.size(); ++k) by_name.emplace(values[k].value, k);
   origin.precision = engine_precision(oracle);
   const double limit = largest_finite(origin.precision);
-  for (auto& v : values) v.out_of_range = beyond(oracle.recorded().find(v.value), limit);
+  for (auto& v : values) {
+    const Tensor* recorded = oracle.recorded().find(v.value);
+    v.out_of_range = beyond(recorded, limit);
+    if (recorded) oracle.recorded().release_pages(*recorded);  // read once: its pages can go
+  }
   // Weights and graph inputs beyond the range are the consuming node's own problem: only values
   // that nodes produce are inherited.
   for (auto& v : values)

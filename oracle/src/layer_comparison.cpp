@@ -1,6 +1,7 @@
 // Layerwise comparison (every value of the full model against the recorded reference) and the
 // input-binding diagnosis (does a permutation of same-typed inputs make the engine agree?).
 #include <algorithm>
+#include <unordered_map>
 
 #include "oracle/oracle.h"
 
@@ -21,12 +22,21 @@ Expected<std::vector<Oracle::LayerError>> Oracle::compare_layers(const std::atom
         ro.outputs.push_back(v);
         values.emplace_back(i, v);
       }
-  REDUCE_ASSIGN(TensorMap got, prepared->run(feed, ro));
+  // Compared as the engine hands them over and let go: never every activation twice.
+  std::unordered_map<std::string, OutputComparison> compared;
+  REDUCE_TRY(run_streaming(*prepared, feed, ro, [&](const std::string& name, Tensor value) -> Status {
+    const Tensor* expected = recorded_->find(name);
+    if (!expected) return {};
+    compared.emplace(name, compare_tensors(name, value, *expected, options_.tolerance));
+    recorded_->release_pages(*expected);
+    return {};
+  }));
+  for (const auto& in : inputs_) recorded_->release_pages(in.tensor);
   std::vector<LayerError> out;
   for (const auto& [node, name] : values) {
-    auto it = got.find(name);
-    if (it == got.end()) continue;
-    out.push_back({node, name, compare_tensors(name, it->second, *recorded_->find(name), options_.tolerance)});
+    auto it = compared.find(name);
+    if (it == compared.end()) continue;
+    out.push_back({node, name, std::move(it->second)});
   }
   return out;
 }

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/half.h"
@@ -98,6 +100,7 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   }
   REDUCE_ASSIGN(Extractor extractor, Extractor::create(model));
   o->extractor_ = std::make_unique<Extractor>(std::move(extractor));
+  if (!o->options_.record.ledger) o->options_.record.ledger = o->options_.environment.ledger;
   const auto start = std::chrono::steady_clock::now();
   auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
   if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
@@ -106,6 +109,10 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   o->reference_seconds_ = seconds_since(start);
   add_names(model.graph, o->names_);
   return o;
+}
+
+Oracle::~Oracle() {
+  if (const auto& ledger = options_.environment.ledger) ledger->discharge(kept_bytes_);
 }
 
 // A tensor of `like`'s float type and shape with every element `value`.
@@ -207,7 +214,8 @@ Verdict Oracle::verdict_from_error(const Error& error) const {
   return v;
 }
 
-Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual) {
+Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual,
+                              uint64_t actual_limit) {
   Verdict v;
   auto run = materialize(c);
   if (!run) {
@@ -229,10 +237,11 @@ Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cance
     ~SlotGuard() { o->release_slot(slot); }
   } guard{this, slot};
   if (check_script_) return run_check_script(*check_script_, *run, slot_environments_[slot], cancel);
-  return run_on(*slot_engines_[slot], *run, cancel, actual);
+  return run_on(*slot_engines_[slot], *run, cancel, actual, actual_limit);
 }
 
-Verdict Oracle::run_on(Engine& engine, const CandidateRun& c, const std::atomic<bool>* cancel, TensorMap* actual) {
+Verdict Oracle::run_on(Engine& engine, const CandidateRun& c, const std::atomic<bool>* cancel, TensorMap* actual,
+                       uint64_t actual_limit) {
   Verdict v;
   const CandidateRun* run = &c;
   const auto start = std::chrono::steady_clock::now();
@@ -244,32 +253,62 @@ Verdict Oracle::run_on(Engine& engine, const CandidateRun& c, const std::atomic<
   }
   TensorMap feed;
   for (const auto& in : run->inputs) feed[in.name] = in.tensor;
+  // Each output is compared as the engine hands it over and then let go (kept for `actual` only
+  // while they all fit in `actual_limit`), so marking every value of a large model as an output
+  // never holds two copies of its activations.
+  std::unordered_map<std::string_view, size_t> expected_at;
+  for (size_t k = 0; k < run->expected.size(); ++k) expected_at.emplace(run->expected[k].name, k);
+  std::vector<std::optional<OutputComparison>> compared(run->expected.size());
+  uint64_t actual_bytes = 0;
+  bool actual_complete = actual != nullptr;
+  double comparing = 0;  // inside the run: not the engine's time
+  auto on_output = [&](const std::string& name, Tensor value) -> Status {
+    auto it = expected_at.find(name);
+    if (it == expected_at.end()) return {};
+    const auto compare_start = std::chrono::steady_clock::now();
+    struct Timed {
+      std::chrono::steady_clock::time_point start;
+      double& total;
+      ~Timed() { total += seconds_since(start); }
+    } timed{compare_start, comparing};
+    const Tensor& expected = run->expected[it->second].tensor;
+    compared[it->second] = compare_tensors(name, value, expected, options_.tolerance);
+    recorded_->release_pages(expected);
+    if (actual_complete) {
+      actual_bytes += value.byte_size();
+      if (actual_bytes <= actual_limit) (*actual)[name] = std::move(value);
+      else actual_complete = false, actual->clear();
+    }
+    return {};
+  };
   RunOptions run_options;
   run_options.cancel = cancel;
-  auto outputs = (*prepared)->run(feed, run_options);
-  v.seconds = seconds_since(start);
-  if (!outputs) {
+  Status ran = run_streaming(**prepared, feed, run_options, on_output);
+  for (const auto& in : run->inputs) recorded_->release_pages(in.tensor);
+  v.seconds = std::max(0.0, seconds_since(start) - comparing);
+  if (!ran.ok()) {
+    if (actual) actual->clear();
     const double secs = v.seconds;
-    v = verdict_from_error(outputs.error());
+    v = verdict_from_error(ran.error());
     v.seconds = secs;
     return v;
   }
   double worst = 0;
   bool nonfinite = false, mismatch = false;
   std::string first_problem;
-  for (const auto& exp : run->expected) {
-    auto it = outputs->find(exp.name);
-    if (it == outputs->end()) {
-      Error e{{}, "engine did not return output '" + exp.name + "'"};
-      return verdict_from_error(e);
+  for (size_t k = 0; k < run->expected.size(); ++k) {
+    if (!compared[k]) {
+      if (actual) actual->clear();
+      return verdict_from_error(Error{{}, "engine did not return output '" + run->expected[k].name + "'"});
     }
-    OutputComparison cmp = compare_tensors(exp.name, it->second, exp.tensor, options_.tolerance);
+    OutputComparison& cmp = *compared[k];
+    const std::string& name = run->expected[k].name;
     if (!cmp.passed) {
       if (cmp.is_nonfinite_failure()) nonfinite = true;
       else mismatch = true;
       worst = std::max(worst, cmp.ratio);
       if (first_problem.empty())
-        first_problem = "output '" + exp.name + "': " +
+        first_problem = "output '" + name + "': " +
                         (cmp.structural_problem.empty()
                              ? (cmp.nonfinite_new ? std::to_string(cmp.nonfinite_new) + " non-finite values where the reference is finite"
                                                   : std::to_string(cmp.mismatched) + " of " + std::to_string(cmp.elements) +
@@ -282,7 +321,6 @@ Verdict Oracle::run_on(Engine& engine, const CandidateRun& c, const std::atomic<
   else if (mismatch) v.signature.kind = FailureKind::Mismatch;
   v.signature.message = first_problem;
   v.signature.magnitude = magnitude_class(worst);
-  if (actual) *actual = std::move(*outputs);
   return v;
 }
 
@@ -290,7 +328,7 @@ namespace {
 // What the outputs of failing runs may hold on to: enough for the reproducers at the end of a
 // reduction, not for every marked-output candidate of a large model.
 constexpr size_t kKeptRuns = 32;
-constexpr size_t kKeptBytes = size_t{64} << 20;
+constexpr size_t kKeptBytes = size_t{16} << 20;
 
 size_t held_bytes(const TensorMap& outputs) {
   size_t bytes = 0;
@@ -310,8 +348,11 @@ void Oracle::keep_outputs(const std::pair<uint64_t, uint64_t>& key, const Tensor
   if (bytes > kKeptBytes / 4 || kept_outputs(key)) return;
   kept_outputs_.emplace_back(key, outputs);
   kept_bytes_ += bytes;
+  if (const auto& ledger = options_.environment.ledger) ledger->charge(bytes);
   while (kept_outputs_.size() > kKeptRuns || kept_bytes_ > kKeptBytes) {
-    kept_bytes_ -= held_bytes(kept_outputs_.front().second);
+    const size_t dropped = held_bytes(kept_outputs_.front().second);
+    kept_bytes_ -= dropped;
+    if (const auto& ledger = options_.environment.ledger) ledger->discharge(dropped);
     kept_outputs_.pop_front();
   }
 }
@@ -332,9 +373,11 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
     }
   }
   TensorMap outputs;
-  Verdict v = run_candidate(c, cancel, &outputs);
+  // The caller's `actual` needs every output; otherwise they are kept only when small enough.
+  Verdict v = run_candidate(c, cancel, &outputs, actual ? UINT64_MAX : kKeptBytes / 4);
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.evaluations;
+  stats_.engine_seconds += v.seconds;
   // A cancelled run may have been cut short: its verdict is not an answer, so it is not cached.
   if (cancel && cancel->load()) {
     v.cancelled = true;
@@ -342,7 +385,7 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   }
   if (v.invalid) ++stats_.invalid;
   cache_[key] = v;
-  if (!v.invalid && v.signature.fails()) keep_outputs(key, outputs);
+  if (!v.invalid && v.signature.fails() && outputs.size() == v.outputs.size()) keep_outputs(key, outputs);
   if (actual) *actual = std::move(outputs);
   return v;
 }
@@ -352,6 +395,7 @@ void Oracle::set_tolerance(const Tolerance& tolerance) {
   options_.tolerance = tolerance;
   cache_.clear();
   kept_outputs_.clear();
+  if (const auto& ledger = options_.environment.ledger) ledger->discharge(kept_bytes_);
   kept_bytes_ = 0;
   has_target_ = false;
 }
@@ -381,7 +425,7 @@ Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>*
   } else {
     auto engine = make_engine(*pinned, slot_environments_[slot]);
     if (!engine) return invalid(engine.error().message());
-    v = run_on(**engine, *run, cancel, nullptr);
+    v = run_on(**engine, *run, cancel, nullptr, 0);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.evaluations;

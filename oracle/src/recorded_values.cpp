@@ -1,14 +1,14 @@
-// Recording a reference run: every value kept in memory up to a budget, the rest spilled to disk
-// and memory-mapped back.
+// Recording a reference run: large values written to a spill file as they are computed and
+// memory-mapped back, small ones kept in memory up to a budget.
 #include "oracle/recorded_values.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <random>
+#include <cerrno>
+#include <cstring>
 
 #include "core/extract.h"
-#include "core/mapped_file.h"
 
 namespace reduce {
 
@@ -25,42 +25,100 @@ Expected<fs::path> make_temp_dir() {
   return fs::path(templ);
 }
 
-// Writes tensors into one file and maps it back as views (each at a 64-byte aligned offset).
-Status spill(const std::vector<std::pair<std::string, Tensor>>& group, const fs::path& file,
-             std::map<std::string, Tensor, std::less<>>& into) {
-  std::vector<uint64_t> offsets;
-  {
-    std::ofstream out(file, std::ios::binary);
-    if (!out) return Error{file.string(), "cannot write spill file"};
-    uint64_t pos = 0;
-    static const char zeros[64] = {};
-    for (const auto& [name, t] : group) {
-      const uint64_t pad = (64 - pos % 64) % 64;
-      out.write(zeros, static_cast<std::streamsize>(pad));
-      pos += pad;
-      offsets.push_back(pos);
-      out.write(reinterpret_cast<const char*>(t.bytes().data()), static_cast<std::streamsize>(t.byte_size()));
-      pos += t.byte_size();
+// Appends values to one file, each at a page-aligned offset (so that releasing one value's pages
+// never touches another's), and maps the file back when done.
+class SpillFile {
+ public:
+  // A new file with a unique name in `dir`.
+  static Expected<std::unique_ptr<SpillFile>> create(const fs::path& dir) {
+    std::string templ = (dir / "values-XXXXXX").string();
+    const int fd = ::mkstemp(templ.data());
+    if (fd < 0) return Error{dir.string(), std::string("cannot create a spill file: ") + std::strerror(errno)};
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return std::unique_ptr<SpillFile>(new SpillFile(templ, fd));
+  }
+  ~SpillFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  SpillFile(const SpillFile&) = delete;
+  SpillFile& operator=(const SpillFile&) = delete;
+
+  // Where `value` starts in the file.
+  Expected<uint64_t> append(const Tensor& value) {
+    constexpr uint64_t kAlign = 4096;
+    const uint64_t offset = (size_ + kAlign - 1) / kAlign * kAlign;
+    const auto bytes = value.bytes();
+    uint64_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return Error{path_.string(), std::string("cannot write spill file (disk full?): ") + std::strerror(errno)};
+      done += static_cast<uint64_t>(n);
     }
-    out.write(zeros, 1);  // never map an empty file
-    if (!out) return Error{file.string(), "cannot write spill file (disk full?)"};
+    size_ = offset + bytes.size();
+    return offset;
   }
-  REDUCE_ASSIGN(auto mapped, MappedFile::open(file));
-  for (size_t k = 0; k < group.size(); ++k) {
-    const Tensor& t = group[k].second;
-    REDUCE_ASSIGN(Tensor view, Tensor::view(t.dtype(), t.shape(), mapped, mapped->bytes().data() + offsets[k], t.byte_size()));
-    into[group[k].first] = std::move(view);
+
+  Expected<std::shared_ptr<MappedFile>> map() {
+    if (::ftruncate(fd_, static_cast<off_t>(size_ + 1)) != 0)  // never map an empty file
+      return Error{path_.string(), std::string("cannot write spill file: ") + std::strerror(errno)};
+    ::close(fd_);
+    fd_ = -1;
+    auto mapped = MappedFile::open(path_);
+    ::unlink(path_.c_str());  // the mapping keeps the data; nothing is left behind, even on a crash later
+    return mapped;
   }
-  return {};
+
+ private:
+  SpillFile(fs::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+  fs::path path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+struct SpilledValue {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t offset;
+  uint64_t bytes;
+};
+
+// The node outputs in node order, cut into groups of about `group_bytes` by their inferred sizes
+// (for references that return a run's values all at once).
+std::vector<std::vector<std::string>> value_groups(const Model& model, uint64_t group_bytes) {
+  std::vector<std::vector<std::string>> groups(1);
+  auto types = infer_value_types(model);
+  uint64_t acc = 0;
+  for (const Node& n : model.graph.nodes)
+    for (const auto& v : n.outputs) {
+      if (v.empty()) continue;
+      uint64_t bytes = 0;
+      if (types) {
+        auto it = types->find(v);
+        if (it != types->end() && it->second.is_tensor() && it->second.has_shape) {
+          bytes = dtype_size(static_cast<DType>(it->second.elem_type));
+          for (const Dim& d : it->second.dims) bytes *= d.is_static() ? static_cast<uint64_t>(d.value) : 1;
+        }
+      }
+      if (acc > 0 && acc + bytes > group_bytes) groups.emplace_back(), acc = 0;
+      acc += bytes;
+      groups.back().push_back(v);
+    }
+  return groups;
 }
 
 }  // namespace
 
+RecordedValues::OwnedFolder::~OwnedFolder() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
 RecordedValues::~RecordedValues() {
-  if (own_spill_dir_ && !spill_dir_.empty()) {
-    std::error_code ec;
-    fs::remove_all(spill_dir_, ec);
-  }
+  if (ledger_) ledger_->discharge(bytes_in_memory_);
+  values_.clear();
+  spilled_.reset();
 }
 
 const Tensor* RecordedValues::find(std::string_view name) const {
@@ -68,81 +126,73 @@ const Tensor* RecordedValues::find(std::string_view name) const {
   return it == values_.end() ? nullptr : &it->second;
 }
 
+void RecordedValues::release_pages(const Tensor& value) const {
+  if (spilled_ && value.owner().get() == static_cast<const void*>(spilled_.get())) spilled_->release_pages(value.bytes());
+}
+
 Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& reference,
                                                 const std::vector<NamedTensor>& inputs, const RecordOptions& options) {
   RecordedValues rec;
+  rec.ledger_ = options.ledger;
+  auto hold = [&](uint64_t bytes) {
+    rec.bytes_in_memory_ += bytes;
+    if (rec.ledger_) rec.ledger_->charge(bytes);
+  };
   REDUCE_ASSIGN(auto prepared, reference.prepare(model));
   TensorMap feed;
   for (const auto& in : inputs) {
     feed[in.name] = in.tensor;
     rec.values_[in.name] = in.tensor;
-    rec.bytes_in_memory_ += in.tensor.byte_size();
+    hold(in.tensor.byte_size());
   }
-  // Node outputs in node order; requested in groups so that a group's values fit the budget.
-  std::vector<std::string> wanted;
-  for (const Node& n : model.graph.nodes)
-    for (const auto& v : n.outputs)
-      if (!v.empty()) wanted.push_back(v);
-  // Groups sized from the inferred shapes, so one run never holds much more than the budget.
-  std::vector<size_t> group_ends;
-  {
-    auto types = infer_value_types(model);
-    uint64_t acc = 0;
-    for (size_t k = 0; k < wanted.size(); ++k) {
-      uint64_t bytes = 0;
-      if (types) {
-        auto it = types->find(wanted[k]);
-        if (it != types->end() && it->second.is_tensor() && it->second.has_shape) {
-          bytes = dtype_size(static_cast<DType>(it->second.elem_type));
-          for (const Dim& d : it->second.dims) bytes *= d.is_static() ? static_cast<uint64_t>(d.value) : 1;
-        }
+  std::unique_ptr<SpillFile> file;
+  std::vector<SpilledValue> spilled;
+  auto keep = [&](const std::string& name, Tensor value) -> Status {
+    const uint64_t bytes = value.byte_size();
+    if (bytes < options.spill_bytes && rec.bytes_in_memory_ + bytes <= options.memory_budget) {
+      // A view (Reshape, Slice) would keep the whole buffer it views alive: keep a copy instead.
+      if (!value.writable()) {
+        REDUCE_ASSIGN(value, Tensor::copy_of(value.dtype(), value.shape(), value.bytes()));
       }
-      if (acc > 0 && acc + bytes > options.memory_budget / 2) group_ends.push_back(k), acc = 0;
-      acc += bytes;
+      hold(bytes);
+      rec.values_[name] = std::move(value);
+      return {};
     }
-    group_ends.push_back(wanted.size());
+    if (!file) {
+      fs::path dir = options.spill_dir;
+      if (dir.empty()) {
+        REDUCE_ASSIGN(dir, make_temp_dir());
+        rec.spill_folder_ = std::make_shared<OwnedFolder>();  // not from a temporary: its destructor removes
+        rec.spill_folder_->path = dir;
+      }
+      REDUCE_ASSIGN(file, SpillFile::create(dir));
+    }
+    REDUCE_ASSIGN(uint64_t offset, file->append(value));
+    spilled.push_back({name, value.dtype(), value.shape(), offset, bytes});
+    rec.bytes_spilled_ += bytes;
+    return {};
+  };
+  RunOptions ro;
+  ro.cancel = options.cancel;
+  if (prepared->streams_outputs()) {
+    for (const Node& n : model.graph.nodes)
+      for (const auto& v : n.outputs)
+        if (!v.empty()) ro.outputs.push_back(v);
+    if (!ro.outputs.empty()) REDUCE_TRY(run_streaming(*prepared, feed, ro, keep));
+  } else {
+    for (auto& group : value_groups(model, uint64_t{1} << 30)) {
+      if (group.empty()) continue;
+      ro.outputs = std::move(group);
+      REDUCE_TRY(run_streaming(*prepared, feed, ro, keep));
+    }
   }
-  size_t next = 0;
-  size_t group_size = group_ends[0];
-  size_t group_index = 0;
-  int spill_files = 0;
-  while (next < wanted.size()) {
-    RunOptions ro;
-    ro.cancel = options.cancel;
-    ro.outputs.assign(wanted.begin() + next, wanted.begin() + std::min(wanted.size(), next + group_size));
-    REDUCE_ASSIGN(TensorMap values, prepared->run(feed, ro));
-    uint64_t group_bytes = 0;
-    for (const auto& [name, t] : values) group_bytes += t.byte_size();
-    if (rec.bytes_in_memory_ + group_bytes <= options.memory_budget) {
-      for (auto& [name, t] : values) rec.values_[name] = std::move(t);
-      rec.bytes_in_memory_ += group_bytes;
-    } else {
-      if (rec.spill_dir_.empty()) {
-        if (options.spill_dir.empty()) {
-          REDUCE_ASSIGN(rec.spill_dir_, make_temp_dir());
-          rec.own_spill_dir_ = true;
-        } else {
-          rec.spill_dir_ = options.spill_dir;
-        }
-      }
-      // Keep what fits, spill the rest of this group.
-      std::vector<std::pair<std::string, Tensor>> to_spill;
-      for (const auto& name : ro.outputs) {
-        Tensor& t = values[name];
-        if (rec.bytes_in_memory_ + t.byte_size() <= options.memory_budget) {
-          rec.bytes_in_memory_ += t.byte_size();
-          rec.values_[name] = std::move(t);
-        } else {
-          rec.bytes_spilled_ += t.byte_size();
-          to_spill.emplace_back(name, std::move(t));
-        }
-      }
-      values.clear();
-      const fs::path file = rec.spill_dir_ / ("values_" + std::to_string(getpid()) + "_" + std::to_string(spill_files++) + ".bin");
-      REDUCE_TRY(spill(to_spill, file, rec.values_));
+  if (file) {
+    REDUCE_ASSIGN(auto mapped, file->map());
+    for (const auto& s : spilled) {
+      REDUCE_ASSIGN(Tensor view, Tensor::view(s.dtype, s.shape, mapped, mapped->bytes().data() + s.offset, s.bytes));
+      rec.values_[s.name] = std::move(view);
     }
-    next += ro.outputs.size();
-    if (++group_index < group_ends.size()) group_size = group_ends[group_index] - next;
+    rec.spilled_ = std::move(mapped);
   }
   return rec;
 }

@@ -59,6 +59,11 @@ constexpr const char* kBundleEntries[] = {"model.onnx", "model.data", "inputs", 
 
 // A bundle file, or the hidden temporary of one (".inputs.tmp", ".report.json.tmp123").
 bool is_bundle_entry(const std::string& name) {
+  // Hard links of the original's external-data files (SaveOptions::link_external_data).
+  const std::string linked = "model.original";
+  for (const std::string& prefix : {linked, "." + linked})
+    if (name.rfind(prefix, 0) == 0 && (name.ends_with(".data") || name.find(".data.tmp") != std::string::npos))
+      return true;
   for (const char* entry : kBundleEntries) {
     const std::string e = entry;
     if (name == e || name.rfind("." + e + ".", 0) == 0) return true;
@@ -108,6 +113,7 @@ Status write_bundle_model(const fs::path& dir, const CandidateRun& run) {
   uint64_t weight_bytes = 0;
   for (const auto& init : run.model.graph.initializers) weight_bytes += init.tensor.byte_size();
   SaveOptions so;
+  so.link_external_data = true;  // weights of the original's external data: a hard link, not a copy
   if (weight_bytes > kInlineWeightLimit) {
     so.weights = SaveOptions::Weights::External;
     so.external_file = "model.data";

@@ -76,6 +76,10 @@ std::string report_json(const ReductionReport& r) {
   j["slipped"] = r.slipped;
   j["invalid"] = r.invalid;
   j["seconds"] = r.seconds;
+  j["engine_seconds"] = r.engine_seconds;
+  j["memory"] = {{"peak_held_bytes", r.peak_held_bytes},
+                 {"recorded_in_memory_bytes", r.recorded_in_memory_bytes},
+                 {"recorded_spilled_bytes", r.recorded_spilled_bytes}};
   j["one_minimal"] = r.one_minimal;
   j["interrupted"] = r.interrupted;
   j["passes"] = passes_json(r);

@@ -149,6 +149,10 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
   const OracleStatistics stats = oracle_.statistics();
   ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
+  if (const auto& ledger = oracle_.options().environment.ledger) report.peak_held_bytes = ledger->peak();
+  report.engine_seconds = stats.engine_seconds;
+  report.recorded_in_memory_bytes = oracle_.recorded().bytes_in_memory();
+  report.recorded_spilled_bytes = oracle_.recorded().bytes_spilled();
   if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_); !s.ok())
     return failed(s.error());
   SessionOutcome outcome;

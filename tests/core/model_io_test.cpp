@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <algorithm>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/graph_algorithms.h"
@@ -82,6 +84,61 @@ TEST(ModelIo, ExternalWeightsAreMappedNotCopied) {
   EXPECT_EQ(back->external_data_files, std::vector<std::string>{"m.data"});
   const Tensor& w = back->graph.find_initializer("w")->tensor;
   EXPECT_FALSE(w.writable());  // a view into the mapped file
+}
+
+TEST(ModelIo, WeightsOfTheOriginalExternalDataAreAHardLinkOfItsFileNotACopy) {
+  TempDir dir;
+  SaveOptions external;
+  external.weights = SaveOptions::Weights::External;
+  ASSERT_TRUE(save_model(model_with_big_weights(), dir / "m.onnx", external).ok());
+  auto original = load_model(dir / "m.onnx");
+  ASSERT_TRUE(original.ok()) << original.error().message();
+  ASSERT_EQ(original->external_data.size(), 1u);
+  // A candidate: the original with one more weight of its own, which has no file to link.
+  Model candidate = *original;
+  candidate.graph.initializers.push_back({"own", Tensor::from_vector(DType::Float, {2}, std::vector<float>{1, 2}).value(), {}});
+  std::filesystem::create_directory(dir / "bundle");
+  SaveOptions linked;
+  linked.link_external_data = true;
+  ASSERT_TRUE(save_model(candidate, dir / "bundle" / "model.onnx", linked).ok());
+  struct stat a {}, b {};
+  ASSERT_EQ(::stat((dir / "m.data").c_str(), &a), 0);
+  ASSERT_EQ(::stat((dir / "bundle" / "model.original.data").c_str(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino);  // the same file: nothing copied
+  EXPECT_EQ(b.st_nlink, 2u);
+  EXPECT_LT(std::filesystem::file_size(dir / "bundle" / "model.onnx"), 1000u);
+  auto back = load_model(dir / "bundle" / "model.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(first_difference(candidate, *back), std::nullopt);
+  ASSERT_TRUE(check_model_file(dir / "bundle" / "model.onnx").ok());
+  // Saved again (a better reproducer): the link is replaced in place, no temporary is left.
+  ASSERT_TRUE(save_model(candidate, dir / "bundle" / "model.onnx", linked).ok());
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "bundle")) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"model.onnx", "model.original.data"}));
+}
+
+TEST(ModelIo, AModelWhoseWeightsNoLongerViewTheOriginalFileGetsNoLink) {
+  TempDir dir;
+  SaveOptions external;
+  external.weights = SaveOptions::Weights::External;
+  ASSERT_TRUE(save_model(model_with_big_weights(), dir / "m.onnx", external).ok());
+  auto original = load_model(dir / "m.onnx");
+  ASSERT_TRUE(original.ok()) << original.error().message();
+  Model filled = *original;
+  filled.graph.initializers[0].tensor = Tensor::allocate(DType::Float, {4096}).value();  // filled with 0
+  std::filesystem::create_directory(dir / "out");
+  SaveOptions linked;
+  linked.link_external_data = true;
+  ASSERT_TRUE(save_model(filled, dir / "out" / "model.onnx", linked).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "model.original.data"));
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "out")) files.push_back(e.path().filename().string());
+  EXPECT_EQ(files, std::vector<std::string>{"model.onnx"});  // the weights inline; the unused link removed
+  auto back = load_model(dir / "out" / "model.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(first_difference(filled, *back), std::nullopt);
 }
 
 TEST(ModelIo, SharedWeightsFileMakesCandidatesSmall) {

@@ -22,6 +22,10 @@ class MappedFile {
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   const std::filesystem::path& path() const { return path_; }
+  // Drops the pages of `range` (a part of bytes()) from this process's resident memory; the page
+  // cache keeps them, and the next read maps them back. For values read once in a while, so that
+  // a long reduction reading a large file does not end up holding all of it.
+  void release_pages(std::span<const std::byte> range) const;
 
  private:
   MappedFile() = default;

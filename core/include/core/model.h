@@ -13,6 +13,8 @@
 
 namespace reduce {
 
+class MappedFile;
+
 // One dimension of a value's shape: static (value >= 0), symbolic (param), or unknown.
 struct Dim {
   int64_t value = -1;
@@ -126,6 +128,10 @@ struct Model {
   Graph graph;
   // External-data files (relative to the model's folder) the weights were mapped from at load time.
   std::vector<std::string> external_data_files;
+  // Those files, mapped (weights view them). Models derived from this one (candidates) keep them,
+  // so that saving can reference the original file again instead of copying the weights
+  // (SaveOptions::link_external_data).
+  std::vector<std::shared_ptr<const MappedFile>> external_data;
 
   // Opset version of a domain ("" and "ai.onnx" are the same), if imported.
   std::optional<int64_t> opset(std::string_view domain) const;

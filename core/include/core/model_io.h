@@ -46,6 +46,11 @@ struct SaveOptions {
   size_t external_threshold = 1024;
   // When set, tensors it knows are referenced in its file (in the model's folder), not written.
   const SharedWeights* shared = nullptr;
+  // Weights that still view one of the model's original external-data files (Model::external_data)
+  // are referenced in a hard link of that file next to the model, `<stem>.original.data` (then
+  // `<stem>.original1.data`, ...), instead of being written again. Where the link cannot be made
+  // (another filesystem, not permitted) they are saved as `weights` says.
+  bool link_external_data = false;
 };
 
 // Saves atomically (the model and any weight file are written whole, then renamed into place).

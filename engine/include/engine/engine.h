@@ -3,11 +3,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/memory_ledger.h"
 #include "core/model.h"
 
 namespace reduce {
@@ -22,6 +24,11 @@ struct RunOptions {
   // When set and it becomes true, an engine may abandon the run (external processes are killed);
   // the result is then an error that callers must not take as a verdict.
   const std::atomic<bool>* cancel = nullptr;
+  // When set, a run hands each requested value to `on_output` instead of returning it: engines
+  // that stream (PreparedModel::streams_outputs) as soon as the value is computed, so that a run
+  // with every value requested holds only what later nodes still need; the others after the run.
+  // An error from `on_output` ends the run with that error. Call through deliver_outputs().
+  std::function<Status(const std::string& name, Tensor value)> on_output;
 };
 
 // Budgets of every run of an in-process engine (0: none). Time is observed before each node and
@@ -31,6 +38,8 @@ struct RunOptions {
 struct RunLimits {
   double timeout_seconds = 0;
   uint64_t max_memory_bytes = 0;
+  // When set, the bytes a run holds are also charged here (one ledger per reduction).
+  std::shared_ptr<MemoryLedger> ledger;
 };
 
 class PreparedModel {
@@ -38,7 +47,15 @@ class PreparedModel {
   virtual ~PreparedModel() = default;
   // Runs on the given inputs (by name). Errors name the node and the problem.
   virtual Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options = {}) = 0;
+  // Whether run() calls RunOptions::on_output while it computes (in-process engines), rather than
+  // returning every requested value at once.
+  virtual bool streams_outputs() const { return false; }
 };
+
+// Runs `prepared` and hands every requested value (or graph output) to `on_output`, once each:
+// as computed when the engine streams, else after the run in name order.
+Status run_streaming(PreparedModel& prepared, const TensorMap& inputs, RunOptions options,
+                     const std::function<Status(const std::string& name, Tensor value)>& on_output);
 
 class Engine {
  public:

@@ -71,7 +71,9 @@ struct EngineEnvironment {
   double timeout_seconds = 0;
   // Bytes of computed values one in-process run may hold at once (0: none; RunLimits).
   uint64_t max_memory_bytes = 0;
-  RunLimits limits() const { return {timeout_seconds, max_memory_bytes}; }
+  // Where in-process runs charge the values they hold (RunLimits::ledger); null: nowhere.
+  std::shared_ptr<MemoryLedger> ledger;
+  RunLimits limits() const { return {timeout_seconds, max_memory_bytes, ledger}; }
   // Extra environment variables for external runs ("NAME=VALUE"), e.g. a device pinned per slot.
   std::vector<std::string> env;
   // Threads an in-process engine may use for one run (0: all cores).

@@ -42,7 +42,9 @@ Expected<ProcessResult> CheckScript::run(const Model& model, const TensorMap& in
   std::error_code ec;
   std::filesystem::create_directory(folder / "inputs", ec);
   if (ec) return Error{folder.path().string(), "cannot create folder: " + ec.message()};
-  REDUCE_TRY(save_model(model, folder / "model.onnx"));
+  SaveOptions so;
+  so.link_external_data = true;  // the original's external data: a hard link, not a copy per check
+  REDUCE_TRY(save_model(model, folder / "model.onnx", so));
   REDUCE_TRY(write_input_folder(folder / "inputs", model.graph, inputs));
   Placeholders values{{"model", (folder / "model.onnx").string()}, {"inputs", (folder / "inputs").string()}};
   REDUCE_TRY(add_fp32_placeholders(values, fp32_nodes_, model.graph, folder / "fp32_nodes.txt"));

@@ -95,11 +95,14 @@ class CommandPrepared : public PreparedModel {
     for (const auto& [names, path] : saved_)
       if (names == outputs) return path;
     const auto path = models_ / ("model_" + std::to_string(saved_.size()) + ".onnx");
+    // Weights of the original's external data are a hard link of its file, not a copy per check.
+    SaveOptions so;
+    so.link_external_data = true;
     if (are_graph_outputs(model_, outputs)) {
-      REDUCE_TRY(save_model(model_, path));
+      REDUCE_TRY(save_model(model_, path, so));
     } else {
       REDUCE_ASSIGN(Model variant, model_with_outputs(model_, outputs));
-      REDUCE_TRY(save_model(variant, path));
+      REDUCE_TRY(save_model(variant, path, so));
     }
     saved_.emplace_back(outputs, path);
     return path;

@@ -256,6 +256,8 @@ class OptimizedModel : public OptimizedPreparedModel {
         body_types_(std::move(body_types)),
         options_(std::move(options)) {}
 
+  // Plans run on the reference executor, which streams.
+  bool streams_outputs() const override { return true; }
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
     std::vector<std::string> wanted = options.outputs;
     if (wanted.empty())

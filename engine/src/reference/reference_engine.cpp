@@ -40,6 +40,8 @@ struct Frame {
   const GraphProgram* program = nullptr;
   const Frame* parent = nullptr;
   RunBudget* budget = nullptr;
+  // Top frame of a streaming run only: wanted values go here as computed (RunOptions::on_output).
+  const std::function<Status(const std::string&, Tensor)>* on_output = nullptr;
   std::unordered_map<std::string, Tensor> values;
 
   Frame() = default;
@@ -124,7 +126,8 @@ class GraphProgram {
     return it == subprograms_.end() ? nullptr : it->second.get();
   }
 
-  // Runs the nodes needed for `wanted` in `frame` (inputs already bound) and returns them.
+  // Runs the nodes needed for `wanted` in `frame` (inputs already bound) and returns them; in a
+  // streaming frame they go to frame.on_output instead (the vector returned is empty then).
   Expected<std::vector<Tensor>> run(Frame& frame, const std::vector<std::string>& wanted) const;
 
  private:
@@ -247,6 +250,7 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
     for (const auto& v : g.nodes[i].implicit_inputs) ++reads[v];
   }
   const std::unordered_set<std::string_view> keep(wanted.begin(), wanted.end());
+  std::unordered_set<std::string> streamed;  // wanted values already handed to frame.on_output
   for (size_t i : index_.topological_order()) {
     if (!needed[i]) continue;
     const Node& node = g.nodes[i];
@@ -266,15 +270,33 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
         if (Status f = hooks_->finish_output(node, ctx.output(k)); !f.ok()) return make_error(node_label(node) + ": " + f.error().what);
       if (Status held = frame.put(node.outputs[k], std::move(ctx.output(k))); !held.ok())
         return make_error(node_label(node) + ": " + held.error().what);
+      if (frame.on_output && keep.count(node.outputs[k]) && !streamed.count(node.outputs[k])) {
+        // Handed over now; the frame keeps it only while later nodes read it.
+        const std::string& name = node.outputs[k];
+        if (Status st = (*frame.on_output)(name, *frame.find(name)); !st.ok()) return st.error();
+        streamed.insert(name);
+        if (auto it = reads.find(name); it == reads.end() || it->second == 0) frame.drop(name);
+      }
     }
     auto release = [&](const std::string& v) {
       auto it = reads.find(v);
-      if (it != reads.end() && --it->second == 0 && !keep.count(v)) frame.drop(v);
+      if (it != reads.end() && --it->second == 0 && (!keep.count(v) || streamed.count(v))) frame.drop(v);
     };
     for (const auto& v : node.inputs) if (!v.empty()) release(v);
     for (const auto& v : node.implicit_inputs) release(v);
   }
   std::vector<Tensor> out;
+  if (frame.on_output) {
+    // Wanted values no node computed here: inputs, initializers, values of enclosing scopes.
+    for (const auto& w : wanted) {
+      if (streamed.count(w)) continue;
+      const Tensor* t = frame.find(w);
+      if (!t) return make_error("value '" + w + "' was not computed");
+      REDUCE_TRY((*frame.on_output)(w, *t));
+      streamed.insert(w);
+    }
+    return out;
+  }
   for (const auto& w : wanted) {
     const Tensor* t = frame.find(w);
     if (!t) return make_error("value '" + w + "' was not computed");
@@ -303,6 +325,7 @@ class ReferenceModel : public PreparedModel {
   ReferenceModel(const Model& model, std::unique_ptr<GraphProgram> program, int threads, RunLimits limits)
       : model_(model), program_(std::move(program)), threads_(threads), limits_(limits) {}
 
+  bool streams_outputs() const override { return true; }
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
     if (threads_ <= 0) return run_here(inputs, options);
     tbb::task_arena arena(threads_);
@@ -332,6 +355,11 @@ class ReferenceModel : public PreparedModel {
     std::vector<std::string> wanted = options.outputs;
     if (wanted.empty())
       for (const auto& vi : g.outputs) wanted.push_back(vi.name);
+    if (options.on_output) {
+      frame.on_output = &options.on_output;
+      REDUCE_TRY(program_->run(frame, wanted));
+      return TensorMap{};
+    }
     REDUCE_ASSIGN(auto values, program_->run(frame, wanted));
     TensorMap out;
     for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i]] = std::move(values[i]);

@@ -40,9 +40,13 @@ class RunBudget {
   Status hold(uint64_t bytes) {
     REDUCE_TRY(fits(bytes));
     held_ += bytes;
+    if (limits_.ledger) limits_.ledger->charge(bytes);
     return {};
   }
-  void release(uint64_t bytes) { held_ -= bytes; }
+  void release(uint64_t bytes) {
+    held_ -= bytes;
+    if (limits_.ledger) limits_.ledger->discharge(bytes);
+  }
 
  private:
   static std::string seconds(double s) {

@@ -52,7 +52,7 @@ struct OracleOptions {
 struct Verdict {
   FailureSignature signature;
   std::vector<OutputComparison> outputs;  // per candidate output, when the engine ran
-  double seconds = 0;                     // engine time (0 for cache hits)
+  double seconds = 0;                     // engine time, comparisons excluded (0 for cache hits)
   bool cache_hit = false;
   bool invalid = false;                   // not a runnable candidate (checker, or the reference failed)
   bool cancelled = false;                 // the caller cancelled the run: not an answer
@@ -71,6 +71,9 @@ struct OracleStatistics {
   uint64_t cache_hits = 0;
   uint64_t slipped = 0;      // failed differently
   uint64_t invalid = 0;
+  // Seconds the engine under test spent preparing and running candidates (every evaluation,
+  // cancelled ones included), without materializing, comparing or waiting for a slot.
+  double engine_seconds = 0;
 };
 
 class Oracle {
@@ -79,6 +82,7 @@ class Oracle {
   // and builds the engine under test. The model must outlive the oracle.
   static Expected<std::unique_ptr<Oracle>> create(const Model& model, std::vector<NamedTensor> inputs,
                                                   OracleOptions options);
+  ~Oracle();
 
   // The candidate's model, inputs and expected outputs (weights shared with the original, cut
   // inputs viewing the recorded values: nothing large is copied).
@@ -134,10 +138,13 @@ class Oracle {
 
  private:
   Oracle() = default;
-  Verdict run_candidate(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual);
+  // `actual` (when given) receives the engine's outputs if they total at most `actual_limit` bytes.
+  Verdict run_candidate(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual,
+                        uint64_t actual_limit);
   Verdict verdict_from_error(const Error& error) const;
   Status simplify(Model& extracted, const Candidate& c) const;
-  Verdict run_on(Engine& engine, const CandidateRun& run, const std::atomic<bool>* cancel, TensorMap* actual);
+  Verdict run_on(Engine& engine, const CandidateRun& run, const std::atomic<bool>* cancel, TensorMap* actual,
+                 uint64_t actual_limit);
   Verdict run_check_script(const CheckScript& script, const CandidateRun& run, const EngineEnvironment& environment,
                            const std::atomic<bool>* cancel);
 

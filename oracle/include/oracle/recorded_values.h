@@ -3,6 +3,7 @@
 // with what their outputs were, without running the reference again.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -11,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/mapped_file.h"
+#include "core/memory_ledger.h"
 #include "core/model.h"
 #include "core/tensor_file.h"
 #include "engine/engine.h"
@@ -18,18 +21,24 @@
 namespace reduce {
 
 struct RecordOptions {
-  // Values above this many bytes in total are spilled to a file in `spill_dir` and memory-mapped
-  // back; the reference then runs once per budget-sized group of values.
-  uint64_t memory_budget = uint64_t{2} << 30;
+  // Values of at least `spill_bytes` bytes are written to a spill file in `spill_dir` as the
+  // reference computes them and memory-mapped back (the page cache holds them, not the heap);
+  // smaller ones stay in memory until they total `memory_budget` bytes, and go to the file after.
+  uint64_t memory_budget = uint64_t{128} << 20;
+  uint64_t spill_bytes = uint64_t{1} << 20;
   std::filesystem::path spill_dir;  // default: a fresh folder in the system temp folder
   // When set and it becomes true, the reference run is abandoned (an error; see RunOptions::cancel).
   const std::atomic<bool>* cancel = nullptr;
+  // Where the values kept in memory are charged while the recording lives (null: nowhere).
+  std::shared_ptr<MemoryLedger> ledger;
 };
 
 class RecordedValues {
  public:
   // Runs `reference` on the full model with `inputs` and records every tensor value: graph
-  // inputs, initializers are not copied (the model has them), node outputs.
+  // inputs, initializers are not copied (the model has them), node outputs. A reference that
+  // streams its values (PreparedModel::streams_outputs) runs once and holds only what its next
+  // nodes need; another runs once per group of values that fit in 1 GiB.
   static Expected<RecordedValues> record(const Model& model, Engine& reference, const std::vector<NamedTensor>& inputs,
                                          const RecordOptions& options = {});
   RecordedValues(RecordedValues&&) = default;
@@ -40,15 +49,24 @@ class RecordedValues {
   const Tensor* find(std::string_view name) const;
   uint64_t bytes_in_memory() const { return bytes_in_memory_; }
   uint64_t bytes_spilled() const { return bytes_spilled_; }
+  // Lets the resident pages of a spilled value (or of a view of one) go: call when done reading
+  // it. Values in memory are left alone.
+  void release_pages(const Tensor& value) const;
   size_t size() const { return values_.size(); }
 
  private:
+  // A folder this recording created, removed when the last copy of the recording goes.
+  struct OwnedFolder {
+    std::filesystem::path path;
+    ~OwnedFolder();
+  };
   RecordedValues() = default;
   std::map<std::string, Tensor, std::less<>> values_;
   uint64_t bytes_in_memory_ = 0;
   uint64_t bytes_spilled_ = 0;
-  std::filesystem::path spill_dir_;  // removed with the object when we created it
-  bool own_spill_dir_ = false;
+  std::shared_ptr<const MappedFile> spilled_;  // the spill file, mapped
+  std::shared_ptr<OwnedFolder> spill_folder_;
+  std::shared_ptr<MemoryLedger> ledger_;       // charged with bytes_in_memory_ (moves leave it null)
 };
 
 }  // namespace reduce

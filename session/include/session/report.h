@@ -79,6 +79,12 @@ struct ReductionReport {
   uint64_t slipped = 0;
   uint64_t invalid = 0;
   double seconds = 0;
+  double engine_seconds = 0;  // of those, the engine under test's (summed over slots)
+  // Memory, in bytes: the most the reduction's values held at once (engine runs, reference values
+  // in memory, kept outputs: the MemoryLedger), and the reference values in memory and spilled.
+  uint64_t peak_held_bytes = 0;
+  uint64_t recorded_in_memory_bytes = 0;
+  uint64_t recorded_spilled_bytes = 0;
   bool one_minimal = false;
   bool interrupted = false;  // stopped (Ctrl-C): the best reproducer so far
   std::vector<PassReport> passes;
