@@ -149,7 +149,7 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
   const OracleStatistics stats = oracle_.statistics();
   ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
-  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_); !s.ok())
+  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_, options_.bundle); !s.ok())
     return failed(s.error());
   SessionOutcome outcome;
   outcome.status = SessionStatus::Reduced;
