@@ -95,7 +95,7 @@ Status store_integer(std::string_view word, Tensor& t, uint64_t i) {
   auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
   if (ec != std::errc() || p != word.data() + word.size() || v < static_cast<Wide>(std::numeric_limits<T>::min()) ||
       v > static_cast<Wide>(std::numeric_limits<T>::max()))
-    return make_error("value '" + std::string(word) + "' is not a " + std::string(dtype_name(t.dtype())));
+    return make_error("value '" + std::string(word) + "' is not of type " + std::string(dtype_name(t.dtype())));
   t.mutable_data<T>()[i] = static_cast<T>(v);
   return {};
 }
