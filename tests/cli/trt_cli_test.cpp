@@ -89,8 +89,10 @@ TEST(TrtCli, ReducesThroughAPolygraphyStandInToTheFaultsOneNode) {
   ASSERT_TRUE(inputs.ok() && expected.ok()) << (inputs.ok() ? expected.error().message() : inputs.error().message());
   ASSERT_EQ(inputs->size(), 1u);
   ASSERT_EQ(expected->size(), 1u);
-  ASSERT_EQ((*inputs)[0].tensors.size(), 2u);
-  for (size_t k = 0; k < 2; ++k) {
+  const auto pb_files = std::distance(fs::directory_iterator(out / "inputs"), fs::directory_iterator());
+  ASSERT_EQ((*inputs)[0].tensors.size(), static_cast<size_t>(pb_files));
+  ASSERT_GE(pb_files, 1);
+  for (size_t k = 0; k < (*inputs)[0].tensors.size(); ++k) {
     auto pb = read_tensor_pb(out / "inputs" / ("input_" + std::to_string(k) + ".pb"));
     ASSERT_TRUE(pb.ok());
     EXPECT_EQ((*inputs)[0].tensors[k].name, pb->name);
