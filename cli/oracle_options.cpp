@@ -65,7 +65,7 @@ Status check_int_range(const char* option, int value, int lo, int hi) {
 void add_oracle_options(po::options_description& opts) {
   opts.add_options()
       ("engine", po::value<std::string>()->default_value("ref"),
-       "engine under test: ref, opt[:fp16|bf16,fp32=NODE+NODE|@FILE,fault=A+B,no-PASS], opencv, cmd[fp32=...]:TEMPLATE, check[fp32=...]:TEMPLATE, isolated:SPEC")
+       "engine under test: ref, opt[:fp16|bf16,fp32=NODE+NODE|@FILE,fault=A+B,no-PASS], opencv, trt[:fp16|bf16|int8|tf32,fp32=...,tool=polygraphy|trtexec], cmd[fp32=...]:TEMPLATE, check[fp32=...]:TEMPLATE, isolated:SPEC")
       ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values")
       ("atol", po::value<double>(), "absolute tolerance (default 1e-4; fp16 engines 1e-2, bf16 5e-2)")
       ("rtol", po::value<double>(), "relative tolerance (default 1e-3; fp16 engines 1e-2, bf16 5e-2)")

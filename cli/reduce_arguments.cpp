@@ -35,6 +35,9 @@ po::options_description reduce_options() {
       ("skip-passes", po::value<std::string>(), "comma-separated passes not to run")
       ("print-passes", "list the reduction passes and exit")
       ("resume", "continue from the bundle's journal")
+      ("save-format", po::value<std::string>()->default_value("pb"),
+       "pb: the bundle's tensors as inputs/input_K.pb and expected/output_K.pb; polygraphy: also inputs.json and "
+       "expected.json for `polygraphy run model.onnx --load-inputs inputs.json --load-outputs expected.json`")
       ("no-inline-if", "keep If nodes as they are (default: each If is replaced by the branch the recorded run took when "
                        "the failure stays the same, so that the nodes of its body are reduced too)")
       ("no-unroll-loops", "keep Loop and Scan nodes as they are (default: each is replaced by as many copies of its body "
@@ -132,6 +135,12 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   s.command_line = command_line(args);
   s.reduce = std::get<ReduceOptions>(std::move(ro));
   s.resume = vm.count("resume") > 0;
+  const std::string format = vm["save-format"].as<std::string>();
+  if (format != "pb" && format != "polygraphy") {
+    std::cerr << "error: --save-format: a bundle is pb or polygraphy, not '" << format << "'\n";
+    return kExitUsage;
+  }
+  s.bundle.polygraphy = format == "polygraphy";
   parsed.flatten.inline_if = !vm.count("no-inline-if");
   parsed.flatten.unroll_loops = !vm.count("no-unroll-loops");
   const uint64_t budget = vm["max-unrolled-nodes"].as<uint64_t>();

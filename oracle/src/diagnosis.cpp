@@ -65,7 +65,7 @@ DiagnosisLine precision_variant(const Oracle& oracle, const std::atomic<bool>* c
   auto spec = parse_engine_spec(options.engine);
   if (options.engine_instance || !spec || !spec->controls_precision()) {
     not_applicable(l, "the engine takes no per-node precision",
-                   "only opt:fp16/bf16 and cmd:/check: templates using {fp32_nodes} or {fp32_nodes_file} can keep nodes in FP32");
+                   "only opt:fp16/bf16, trt:fp16/bf16/int8 and cmd:/check: templates using {fp32_nodes} or {fp32_nodes_file} can keep nodes in FP32");
     return l;
   }
   // Unnamed nodes get names: a node set names nodes.

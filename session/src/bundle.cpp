@@ -4,6 +4,7 @@
 #include "core/inline_if.h"
 #include "core/mapped_file.h"
 #include "core/model_io.h"
+#include "core/polygraphy_json.h"
 #include "error_origin_section.h"
 #include "graph_picture.h"
 #include "session/canonical_graph.h"
@@ -55,7 +56,8 @@ Status write_tensor_folder(const fs::path& dir, const std::string& name, const s
 namespace {
 
 constexpr const char* kBundleEntries[] = {"model.onnx", "model.data", "inputs",  "expected",   "actual", "report.json",
-                                          "report.md",  "graph.dot",  "graph.svg", "journal", "bucket.txt", "error.svg"};
+                                          "report.md",  "graph.dot",  "graph.svg", "journal", "bucket.txt", "error.svg",
+                                          "inputs.json", "expected.json"};
 
 // A bundle file, or the hidden temporary of one (".inputs.tmp", ".report.json.tmp123").
 bool is_bundle_entry(const std::string& name) {
@@ -126,6 +128,22 @@ Status write_bundle_model(const fs::path& dir, const CandidateRun& run) {
 
 namespace {
 
+// inputs.json and expected.json, for `polygraphy run model.onnx --load-inputs inputs.json --load-outputs
+// expected.json`. Both are written (each atomically) or neither: a tensor without a .npy form
+// (bfloat16) is a note in the report, not a lost bundle.
+void write_polygraphy_files(const fs::path& dir, const CandidateRun& run, const std::string& reference,
+                            ReductionReport& report) {
+  std::error_code ec;
+  Status s = write_polygraphy_inputs(dir / "inputs.json", {run.inputs});
+  if (s.ok()) s = write_polygraphy_outputs(dir / "expected.json", "reduce-" + reference, {run.expected});
+  report.polygraphy_files = s.ok();
+  if (!s.ok()) {
+    report.polygraphy_files_note = s.error().what;
+    fs::remove(dir / "inputs.json", ec);
+    fs::remove(dir / "expected.json", ec);
+  }
+}
+
 // actual/: the engine's outputs of the reproducer (or its error message). Returns its verdict.
 Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate,
                                const CandidateRun& run) {
@@ -169,10 +187,11 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
 }  // namespace
 
 Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candidate, ReductionReport& report,
-                    const std::atomic<bool>* cancel) {
+                    const std::atomic<bool>* cancel, const BundleOptions& options) {
   REDUCE_ASSIGN(CandidateRun run, oracle.materialize(candidate));
   REDUCE_TRY(write_bundle_model(dir, run));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
+  if (options.polygraphy) write_polygraphy_files(dir, run, oracle.options().reference, report);
   REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run));
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));

@@ -252,7 +252,7 @@ Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const P
   auto spec = parse_engine_spec(oracle.options().engine);
   if (oracle.options().engine_instance || !spec || !spec->controls_precision())
     return make_error("engine '" + oracle.options().engine +
-                      "' takes no per-node precision (opt:fp16 or opt:bf16, or a cmd:/check: template using "
+                      "' takes no per-node precision (opt:fp16 or opt:bf16, trt:fp16, trt:bf16 or trt:int8, or a cmd:/check: template using "
                       "{fp32_nodes} or {fp32_nodes_file})");
   const Graph& g = oracle.model().graph;
   const auto candidates = float_nodes(oracle);

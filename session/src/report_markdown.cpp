@@ -1,6 +1,7 @@
 // report.md from the report model: paste-ready for an issue tracker.
 #include <sstream>
 
+#include "engine/engine_spec.h"
 #include "session/report.h"
 #include "oracle/signature.h"
 #include "session/verdict_report.h"
@@ -36,8 +37,17 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
      << "reduce check model.onnx --engine '" << r.engine << "' --inputs inputs\n```\n\n"
      << "**Engine:** `" << r.engine << "`, reference `" << r.reference << "`, tolerance atol "
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
-     << to_string(r.tolerance.stat) << ")\n\n"
-     << "**Environment:** " << r.environment << "\n\n";
+     << to_string(r.tolerance.stat) << ")\n\n";
+  // A preset (`trt`) runs a command: show it, so that the reproducer can be run without `reduce`.
+  if (auto spec = parse_engine_spec(r.engine))
+    if (const std::string line = preset_command_line(*spec); !line.empty())
+      md << "**Engine command:** `" << line << "`\n\n";
+  if (r.polygraphy_files)
+    md << "**Polygraphy:** the same inputs and expected values as Polygraphy files:\n\n```sh\n"
+       << "polygraphy run model.onnx --trt --load-inputs inputs.json --load-outputs expected.json\n```\n\n";
+  else if (!r.polygraphy_files_note.empty())
+    md << "**Polygraphy:** no inputs.json/expected.json: " << r.polygraphy_files_note << "\n\n";
+  md << "**Environment:** " << r.environment << "\n\n";
   const ControlFlowReport& cf = r.control_flow;
   if (cf.inlined_if > 0 || cf.unrolled_loops > 0) {
     md << "**Control flow:** the model as given has " << cf.given_nodes << " top-level nodes; ";

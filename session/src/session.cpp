@@ -153,7 +153,7 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   report.engine_seconds = stats.engine_seconds;
   report.recorded_in_memory_bytes = oracle_.recorded().bytes_in_memory();
   report.recorded_spilled_bytes = oracle_.recorded().bytes_spilled();
-  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_); !s.ok())
+  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_, options_.bundle); !s.ok())
     return failed(s.error());
   SessionOutcome outcome;
   outcome.status = SessionStatus::Reduced;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/engine_spec.h"
+
 namespace reduce {
 
 std::string format_number(double v) {
@@ -29,8 +31,12 @@ void print_output_table(const std::vector<OutputComparison>& outputs, std::ostre
 void print_oracle_header(const std::string& model_path, const Model& model, const Oracle& o, std::ostream& out) {
   const Tolerance& t = o.options().tolerance;
   out << "model: " << model_path << " (" << count_nodes(model.graph) << " nodes)\n"
-      << "engine: " << o.options().engine << "  reference: " << o.options().reference << "\n"
-      << "tolerance: atol " << format_number(t.atol) << ", rtol " << format_number(t.rtol) << ", " << to_string(t.stat)
+      << "engine: " << o.options().engine << "  reference: " << o.options().reference << "\n";
+  // A preset (`trt`) names the command it runs, placeholders and all, so that it can be rerun by hand.
+  if (auto spec = parse_engine_spec(o.options().engine))
+    if (const std::string line = preset_command_line(*spec, o.options().environment); !line.empty())
+      out << "engine command: " << line << "\n";
+  out << "tolerance: atol " << format_number(t.atol) << ", rtol " << format_number(t.rtol) << ", " << to_string(t.stat)
       << "\n";
 }
 

@@ -1,5 +1,5 @@
 // Engine specs: the strings that name an engine everywhere (`ref`, `opt:fp16,fault=...`, `opencv`,
-// `cmd:TEMPLATE`, `isolated:SPEC`), parsed once into an EngineSpec, and the one factory that turns
+// `trt:fp16`, `cmd:TEMPLATE`, `isolated:SPEC`), parsed once into an EngineSpec, and the one factory that turns
 // a spec into an Engine.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/optimized.h"
+#include "engine/trt_preset.h"
 
 namespace reduce {
 
@@ -21,6 +22,7 @@ enum class EngineKind {
   Opt,              // `opt[:OPTIONS]`: the optimized engine
   OpenCV,           // `opencv`: OpenCV DNN in a worker process
   OpenCVInProcess,  // `opencv-inprocess`: OpenCV DNN in this process
+  Trt,              // `trt[:OPTIONS]`: TensorRT through Polygraphy or trtexec (a command per run)
   Cmd,              // `cmd[fp32=...]:TEMPLATE`: a command per run
   Check,            // `check[fp32=...]:TEMPLATE`: a script that decides by itself (not an engine: no outputs)
   Isolated,         // `isolated:SPEC`: SPEC in a worker process
@@ -30,6 +32,7 @@ enum class EngineKind {
 struct EngineSpec {
   EngineKind kind = EngineKind::Ref;
   OptimizedOptions opt;                     // Opt: precision, faults, disabled passes
+  TrtOptions trt;                           // Trt: precisions, FP32 nodes, tool
   std::string command;                      // Cmd, Check: the command template (never empty)
   Fp32Nodes fp32_nodes;                     // Cmd, Check: `[fp32=...]`, given as {fp32_nodes}, {fp32_nodes_file}
   std::shared_ptr<const EngineSpec> inner;  // Isolated: the spec the worker runs (never Isolated or Check)
@@ -37,19 +40,23 @@ struct EngineSpec {
   // The spec that computes: the wrapped one for `isolated:`, else this one.
   const EngineSpec& innermost() const { return inner ? inner->innermost() : *this; }
   // The engine that reads candidate models is not this project's own (a command, a check: script,
-  // OpenCV), isolated or not: it gets only models the ONNX checker accepts.
+  // TensorRT, OpenCV), isolated or not: it gets only models the ONNX checker accepts.
   bool external() const;
-  // Reduced precision of the optimized engine (FP32 for every other engine).
+  // Reduced float precision of the optimized engine or of `trt` (bf16 when it is allowed, else fp16
+  // when it is; int8 and tf32 alone count as FP32), FP32 for every other engine: picks the default
+  // tolerances and the overflow limit.
   Precision precision() const;
-  // The nodes the computing spec keeps in FP32: `opt:...,fp32=` or `cmd[fp32=...]:` (empty: none).
+  // The nodes the computing spec keeps in FP32: `opt:...,fp32=`, `trt:...,fp32=` or `cmd[fp32=...]:`
+  // (empty: none).
   const Fp32Nodes& fp32() const;
-  // Whether the engine runs nodes in FP32 on request: `opt` in fp16/bf16, or a cmd:/check: template
-  // that uses {fp32_nodes} or {fp32_nodes_file}. Other engines compute everything in FP32 already.
+  // Whether the engine runs nodes in FP32 on request: `opt` in fp16/bf16, `trt` with fp16, bf16 or
+  // int8, or a cmd:/check: template that uses {fp32_nodes} or {fp32_nodes_file}. Other engines
+  // compute everything in FP32 already.
   bool controls_precision() const;
 };
 
 // The spec with `nodes` kept in FP32 (replacing any set it had), for every kind that takes a set:
-// opt, cmd, check, and isolated: of those. Errors (one line naming the spec): ref, opencv.
+// opt, trt, cmd, check, and isolated: of those. Errors (one line naming the spec): ref, opencv.
 Expected<EngineSpec> with_fp32_nodes(const EngineSpec& spec, Fp32Nodes nodes);
 
 // Parses a spec. Errors are one line naming the spec (Error::where) and the problem: unknown
@@ -84,10 +91,15 @@ struct EngineEnvironment {
 };
 
 // Builds the engine a spec names. Errors (one line) name the spec and the problem: a check: script
-// (not an engine), engine not built in (e.g. `opencv` without OpenCV), a bad command template.
+// (not an engine), engine not built in (e.g. `opencv` without OpenCV), a bad command template,
+// `trt` without Polygraphy or trtexec on PATH (saying what to install).
 Expected<std::unique_ptr<Engine>> make_engine(const EngineSpec& spec, const EngineEnvironment& environment = {});
 // The same for a spec string (parse_engine_spec, then make_engine).
 Expected<std::unique_ptr<Engine>> make_engine(std::string_view spec, const EngineEnvironment& environment = {});
+
+// The command an external engine of a preset runs (`trt`: the Polygraphy or trtexec line, with its
+// placeholders), as a line for people; empty for other engines or when the tool is not found.
+std::string preset_command_line(const EngineSpec& spec, const EngineEnvironment& environment = {});
 
 // The engine kinds `make_engine` knows, with a one-line description each (for --help texts).
 std::vector<std::pair<std::string, std::string>> engine_spec_help();

@@ -13,7 +13,7 @@ struct KindName {
 };
 constexpr KindName kKinds[] = {{EngineKind::Ref, "ref"},       {EngineKind::Opt, "opt"},
                                {EngineKind::OpenCV, "opencv"}, {EngineKind::OpenCVInProcess, "opencv-inprocess"},
-                               {EngineKind::Cmd, "cmd"},       {EngineKind::Check, "check"},
+                               {EngineKind::Trt, "trt"},       {EngineKind::Cmd, "cmd"},       {EngineKind::Check, "check"},
                                {EngineKind::Isolated, "isolated"}};
 
 std::string_view kind_name(EngineKind kind) {
@@ -45,6 +45,11 @@ Expected<EngineSpec> parse_rest(EngineKind kind, bool has_options, std::string_v
       REDUCE_ASSIGN(spec.opt, parse_optimized_options(rest));
       return spec;
     }
+    case EngineKind::Trt:
+      if (has_options) {
+        REDUCE_ASSIGN(spec.trt, parse_trt_options(rest));
+      }
+      return spec;
     case EngineKind::Cmd:
     case EngineKind::Check:
       if (rest.find_first_not_of(" \t") == std::string_view::npos)
@@ -89,7 +94,8 @@ Expected<EngineSpec> parse_engine_spec(std::string_view text) {
   }
   return Error{std::string(text),
                "unknown engine '" + std::string(kind) +
-                   "' (known: ref, opt[:OPTIONS], opencv, opencv-inprocess, cmd:TEMPLATE, check:TEMPLATE, isolated:SPEC)"};
+                   "' (known: ref, opt[:OPTIONS], opencv, opencv-inprocess, trt[:OPTIONS], cmd:TEMPLATE, check:TEMPLATE, "
+                   "isolated:SPEC)"};
 }
 
 std::string to_string(const EngineSpec& spec) {
@@ -97,6 +103,10 @@ std::string to_string(const EngineSpec& spec) {
   switch (spec.kind) {
     case EngineKind::Opt: {
       const std::string options = to_string(spec.opt);
+      return options.empty() ? name : name + ":" + options;
+    }
+    case EngineKind::Trt: {
+      const std::string options = to_string(spec.trt);
       return options.empty() ? name : name + ":" + options;
     }
     case EngineKind::Cmd:
@@ -111,6 +121,7 @@ bool operator==(const EngineSpec& a, const EngineSpec& b) { return to_string(a) 
 
 bool EngineSpec::external() const {
   switch (innermost().kind) {
+    case EngineKind::Trt:
     case EngineKind::Cmd:
     case EngineKind::Check:
     case EngineKind::OpenCV:
@@ -121,17 +132,20 @@ bool EngineSpec::external() const {
 
 Precision EngineSpec::precision() const {
   const EngineSpec& s = innermost();
+  if (s.kind == EngineKind::Trt) return s.trt.bf16 ? Precision::BF16 : s.trt.fp16 ? Precision::FP16 : Precision::FP32;
   return s.kind == EngineKind::Opt ? s.opt.precision : Precision::FP32;
 }
 
 const Fp32Nodes& EngineSpec::fp32() const {
   const EngineSpec& s = innermost();
+  if (s.kind == EngineKind::Trt) return s.trt.fp32_nodes;
   return s.kind == EngineKind::Opt ? s.opt.fp32_nodes : s.fp32_nodes;
 }
 
 bool EngineSpec::controls_precision() const {
   const EngineSpec& s = innermost();
   if (s.kind == EngineKind::Opt) return s.opt.precision != Precision::FP32;
+  if (s.kind == EngineKind::Trt) return s.trt.reduced_precision();
   if (s.kind != EngineKind::Cmd && s.kind != EngineKind::Check) return false;
   return s.command.find("{fp32_nodes}") != std::string::npos || s.command.find("{fp32_nodes_file}") != std::string::npos;
 }
@@ -140,6 +154,7 @@ Expected<EngineSpec> with_fp32_nodes(const EngineSpec& spec, Fp32Nodes nodes) {
   EngineSpec out = spec;
   switch (spec.kind) {
     case EngineKind::Opt: out.opt.fp32_nodes = std::move(nodes); return out;
+    case EngineKind::Trt: out.trt.fp32_nodes = std::move(nodes); return out;
     case EngineKind::Cmd:
     case EngineKind::Check: out.fp32_nodes = std::move(nodes); return out;
     case EngineKind::Isolated: {
@@ -148,7 +163,7 @@ Expected<EngineSpec> with_fp32_nodes(const EngineSpec& spec, Fp32Nodes nodes) {
       return out;
     }
     default:
-      return Error{to_string(spec), "runs every node in FP32 already; only opt, cmd: and check: take fp32 nodes"};
+      return Error{to_string(spec), "runs every node in FP32 already; only opt, trt, cmd: and check: take fp32 nodes"};
   }
 }
 

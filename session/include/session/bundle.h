@@ -1,5 +1,5 @@
 // The reproducer bundle: model.onnx, inputs/, expected/, actual/, report.json, report.md, journal,
-// graph.dot/svg, error.svg and bucket.txt — everything a bug report needs, written so that a half-written
+// graph.dot/svg, error.svg and bucket.txt (and on request inputs.json, expected.json for Polygraphy) — everything a bug report needs, written so that a half-written
 // bundle never looks complete (bucket.txt comes last).
 #pragma once
 
@@ -13,12 +13,20 @@
 
 namespace reduce {
 
+// What a bundle holds besides the files every bundle has.
+struct BundleOptions {
+  // inputs.json (Polygraphy's --load-inputs: one feed dict) and expected.json (RunResults of the
+  // reference, --load-outputs), next to inputs/ and expected/, which every bundle keeps.
+  bool polygraphy = false;
+};
+
 // Op type -> count, without Constant nodes.
 std::map<std::string, size_t> op_type_counts(const Graph& graph);
 
 // The folder policy of `reduce -o DIR`, checked before any work. DIR may be missing, empty, or an
 // earlier bundle: a folder holding only bundle files (model.onnx, model.data, inputs/, expected/,
-// actual/, report.json, report.md, graph.dot, graph.svg, error.svg, journal, bucket.txt and their hidden
+// actual/, report.json, report.md, graph.dot, graph.svg, error.svg, journal, bucket.txt, inputs.json,
+// expected.json and their hidden
 // temporaries) of which at least one is `journal` (written with every best-so-far model) or
 // `report.json` (written with every finished bundle). Refused: DIR when `model` lies inside it (the
 // bundle would replace it), a file, or any other non-empty folder. `resume` needs an earlier bundle.
@@ -31,7 +39,10 @@ Status write_bundle_model(const std::filesystem::path& dir, const CandidateRun& 
 // Writes the whole bundle for `candidate`: runs it once more on the engine for `actual/`. `report`
 // comes with the search facts; the reproducer's facts (graph, verdict, engine) are filled in here.
 // `cancel` (Ctrl-C) ends the drawing of graph.svg, never the files a bug report needs.
+// With `options.polygraphy`, a tensor Polygraphy cannot hold (bfloat16) leaves the JSON files out
+// and says so in report.md; the bundle is written all the same.
 Status write_bundle(const std::filesystem::path& dir, Oracle& oracle, const Candidate& candidate,
-                    ReductionReport& report, const std::atomic<bool>* cancel = nullptr);
+                    ReductionReport& report, const std::atomic<bool>* cancel = nullptr,
+                    const BundleOptions& options = {});
 
 }  // namespace reduce

@@ -91,6 +91,10 @@ struct ReductionReport {
   std::string command;      // the exact command to reproduce (shell-quoted)
   std::string environment;  // compiler, system, CPU
   bool graph_svg = false;   // graph.svg was rendered next to graph.dot
+  // --save-format polygraphy: inputs.json and expected.json were written (or why not, when the
+  // tensors have no Polygraphy form); report.md only.
+  bool polygraphy_files = false;
+  std::string polygraphy_files_note;
   // Where error is born in the original model (numeric failures): the report.md section (empty: not
   // traced), the nodes that add the error of the worst output (largest first), the node where a
   // non-finite value is born, and whether error.svg was drawn.

@@ -12,6 +12,7 @@
 
 #include "oracle/oracle.h"
 #include "reducer/reducer.h"
+#include "session/bundle.h"
 #include "session/report.h"
 
 namespace reduce {
@@ -23,6 +24,7 @@ struct SessionOptions {
   // Search options; the session sets the callbacks, the stop flag and `start` (from the journal).
   ReduceOptions reduce;
   bool resume = false;  // continue from out_dir's journal
+  BundleOptions bundle;  // files the bundle holds on request (Polygraphy's)
   InputSamples samples;  // recorded in the report
   ControlFlowReport control_flow;  // what was inlined before (the session fills nodes_in_bodies)
 };

@@ -1,0 +1,61 @@
+// The `trt[:OPTIONS]` engine spec: TensorRT run through Polygraphy or trtexec, whichever is on PATH,
+// as a command engine (docs/tensorrt.md). Options: precisions `fp16`, `bf16`, `int8`, `tf32`; nodes
+// kept in FP32 (`fp32=NODE+NODE|@FILE`); `tool=polygraphy|trtexec` to choose the tool.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/fp32_nodes.h"
+
+namespace reduce {
+
+enum class TrtTool { Auto, Polygraphy, Trtexec };
+
+struct TrtOptions {
+  // Precisions TensorRT may use besides FP32. Without tf32 both tools run FP32 layers without TF32
+  // (Polygraphy's default; trtexec gets --noTF32), so that `trt` alone is plain FP32.
+  bool fp16 = false;
+  bool bf16 = false;
+  bool int8 = false;
+  bool tf32 = false;
+  Fp32Nodes fp32_nodes;  // layers kept in FP32 under a precision constraint (`obey`)
+  TrtTool tool = TrtTool::Auto;
+
+  bool reduced_precision() const { return fp16 || bf16 || int8; }
+};
+
+// Parses the options after `trt:` (a comma list). Errors are one line: an unknown option (listing
+// the known ones), an unknown tool, a bad fp32= set (Error::where is its file for @FILE).
+Expected<TrtOptions> parse_trt_options(std::string_view options);
+// Canonical form: `fp16,bf16,int8,tf32,fp32=A+B,tool=T` (only those set), empty for the defaults.
+std::string to_string(const TrtOptions& options);
+
+// The command the preset runs: the program found on PATH and its arguments, with the placeholders
+// of a command template ({model}; {inputs_json}, {outputs_json} for Polygraphy; {trtexec_inputs},
+// {trtexec_output_json} for trtexec). The FP32 layer flags are not in it: they depend on the model
+// run (trt_fp32_arguments).
+struct TrtCommand {
+  TrtTool tool = TrtTool::Polygraphy;  // never Auto
+  std::vector<std::string> argv;
+};
+
+// Finds the tool in the folders of `path_variable` (a PATH value): the one `options.tool` names, or
+// Polygraphy, else trtexec. Errors (one line) say what to install.
+Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view path_variable);
+
+// The flags that keep `nodes` in FP32 with `tool`, appended to argv as they are (node names are
+// model data: never split, never filled as placeholders): Polygraphy `--precision-constraints obey
+// --layer-precisions N:float32 ...`, trtexec `--precisionConstraints=obey --layerPrecisions=N:fp32,...`.
+// None when `nodes` is empty. Errors name a node the tool's syntax cannot express (trtexec: a `,`
+// or `'`; Polygraphy: a leading `-`, which its argument parser would take for a flag).
+Expected<std::vector<std::string>> trt_fp32_arguments(TrtTool tool, const std::vector<std::string>& nodes);
+
+// argv as one line a person can paste into a POSIX shell (arguments quoted where needed).
+std::string shell_command_line(const std::vector<std::string>& argv);
+
+std::string_view trt_tool_name(TrtTool tool);
+
+}  // namespace reduce

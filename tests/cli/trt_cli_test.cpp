@@ -1,0 +1,157 @@
+// `--engine trt:...` end to end through a stand-in for `polygraphy run` (a shell script, not Polygraphy,
+// no TensorRT): it parses Polygraphy's flags, reads and writes Polygraphy's JSON files, and computes
+// with `reduce run` on the optimized engine (fp16/bf16 and --layer-precisions honoured, a fault
+// injected). Also: no tool on PATH is exit 2 with one line; bundles in Polygraphy's format.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/polygraphy_json.h"
+#include "core/tensor_file.h"
+#include "fault_models.h"
+#include "process_support.h"
+
+namespace reduce {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_bytes;
+using testing::TempDir;
+using testing::write_bytes;
+
+// The stand-in `polygraphy` in dir/bin; it injects the fault named by $FAULT (none when empty) and runs
+// $REDUCE (both set by run_with_path). Returns the folder.
+std::string install_polygraphy_stand_in(const TempDir& dir) {
+  fs::create_directories(dir / "bin");
+  const auto script = dir / "bin" / "polygraphy";
+  write_bytes(script, R"SH(#!/bin/sh
+# Stand-in for `polygraphy run MODEL --trt [--fp16|--bf16] --load-inputs IN --save-outputs OUT
+# [--precision-constraints obey --layer-precisions NAME:float32 ...]`: not Polygraphy, no TensorRT.
+[ "$1" = run ] || { echo "polygraphy stand-in: expected 'run'" >&2; exit 2; }
+model=$2; shift 2
+precision=; constraints=; in=; out=; names=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --trt) ;;
+    --fp16|--bf16) precision=${1#--} ;;
+    --load-inputs) in=$2; shift ;;
+    --save-outputs) out=$2; shift ;;
+    --precision-constraints) constraints=$2; shift ;;
+    --layer-precisions)
+      while [ $# -gt 1 ] && [ "${2#--}" = "$2" ]; do names="$names${2%:float32}
+"; shift; done ;;
+    *) echo "polygraphy stand-in: unknown flag $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+options=$precision
+if [ "$constraints" = obey ] && [ -n "$names" ]; then
+  printf '%s' "$names" > "$out.fp32.txt"
+  options="${options:+$options,}fp32=@$out.fp32.txt"
+fi
+[ -n "$FAULT" ] && options="${options:+$options,}fault=$FAULT"
+exec "$REDUCE" run "$model" --engine "opt${options:+:$options}" --inputs "$in" --save-format polygraphy --save-outputs "$out"
+)SH");
+  chmod(script.c_str(), 0755);
+  return (dir / "bin").string();
+}
+
+// `reduce ARGS` with PATH = bin first (the stand-ins), FAULT and REDUCE for the stand-in.
+testing::ProcessRun run_with_path(const std::string& bin, const std::string& fault, std::vector<std::string> args) {
+  const std::string reduce = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  args.insert(args.begin(), {"env", "PATH=" + bin + ":/usr/bin:/bin", "FAULT=" + fault, "REDUCE=" + reduce, reduce});
+  return testing::run_process(args);
+}
+
+TEST(TrtCli, ReducesThroughAPolygraphyStandInToTheFaultsOneNode) {
+  TempDir dir;
+  const std::string bin = install_polygraphy_stand_in(dir);
+  write_bytes(dir / "chain.onnxtxt", testing::kBroadcastChain);
+  const auto out = dir / "bundle";
+  auto r = run_with_path(bin, "broadcast-batch1",
+                         {(dir / "chain.onnxtxt").string(), "--engine", "trt:fp16", "-j", "2", "-o", out.string(),
+                          "--save-format", "polygraphy"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+  EXPECT_EQ(report.at("engine"), "trt:fp16");
+  EXPECT_EQ(report.at("reduced").at("nodes"), 1) << report.dump(2);
+  EXPECT_EQ(report.at("reduced").at("op_types").dump(), R"({"Mul":1})");
+  const std::string md = read_bytes(out / "report.md");
+  EXPECT_NE(md.find("**Engine command:** `" + bin + "/polygraphy run {model} --trt --fp16 --load-inputs {inputs_json}"),
+            std::string::npos)
+      << md;
+  // The bundle's Polygraphy files hold what inputs/ and expected/ hold.
+  EXPECT_NE(md.find("polygraphy run model.onnx --trt --load-inputs inputs.json --load-outputs expected.json"), std::string::npos);
+  auto inputs = read_polygraphy_json(out / "inputs.json");
+  auto expected = read_polygraphy_json(out / "expected.json");
+  ASSERT_TRUE(inputs.ok() && expected.ok()) << (inputs.ok() ? expected.error().message() : inputs.error().message());
+  ASSERT_EQ(inputs->size(), 1u);
+  ASSERT_EQ(expected->size(), 1u);
+  const auto pb_files = std::distance(fs::directory_iterator(out / "inputs"), fs::directory_iterator());
+  ASSERT_EQ((*inputs)[0].tensors.size(), static_cast<size_t>(pb_files));
+  ASSERT_GE(pb_files, 1);
+  for (size_t k = 0; k < (*inputs)[0].tensors.size(); ++k) {
+    auto pb = read_tensor_pb(out / "inputs" / ("input_" + std::to_string(k) + ".pb"));
+    ASSERT_TRUE(pb.ok());
+    EXPECT_EQ((*inputs)[0].tensors[k].name, pb->name);
+    EXPECT_TRUE((*inputs)[0].tensors[k].tensor.equals(pb->tensor));
+  }
+  auto pb = read_tensor_pb(out / "expected" / "output_0.pb");
+  ASSERT_TRUE(pb.ok());
+  ASSERT_EQ((*expected)[0].tensors.size(), 1u);
+  EXPECT_EQ((*expected)[0].tensors[0].name, pb->name);
+  EXPECT_TRUE((*expected)[0].tensors[0].tensor.equals(pb->tensor));
+}
+
+TEST(TrtCli, PrecisionThroughAPolygraphyStandInFindsTheFp16OverflowSet) {
+  TempDir dir;
+  const std::string bin = install_polygraphy_stand_in(dir);
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
+  const auto out = dir / "set";
+  auto r = run_with_path(bin, "", {"precision", model, "--engine", "trt:fp16", "-j", "2", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(read_bytes(out / "precision.txt"), "square\nvar\nve\nstd\n");
+  // The set through the stand-in's --layer-precisions: the model passes with it, fails without.
+  auto check = run_with_path(bin, "", {"check", (out / "model.onnx").string(), "--engine",
+                                       "trt:fp16,fp32=@" + (out / "precision.txt").string()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("engine command: " + bin +
+                           "/polygraphy run {model} --trt --fp16 --load-inputs {inputs_json} --save-outputs {outputs_json} "
+                           "--precision-constraints obey --layer-precisions square:float32 var:float32 ve:float32 "
+                           "std:float32\n"),
+            std::string::npos)
+      << check.out;
+  auto fails = run_with_path(bin, "", {"check", (out / "model.onnx").string(), "--engine", "trt:fp16"});
+  EXPECT_EQ(fails.exit_code, 1) << fails.out << fails.err;
+}
+
+TEST(TrtCli, WithoutPolygraphyOrTrtexecOnPathItIsExit2WithOneLine) {
+  TempDir dir;
+  fs::create_directories(dir / "empty");
+  write_bytes(dir / "chain.onnxtxt", testing::kBroadcastChain);
+  for (std::vector<std::string> args : {std::vector<std::string>{"check", (dir / "chain.onnxtxt").string()},
+                                        std::vector<std::string>{(dir / "chain.onnxtxt").string(), "-o",
+                                                                 (dir / "out").string()}}) {
+    args.insert(args.end(), {"--engine", "trt:fp16"});
+    auto r = run_with_path((dir / "empty").string(), "", args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err,
+              "error: trt:fp16: neither polygraphy nor trtexec is on PATH; install TensorRT's trtexec (its bin/ folder on "
+              "PATH) or Polygraphy (`pip install polygraphy`, with TensorRT's Python package)\n");
+  }
+}
+
+TEST(TrtCli, ABundleFormatOtherThanPbOrPolygraphyIsExit2) {
+  TempDir dir;
+  write_bytes(dir / "chain.onnxtxt", testing::kBroadcastChain);
+  auto r = testing::run_reduce({(dir / "chain.onnxtxt").string(), "--engine", "opt:fault=broadcast-batch1", "-o",
+                                (dir / "out").string(), "--save-format", "npy"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: --save-format: a bundle is pb or polygraphy, not 'npy'\n");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+}  // namespace
+}  // namespace reduce
