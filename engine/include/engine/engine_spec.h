@@ -1,5 +1,5 @@
 // Engine specs: the strings that name an engine everywhere (`ref`, `opt:fp16,fault=...`, `opencv`,
-// `cmd:TEMPLATE`, `isolated:SPEC`), parsed once into an EngineSpec, and the one factory that turns
+// `ort:opt=disable`, `cmd:TEMPLATE`, `isolated:SPEC`), parsed once into an EngineSpec, and the one factory that turns
 // a spec into an Engine.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/optimized.h"
+#include "engine/ort.h"
 
 namespace reduce {
 
@@ -24,19 +25,21 @@ enum class EngineKind {
   Cmd,              // `cmd[fp32=...]:TEMPLATE`: a command per run
   Check,            // `check[fp32=...]:TEMPLATE`: a script that decides by itself (not an engine: no outputs)
   Isolated,         // `isolated:SPEC`: SPEC in a worker process
+  Ort,              // `ort[:OPTIONS]`: ONNX Runtime in a Node.js worker process
 };
 
 // A parsed engine spec. Build one with parse_engine_spec; to_string gives it back in canonical form.
 struct EngineSpec {
   EngineKind kind = EngineKind::Ref;
   OptimizedOptions opt;                     // Opt: precision, faults, disabled passes
+  OrtOptions ort;                           // Ort: optimization level, threads, execution provider
   std::string command;                      // Cmd, Check: the command template (never empty)
   Fp32Nodes fp32_nodes;                     // Cmd, Check: `[fp32=...]`, given as {fp32_nodes}, {fp32_nodes_file}
   std::shared_ptr<const EngineSpec> inner;  // Isolated: the spec the worker runs (never Isolated or Check)
 
   // The spec that computes: the wrapped one for `isolated:`, else this one.
   const EngineSpec& innermost() const { return inner ? inner->innermost() : *this; }
-  // The engine that reads candidate models is not this project's own (a command, a check: script,
+  // The engine that reads candidate models is not this project's own (a command, a check: script, ONNX Runtime,
   // OpenCV), isolated or not: it gets only models the ONNX checker accepts.
   bool external() const;
   // Reduced precision of the optimized engine (FP32 for every other engine).

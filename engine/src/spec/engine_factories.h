@@ -18,4 +18,8 @@ Expected<std::unique_ptr<Engine>> make_command_engine(std::string_view command_t
 // `opencv`: OpenCV's DNN module in this process; an error when OpenCV was not found at build time.
 Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment& environment);
 
+// `ort[:OPTIONS]`: ONNX Runtime in Node.js worker processes; an error when onnxruntime-node is not
+// installed (ort_install_folder()), `node` cannot start, or the provider is not available.
+Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, const EngineEnvironment& environment);
+
 }  // namespace reduce

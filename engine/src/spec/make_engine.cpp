@@ -20,6 +20,7 @@ Expected<std::unique_ptr<Engine>> make_engine(const EngineSpec& spec, const Engi
       return make_isolated_engine("opencv-inprocess", environment);
     case EngineKind::OpenCVInProcess: return make_opencv_engine(environment);
     case EngineKind::Isolated: return make_isolated_engine(to_string(*spec.inner), environment);
+    case EngineKind::Ort: return make_ort_engine(spec.ort, environment);
     case EngineKind::Check:
       return Error{to_string(spec), "a check: script decides by itself; it is not an engine that computes outputs"};
   }
@@ -38,6 +39,9 @@ std::vector<std::pair<std::string, std::string>> engine_spec_help() {
            "fp32=NODE+NODE|@FILE (nodes kept in FP32), fault=NAME[+NAME...], no-PASS (docs/engine.md, docs/faults.md)"},
           {"opencv", "OpenCV DNN (CPU), in a worker process so that its crashes become 'crash' errors"},
           {"opencv-inprocess", "OpenCV DNN (CPU) in this process (faster; a crash ends the tool)"},
+          {"ort[:OPTIONS]",
+           "ONNX Runtime 1.30 (onnxruntime-node, scripts/ort/install.sh) in a persistent Node.js worker; OPTIONS is a "
+           "comma list of opt=disable|basic|extended|all (default all), threads=N, ep=cpu (docs/onnxruntime.md)"},
           {"cmd:TEMPLATE", "a command that runs {model} on {inputs} (input_K.pb) and writes {outputs} (output_K.pb or NAME.npy)"},
           {"cmd[fp32=NODE+NODE|@FILE]:TEMPLATE",
            "the same, with nodes to keep in FP32 given to the command as {fp32_nodes} (comma-separated) and "
