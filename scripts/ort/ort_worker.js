@@ -165,7 +165,8 @@ function start() {
   }
   send(T.HELLO, 0, Buffer.from(`onnxruntime-node ${version}`));
   return [ort, {
-    graphOptimizationLevel: level, intraOpNumThreads: Number(threads), interOpNumThreads: 1,
+    graphOptimizationLevel: level === 'disable' ? 'disabled' : level,  // reduce's word, then ORT's
+    intraOpNumThreads: Number(threads), interOpNumThreads: 1,
     executionMode: 'sequential', executionProviders: [provider], logSeverityLevel: 3,
   }];
 }
