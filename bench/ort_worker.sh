@@ -5,12 +5,12 @@
 # the exact reference) and the polygraphy-linear strategy at -j 1: one engine run per check, none
 # cached, as many checks as nodes. A run that is not done after LIMIT seconds is stopped with SIGINT
 # (as Ctrl-C) and measured on the checks it made. Prints a Markdown table for bench/RESULTS.md.
-# usage: bench/ort_worker.sh [BUILD_DIR (Release; default build)] [SIZES (100,1000)] [LIMIT (300)]
+# usage: bench/ort_worker.sh [BUILD_DIR (Release; default build)] [SIZES (100,1000)] [LIMIT (180)]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 sizes="${2:-100,1000}"
-limit="${3:-300}"
+limit="${3:-180}"
 ort="$("$root/scripts/ort/install.sh" | tail -1)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -30,7 +30,7 @@ for size in "${size_list[@]}"; do
   for engine in "${engines[@]}"; do
     log="$work/$size-${engine%%:*}.log"
     status=0
-    REDUCE_ORT_DIR="$ort" timeout -s INT "$limit" "$build/reduce" "$model" --engine "$engine" --atol 0 --rtol 0 \
+    REDUCE_ORT_DIR="$ort" timeout -k 120 -s INT "$limit" "$build/reduce" "$model" --engine "$engine" --atol 0 --rtol 0 \
       --strategy polygraphy-linear -j 1 -o "$work/out-$size-${engine%%:*}" >"$log" 2>&1 || status=$?
     # The search's own count and time: the summary line "N checks, M cache hits, S s" of a finished
     # run, else the last "progress: ..., N checks (M cached), ..., S s, ..." line before the stop.
