@@ -121,13 +121,15 @@ TEST(OrtCli, ACorpusModelReducesWithOpenCvAgainstOnnxRuntime) {
   const std::string report = read_bytes(dir / "out" / "report.json");
   EXPECT_NE(report.find("\"reference\": \"ort\""), std::string::npos) << report;
   EXPECT_NE(report.find("\"one_minimal\": true"), std::string::npos) << report;
-  // The reproducer still fails on OpenCV, checked against ONNX Runtime, and is smaller than the model.
+  // The reproducer still fails on OpenCV, checked against ONNX Runtime.
   auto check = run_reduce({"check", (dir / "out" / "model.onnx").string(), "--engine", "opencv", "--reference", "ort",
                            "--inputs", (dir / "out" / "inputs").string()});
   EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
   EXPECT_NE(check.out.find("FAIL (error)"), std::string::npos) << check.out;
+  // OpenCV's assertion in total() comes down to one Mul node (as on PP-OCR rec, docs/engine.md).
   auto info = run_reduce({"info", (dir / "out" / "model.onnx").string()});
-  EXPECT_EQ(info.out.find("(10 nodes)"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("nodes: 1 ("), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("  Mul: 1\n"), std::string::npos) << info.out;
 }
 
 // (A restart inside one engine, the same prepared model running again, is in ort_engine_test.cpp.)
