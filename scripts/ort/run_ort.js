@@ -1,7 +1,9 @@
-// Runs an ONNX model with ONNX Runtime (onnxruntime-node) on input_K.npy files and writes output_K.npy.
+// Runs an ONNX model with ONNX Runtime (onnxruntime-node) on input_K.npy (or input_K.pb) files and writes output_K.npy.
 // usage: node run_ort.js ORT_DIR MODEL INPUT_DIR OUTPUT_DIR [--threads N] [--repeat N]
 // input_K.npy binds to the K-th model input (inputs with initializers excluded, as in `reduce run
 // --save-inputs`); output_K.npy is the K-th graph output. With --repeat it prints the median time.
+// input_K.pb (a TensorProto with raw_data, as the `cmd:` engine writes them) is read when there is
+// no .npy, so that `--engine 'cmd:node run_ort.js ORT_DIR {model} {inputs} {outputs}'` works.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -32,6 +34,49 @@ function readNpy(file) {
   const copy = new ArrayBuffer(count * type[1].BYTES_PER_ELEMENT);
   new Uint8Array(copy).set(bytes.subarray(0, copy.byteLength));
   return { type: type[0], data: new type[1](copy), dims };
+}
+
+const kOnnxTypes = {  // TensorProto.DataType -> [ort type, typed array]
+  1: ['float32', Float32Array], 2: ['uint8', Uint8Array], 3: ['int8', Int8Array], 4: ['uint16', Uint16Array],
+  5: ['int16', Int16Array], 6: ['int32', Int32Array], 7: ['int64', BigInt64Array], 9: ['bool', Uint8Array],
+  10: ['float16', Uint16Array], 11: ['float64', Float64Array], 12: ['uint32', Uint32Array], 13: ['uint64', BigUint64Array],
+};
+
+// A TensorProto with dims (1), data_type (2) and raw_data (9); other fields are skipped.
+function readPb(file) {
+  const buf = fs.readFileSync(file);
+  let at = 0;
+  const varint = () => {
+    let v = 0n, shift = 0n;
+    for (;;) {
+      const b = buf[at++];
+      v |= BigInt(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+      shift += 7n;
+    }
+  };
+  const dims = [];
+  let type = 0, raw = null;
+  while (at < buf.length) {
+    const key = Number(varint()), field = key >> 3, wire = key & 7;
+    if (wire === 0) {
+      const v = varint();
+      if (field === 1) dims.push(Number(v));
+      if (field === 2) type = Number(v);
+    } else if (wire === 2) {
+      const n = Number(varint()), end = at + n;
+      if (field === 1) while (at < end) dims.push(Number(varint()));  // packed dims
+      if (field === 9) raw = buf.subarray(at, end);
+      at = end;
+    } else if (wire === 5) at += 4;
+    else if (wire === 1) at += 8;
+    else throw new Error(`${file}: unsupported protobuf wire type ${wire}`);
+  }
+  const t = kOnnxTypes[type];
+  if (!t || !raw) throw new Error(`${file}: needs a TensorProto of a numeric type with raw_data`);
+  const copy = new ArrayBuffer(raw.length);
+  new Uint8Array(copy).set(raw);
+  return { type: t[0], data: new t[1](copy), dims };
 }
 
 function writeNpy(file, tensor) {
@@ -72,7 +117,8 @@ async function main() {
   });
   const feeds = {};
   session.inputNames.forEach((name, k) => {
-    const t = readNpy(path.join(inputDir, `input_${k}.npy`));
+    const npy = path.join(inputDir, `input_${k}.npy`);
+    const t = fs.existsSync(npy) ? readNpy(npy) : readPb(path.join(inputDir, `input_${k}.pb`));
     feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
   });
   const times = [];

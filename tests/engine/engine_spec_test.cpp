@@ -27,7 +27,8 @@ TEST(EngineSpec, EveryKindPrintsBackUnchanged) {
   for (const char* text : {"ref", "opt", "opt:fp16", "opt:bf16,fault=broadcast-batch1+layernorm-drop-eps,no-constant-folding",
                            "opencv", "opencv-inprocess", "cmd:python3 run.py {model} {inputs} {outputs}",
                            "check:./check.sh {model}", "isolated:ref", "isolated:opt:fp16,fault=attention-unstable-softmax",
-                           "isolated:cmd:engine --model {model} --out {outputs}", "isolated:opencv-inprocess"}) {
+                           "isolated:cmd:engine --model {model} --out {outputs}", "isolated:opencv-inprocess", "ort",
+                           "ort:opt=disable", "ort:opt=basic,threads=4", "ort:opt=extended,threads=1,ep=cuda"}) {
     EXPECT_EQ(to_string(parsed(text)), text);
     EXPECT_EQ(parsed(to_string(parsed(text))), parsed(text)) << text;
   }
@@ -57,6 +58,37 @@ TEST(EngineSpec, NonCanonicalOptionsPrintInCanonicalOrder) {
             "opt:fault=broadcast-batch1+layernorm-drop-eps");
 }
 
+TEST(EngineSpec, OrtOptionsAreParsedOnceAndPrintCanonically) {
+  const EngineSpec spec = parsed("ort:threads=2,opt=basic");
+  EXPECT_EQ(spec.kind, EngineKind::Ort);
+  EXPECT_EQ(spec.ort.optimization, OrtOptimization::Basic);
+  EXPECT_EQ(spec.ort.threads, 2);
+  EXPECT_EQ(spec.ort.provider, "cpu");
+  EXPECT_EQ(to_string(spec), "ort:opt=basic,threads=2");
+  // Defaults are not printed: these are all plain `ort`.
+  for (const char* text : {"ort", "ort:", "ort:opt=all", "ort:threads=0", "ort:ep=cpu", "ort:opt=basic,opt=all"})
+    EXPECT_EQ(to_string(parsed(text)), "ort") << text;
+  EXPECT_EQ(parsed("ort:ep=webgpu").ort.provider, "webgpu");
+  EXPECT_EQ(parsed("ort:opt=disable").precision(), Precision::FP32);
+  EXPECT_FALSE(parsed("ort").controls_precision());
+}
+
+TEST(EngineSpec, BadOrtOptionsAreOneLineErrors) {
+  EXPECT_EQ(problem("ort:opt=fast"), "unknown optimization level 'fast' (known: disable, basic, extended, all)");
+  EXPECT_EQ(problem("ort:fp16"), "unknown option 'fp16' (known: opt=disable|basic|extended|all, threads=N, ep=NAME)");
+  EXPECT_EQ(problem("ort:opt"), "unknown option 'opt' (known: opt=disable|basic|extended|all, threads=N, ep=NAME)");
+  EXPECT_NE(problem("ort:threads=many").find("threads=many: expected a number of threads"), std::string::npos);
+  EXPECT_NE(problem("ort:threads=-1").find("threads=-1: expected"), std::string::npos);
+  EXPECT_NE(problem("ort:threads=99999").find("threads=99999: expected"), std::string::npos);
+  EXPECT_EQ(problem("ort:ep=tpu"), "unknown execution provider 'tpu' (known: cpu, cuda, tensorrt, webgpu, dml, coreml)");
+  EXPECT_EQ(problem("ort:opt=basic,"), "empty option in 'opt=basic,'");
+  EXPECT_EQ(problem("ort:,opt=basic"), "empty option in ',opt=basic'");
+  EXPECT_EQ(problem("isolated:ort"), "'ort' runs in a worker process already; use it without isolated:");
+  auto fp32 = with_fp32_nodes(parsed("ort"), Fp32Nodes{{"a"}, ""});
+  ASSERT_FALSE(fp32.ok());
+  EXPECT_EQ(fp32.error().where, "ort");
+}
+
 TEST(EngineSpec, IsolatedWrapsTheSpecItNames) {
   const EngineSpec spec = parsed("isolated:opt:bf16,fault=input-binding-order");
   EXPECT_EQ(spec.kind, EngineKind::Isolated);
@@ -69,7 +101,7 @@ TEST(EngineSpec, IsolatedWrapsTheSpecItNames) {
 
 TEST(EngineSpec, ExternalEnginesAreTheOnesThatAreNotOurs) {
   for (const char* text : {"cmd:x {outputs}", "isolated:cmd:x {outputs}", "check:x", "opencv", "opencv-inprocess",
-                           "isolated:opencv-inprocess"})
+                           "isolated:opencv-inprocess", "ort", "ort:opt=disable"})
     EXPECT_TRUE(parsed(text).external()) << text;
   for (const char* text : {"ref", "opt:fp16", "isolated:ref", "isolated:opt"}) EXPECT_FALSE(parsed(text).external()) << text;
 }
@@ -77,7 +109,7 @@ TEST(EngineSpec, ExternalEnginesAreTheOnesThatAreNotOurs) {
 TEST(EngineSpec, UnknownKindListsTheKnownOnes) {
   const std::string what = problem("optimized:fp16");
   EXPECT_NE(what.find("unknown engine 'optimized'"), std::string::npos) << what;
-  for (const char* kind : {"ref", "opt", "opencv", "cmd:TEMPLATE", "check:TEMPLATE", "isolated:SPEC"})
+  for (const char* kind : {"ref", "opt", "opencv", "ort[:OPTIONS]", "cmd:TEMPLATE", "check:TEMPLATE", "isolated:SPEC"})
     EXPECT_NE(what.find(kind), std::string::npos) << kind;
   EXPECT_NE(problem("").find("unknown engine ''"), std::string::npos);
 }

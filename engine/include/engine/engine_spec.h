@@ -1,5 +1,5 @@
 // Engine specs: the strings that name an engine everywhere (`ref`, `opt:fp16,fault=...`, `opencv`,
-// `trt:fp16`, `cmd:TEMPLATE`, `isolated:SPEC`), parsed once into an EngineSpec, and the one factory that turns
+// `trt:fp16`, `ort:opt=disable`, `cmd:TEMPLATE`, `isolated:SPEC`), parsed once into an EngineSpec, and the one factory that turns
 // a spec into an Engine.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/optimized.h"
 #include "engine/trt_preset.h"
+#include "engine/ort.h"
 
 namespace reduce {
 
@@ -26,6 +27,7 @@ enum class EngineKind {
   Cmd,              // `cmd[fp32=...]:TEMPLATE`: a command per run
   Check,            // `check[fp32=...]:TEMPLATE`: a script that decides by itself (not an engine: no outputs)
   Isolated,         // `isolated:SPEC`: SPEC in a worker process
+  Ort,              // `ort[:OPTIONS]`: ONNX Runtime in a Node.js worker process
 };
 
 // A parsed engine spec. Build one with parse_engine_spec; to_string gives it back in canonical form.
@@ -33,6 +35,7 @@ struct EngineSpec {
   EngineKind kind = EngineKind::Ref;
   OptimizedOptions opt;                     // Opt: precision, faults, disabled passes
   TrtOptions trt;                           // Trt: precisions, FP32 nodes, tool
+  OrtOptions ort;                           // Ort: optimization level, threads, execution provider
   std::string command;                      // Cmd, Check: the command template (never empty)
   Fp32Nodes fp32_nodes;                     // Cmd, Check: `[fp32=...]`, given as {fp32_nodes}, {fp32_nodes_file}
   std::shared_ptr<const EngineSpec> inner;  // Isolated: the spec the worker runs (never Isolated or Check)
@@ -40,7 +43,7 @@ struct EngineSpec {
   // The spec that computes: the wrapped one for `isolated:`, else this one.
   const EngineSpec& innermost() const { return inner ? inner->innermost() : *this; }
   // The engine that reads candidate models is not this project's own (a command, a check: script,
-  // TensorRT, OpenCV), isolated or not: it gets only models the ONNX checker accepts.
+  // TensorRT, ONNX Runtime, OpenCV), isolated or not: it gets only models the ONNX checker accepts.
   bool external() const;
   // Reduced float precision of the optimized engine or of `trt` (bf16 when it is allowed, else fp16
   // when it is; int8 and tf32 alone count as FP32), FP32 for every other engine: picks the default

@@ -39,4 +39,8 @@ Expected<std::unique_ptr<Engine>> make_trt_engine(const TrtOptions& options, con
 // `opencv`: OpenCV's DNN module in this process; an error when OpenCV was not found at build time.
 Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment& environment);
 
+// `ort[:OPTIONS]`: ONNX Runtime in Node.js worker processes; an error when onnxruntime-node is not
+// installed (ort_install_folder()), `node` cannot start, or the provider is not available.
+Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, const EngineEnvironment& environment);
+
 }  // namespace reduce

@@ -14,7 +14,7 @@ struct KindName {
 constexpr KindName kKinds[] = {{EngineKind::Ref, "ref"},       {EngineKind::Opt, "opt"},
                                {EngineKind::OpenCV, "opencv"}, {EngineKind::OpenCVInProcess, "opencv-inprocess"},
                                {EngineKind::Trt, "trt"},       {EngineKind::Cmd, "cmd"},       {EngineKind::Check, "check"},
-                               {EngineKind::Isolated, "isolated"}};
+                               {EngineKind::Isolated, "isolated"}, {EngineKind::Ort, "ort"}};
 
 std::string_view kind_name(EngineKind kind) {
   for (const auto& k : kKinds)
@@ -50,6 +50,10 @@ Expected<EngineSpec> parse_rest(EngineKind kind, bool has_options, std::string_v
         REDUCE_ASSIGN(spec.trt, parse_trt_options(rest));
       }
       return spec;
+    case EngineKind::Ort: {
+      REDUCE_ASSIGN(spec.ort, parse_ort_options(rest));
+      return spec;
+    }
     case EngineKind::Cmd:
     case EngineKind::Check:
       if (rest.find_first_not_of(" \t") == std::string_view::npos)
@@ -62,6 +66,7 @@ Expected<EngineSpec> parse_rest(EngineKind kind, bool has_options, std::string_v
       if (!inner) return make_error(inner.error().what);
       if (inner->kind == EngineKind::Isolated) return make_error("an isolated engine is already isolated");
       if (inner->kind == EngineKind::Check) return make_error("a check: script is not an engine; it cannot be isolated");
+      if (inner->kind == EngineKind::Ort) return make_error("'ort' runs in a worker process already; use it without isolated:");
       spec.inner = std::make_shared<const EngineSpec>(std::move(*inner));
       return spec;
     }
@@ -94,7 +99,7 @@ Expected<EngineSpec> parse_engine_spec(std::string_view text) {
   }
   return Error{std::string(text),
                "unknown engine '" + std::string(kind) +
-                   "' (known: ref, opt[:OPTIONS], opencv, opencv-inprocess, trt[:OPTIONS], cmd:TEMPLATE, check:TEMPLATE, "
+                   "' (known: ref, opt[:OPTIONS], opencv, opencv-inprocess, trt[:OPTIONS], ort[:OPTIONS], cmd:TEMPLATE, check:TEMPLATE, "
                    "isolated:SPEC)"};
 }
 
@@ -107,6 +112,10 @@ std::string to_string(const EngineSpec& spec) {
     }
     case EngineKind::Trt: {
       const std::string options = to_string(spec.trt);
+      return options.empty() ? name : name + ":" + options;
+    }
+    case EngineKind::Ort: {
+      const std::string options = to_string(spec.ort);
       return options.empty() ? name : name + ":" + options;
     }
     case EngineKind::Cmd:
@@ -125,7 +134,8 @@ bool EngineSpec::external() const {
     case EngineKind::Cmd:
     case EngineKind::Check:
     case EngineKind::OpenCV:
-    case EngineKind::OpenCVInProcess: return true;
+    case EngineKind::OpenCVInProcess:
+    case EngineKind::Ort: return true;
     default: return false;
   }
 }

@@ -21,6 +21,7 @@ Expected<std::unique_ptr<Engine>> make_engine(const EngineSpec& spec, const Engi
       return make_isolated_engine("opencv-inprocess", environment);
     case EngineKind::OpenCVInProcess: return make_opencv_engine(environment);
     case EngineKind::Isolated: return make_isolated_engine(to_string(*spec.inner), environment);
+    case EngineKind::Ort: return make_ort_engine(spec.ort, environment);
     case EngineKind::Check:
       return Error{to_string(spec), "a check: script decides by itself; it is not an engine that computes outputs"};
   }
@@ -52,6 +53,9 @@ std::vector<std::pair<std::string, std::string>> engine_spec_help() {
           {"trt[:OPTIONS]",
            "TensorRT through Polygraphy (`polygraphy run --trt`) or trtexec, whichever is on PATH; OPTIONS is a comma list "
            "of fp16, bf16, int8, tf32, fp32=NODE+NODE|@FILE (layers kept in FP32), tool=polygraphy|trtexec (docs/tensorrt.md)"},
+          {"ort[:OPTIONS]",
+           "ONNX Runtime 1.30 (onnxruntime-node, scripts/ort/install.sh) in a persistent Node.js worker; OPTIONS is a "
+           "comma list of opt=disable|basic|extended|all (default all), threads=N, ep=cpu (docs/onnxruntime.md)"},
           {"cmd:TEMPLATE", "a command that runs {model} on {inputs} (input_K.pb) and writes {outputs} (output_K.pb or NAME.npy)"},
           {"cmd[fp32=NODE+NODE|@FILE]:TEMPLATE",
            "the same, with nodes to keep in FP32 given to the command as {fp32_nodes} (comma-separated) and "
