@@ -390,6 +390,16 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   return v;
 }
 
+Verdict Oracle::rerun(const Candidate& c, const std::atomic<bool>* cancel) {
+  Verdict v = run_candidate(c, cancel, nullptr, 0);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.evaluations;
+  stats_.engine_seconds += v.seconds;
+  if (cancel && cancel->load()) v.cancelled = true;
+  else if (v.invalid) ++stats_.invalid;
+  return v;
+}
+
 void Oracle::set_tolerance(const Tolerance& tolerance) {
   std::lock_guard<std::mutex> lock(mutex_);
   options_.tolerance = tolerance;

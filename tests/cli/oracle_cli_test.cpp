@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "fault_models.h"
 #include "process_support.h"
@@ -77,6 +79,27 @@ TEST(CheckCli, ConfirmRerunsTheFailure) {
   auto r = run_reduce({"check", model, "--engine", "opt:fault=broadcast-batch1", "--confirm", "3"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("confirmed: 3 of 3 runs"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, ConfirmRunsTheEngineAgainAndCallsAFailureSeenOnceFlaky) {
+  TempDir dir;
+  const auto model = write_model(dir, "bb.onnxtxt", kBroadcastChain);
+  // A check: script that fails on its first run only, and counts its runs.
+  const auto count = dir.path() / "runs";
+  const auto script = dir.path() / "once.sh";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\nn=$(cat '" << count.string() << "' 2>/dev/null || echo 0)\necho $((n + 1)) > '" << count.string()
+        << "'\n[ \"$n\" -eq 0 ] && { echo 'engine failed'; exit 1; }\nexit 0\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto r = run_reduce({"check", model, "--engine", "check:" + script.string() + " {model}", "--confirm", "3"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FLAKY: 1 of 3 runs"), std::string::npos) << r.out;
+  std::ifstream runs(count);
+  int n = 0;
+  runs >> n;
+  EXPECT_EQ(n, 3);  // every confirmation ran the script
 }
 
 TEST(CheckCli, DiagnosesInputsBoundInAnotherOrder) {
