@@ -1,6 +1,8 @@
 // Running external programs without a shell: argv as given, time limit, captured output, clean kill.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <filesystem>
@@ -52,6 +54,18 @@ struct ProcessResult {
 // or for the time limit. Thread-safe; the child inherits no descriptors but stdin (/dev/null)
 // and the capture pipe. Errors: empty argv, a program that cannot be started.
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// A worker process that talks over a socket: its descriptor 3 is one end of a new socket pair,
+// stdin is /dev/null, stdout and stderr are appended to `log`, and nothing else is inherited.
+// With `own_group` it runs in its own process group with default signal handling (as run_process
+// does), so a Ctrl-C at the terminal reaches only this process, which stops it itself.
+struct SpawnedWorker {
+  pid_t pid = 0;
+  int socket = -1;  // this process's end (close-on-exec); the caller closes it
+};
+// argv[0] is searched in PATH when it has no '/'. Errors name the program.
+Expected<SpawnedWorker> spawn_socket_worker(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                            const std::filesystem::path& log, bool own_group);
 
 // The last `max_lines` non-empty lines of a program's output, trimmed: the part of stderr that
 // usually says what went wrong, as one line (lines joined with " | "); each line is cut after

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,6 +126,65 @@ std::string last_output_lines(const std::string& output, size_t max_lines) {
   return joined;
 }
 
+namespace {
+
+// Children run in their own process group with the signal handling a fresh program expects.
+struct ChildAttributes {
+  posix_spawnattr_t attributes;
+  explicit ChildAttributes(bool own_group) {
+    posix_spawnattr_init(&attributes);
+    if (!own_group) return;
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&defaults, s);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  }
+  ~ChildAttributes() { posix_spawnattr_destroy(&attributes); }
+  ChildAttributes(const ChildAttributes&) = delete;
+  ChildAttributes& operator=(const ChildAttributes&) = delete;
+};
+
+int spawn(pid_t& pid, const std::string& program, const posix_spawn_file_actions_t& actions, const ChildAttributes& child,
+          std::vector<std::string> args, std::vector<std::string> env) {
+  std::vector<char*> c_args = c_strings(args), c_env = c_strings(env);
+  return program.find('/') == std::string::npos
+             ? posix_spawnp(&pid, program.c_str(), &actions, &child.attributes, c_args.data(), c_env.data())
+             : posix_spawn(&pid, program.c_str(), &actions, &child.attributes, c_args.data(), c_env.data());
+}
+
+}  // namespace
+
+Expected<SpawnedWorker> spawn_socket_worker(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                            const std::filesystem::path& log, bool own_group) {
+  if (argv.empty() || argv[0].empty()) return make_error("spawn_socket_worker: no program given");
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    return Error{argv[0], std::string("cannot create a socket pair: ") + std::strerror(errno)};
+  Fd theirs{fds[1]};
+  const std::string log_path = log.string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_adddup2(&actions, theirs.fd, 3);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  const ChildAttributes child(own_group);
+  SpawnedWorker worker;
+  const int error = spawn(worker.pid, argv[0], actions, child, argv, environment_with(env));
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    ::close(fds[0]);
+    return Error{argv[0], std::strerror(error)};
+  }
+  worker.socket = fds[0];
+  return worker;
+}
+
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
   if (argv.empty() || argv[0].empty()) return make_error("run_process: no program given");
   const std::string program = argv[0];
@@ -145,26 +205,11 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   const std::string cwd = options.working_directory.string();
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
 
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-  std::vector<std::string> args = argv, env = environment_with(options.env);
-  std::vector<char*> c_args = c_strings(args), c_env = c_strings(env);
+  const ChildAttributes child(true);
   const auto start = Clock::now();
   pid_t pid = 0;
-  const int spawn_error = program.find('/') == std::string::npos
-                              ? posix_spawnp(&pid, program.c_str(), &actions, &attributes, c_args.data(), c_env.data())
-                              : posix_spawn(&pid, program.c_str(), &actions, &attributes, c_args.data(), c_env.data());
+  const int spawn_error = spawn(pid, program, actions, child, argv, environment_with(options.env));
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
   write_end.reset();
   if (spawn_error != 0) return Error{program, std::string("cannot start: ") + std::strerror(spawn_error)};
   if (!options.show_output) ::fcntl(read_end.fd, F_SETFL, ::fcntl(read_end.fd, F_GETFL) | O_NONBLOCK);

@@ -37,33 +37,12 @@ class WorkerProcess {
  public:
   static Expected<std::unique_ptr<WorkerProcess>> start(const EngineEnvironment& environment) {
     REDUCE_ASSIGN(TempFolder folder, TempFolder::create("reduce-worker-"));
-    int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
-      return make_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
-    auto worker = std::unique_ptr<WorkerProcess>(new WorkerProcess(std::move(folder), fds[0]));
     const std::string program = environment.worker_program.empty() ? "/proc/self/exe" : environment.worker_program.string();
-    const std::string log = worker->log_path().string();
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-    std::vector<std::string> args{program, "__worker", "3"};
-    std::vector<std::string> env = environment_with(environment.env);
-    std::vector<char*> c_args, c_env;
-    for (auto& a : args) c_args.push_back(a.data());
-    for (auto& e : env) c_env.push_back(e.data());
-    c_args.push_back(nullptr);
-    c_env.push_back(nullptr);
-    const int error = posix_spawn(&worker->pid_, program.c_str(), &actions, nullptr, c_args.data(), c_env.data());
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    if (error != 0) {
-      worker->pid_ = 0;
-      return Error{program, std::string("cannot start the engine worker: ") + std::strerror(error)};
-    }
+    const fs::path log = folder / "log";
+    auto spawned = spawn_socket_worker({program, "__worker", "3"}, environment.env, log, false);
+    if (!spawned) return Error{program, "cannot start the engine worker: " + spawned.error().what};
+    auto worker = std::unique_ptr<WorkerProcess>(new WorkerProcess(std::move(folder), spawned->socket));
+    worker->pid_ = spawned->pid;
     return worker;
   }
 

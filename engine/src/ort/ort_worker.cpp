@@ -45,30 +45,7 @@ Expected<std::unique_ptr<OrtWorker>> OrtWorker::start(const OrtWorkerConfig& con
     out << kOrtWorkerScript;
     if (!out) return Error{script.string(), "cannot write the ONNX Runtime worker script"};
   }
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
-    return make_error(std::string("cannot create a socket pair: ") + std::strerror(errno));
-  auto worker = std::unique_ptr<OrtWorker>(new OrtWorker(std::move(folder), fds[0]));
-  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);  // our end only: deadlines need poll
-  const std::string log = (worker->folder_ / "log").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-  // Its own process group: a Ctrl-C at the terminal reaches reduce, which cancels runs itself.
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  const fs::path log = folder / "log";
   // Arguments are paths and option words, never model data, and no shell sees them.
   std::vector<std::string> args{"node",
                                 script.string(),
@@ -76,20 +53,12 @@ Expected<std::unique_ptr<OrtWorker>> OrtWorker::start(const OrtWorkerConfig& con
                                 std::string(to_string(config.options.optimization)),
                                 std::to_string(config.threads),
                                 config.options.provider};
-  std::vector<std::string> env = environment_with(config.env);
-  std::vector<char*> c_args, c_env;
-  for (auto& a : args) c_args.push_back(a.data());
-  for (auto& e : env) c_env.push_back(e.data());
-  c_args.push_back(nullptr);
-  c_env.push_back(nullptr);
-  const int error = posix_spawnp(&worker->pid_, "node", &actions, &attributes, c_args.data(), c_env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  ::close(fds[1]);
-  if (error != 0) {
-    worker->pid_ = 0;
-    return make_error(std::string("cannot start node (Node.js, needed by the ort engine): ") + std::strerror(error));
-  }
+  // Its own process group: a Ctrl-C at the terminal reaches reduce, which cancels runs itself.
+  auto spawned = spawn_socket_worker(args, config.env, log, true);
+  if (!spawned) return make_error("cannot start node (Node.js, needed by the ort engine): " + spawned.error().what);
+  auto worker = std::unique_ptr<OrtWorker>(new OrtWorker(std::move(folder), spawned->socket));
+  worker->pid_ = spawned->pid;
+  ::fcntl(worker->fd_, F_SETFL, ::fcntl(worker->fd_, F_GETFL) | O_NONBLOCK);  // our end only: deadlines need poll
   worker->started_ = now_seconds();
   worker->timeout_ = kStartSeconds;
   // Not a verdict: a worker that cannot start is an error of the set-up, whatever ended it.
