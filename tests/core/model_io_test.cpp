@@ -86,12 +86,17 @@ TEST(ModelIo, ExternalWeightsAreMappedNotCopied) {
   EXPECT_FALSE(w.writable());  // a view into the mapped file
 }
 
-TEST(ModelIo, WeightsOfTheOriginalExternalDataAreAHardLinkOfItsFileNotACopy) {
-  TempDir dir;
+// model_with_big_weights saved as DIR/m.onnx with its weights in m.data, loaded back (mapped).
+Expected<Model> saved_with_external_weights(const std::filesystem::path& dir) {
   SaveOptions external;
   external.weights = SaveOptions::Weights::External;
-  ASSERT_TRUE(save_model(model_with_big_weights(), dir / "m.onnx", external).ok());
-  auto original = load_model(dir / "m.onnx");
+  REDUCE_TRY(save_model(model_with_big_weights(), dir / "m.onnx", external));
+  return load_model(dir / "m.onnx");
+}
+
+TEST(ModelIo, WeightsOfTheOriginalExternalDataAreAHardLinkOfItsFileNotACopy) {
+  TempDir dir;
+  auto original = saved_with_external_weights(dir.path());
   ASSERT_TRUE(original.ok()) << original.error().message();
   ASSERT_EQ(original->external_data.size(), 1u);
   // A candidate: the original with one more weight of its own, which has no file to link.
@@ -121,10 +126,7 @@ TEST(ModelIo, WeightsOfTheOriginalExternalDataAreAHardLinkOfItsFileNotACopy) {
 
 TEST(ModelIo, AModelWhoseWeightsNoLongerViewTheOriginalFileGetsNoLink) {
   TempDir dir;
-  SaveOptions external;
-  external.weights = SaveOptions::Weights::External;
-  ASSERT_TRUE(save_model(model_with_big_weights(), dir / "m.onnx", external).ok());
-  auto original = load_model(dir / "m.onnx");
+  auto original = saved_with_external_weights(dir.path());
   ASSERT_TRUE(original.ok()) << original.error().message();
   Model filled = *original;
   filled.graph.initializers[0].tensor = Tensor::allocate(DType::Float, {4096}).value();  // filled with 0
