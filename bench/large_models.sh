@@ -13,7 +13,8 @@ models="${REDUCE_MODEL_CACHE:-$root/.cache/models}"
 measure() {  # LABEL COMMAND...: one row "| LABEL | seconds | peak RSS MB | checks |"
   local label="$1"; shift
   rm -rf "$work/out"
-  local t; t="$( { /usr/bin/time -f '%e %M' "$@" >"$work/log" 2>&1; } 2>&1 | tail -1)" || true
+  /usr/bin/time -o "$work/time" -f '%e %M' "$@" >"$work/log" 2>&1 || true
+  local t; t="$(tail -1 "$work/time")"
   local checks="-"
   [[ -f "$work/out/report.json" ]] && checks="$(grep -m1 '"checks"' "$work/out/report.json" | tr -dc 0-9)"
   local peak="-"

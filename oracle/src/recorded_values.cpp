@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <unordered_map>
 
 #include "core/extract.h"
 
@@ -76,10 +77,13 @@ class SpillFile {
   uint64_t size_ = 0;
 };
 
+// Where a value went in the spill file. No member allocates: these are made while the reference
+// runs, between two large allocations, and an allocation that lives on would split the freed large
+// blocks malloc could otherwise reuse (the heap would grow by every value recorded).
 struct SpilledValue {
-  std::string name;
+  size_t name;  // position in the list of node outputs
   DType dtype;
-  Shape shape;
+  size_t dims_at, rank;  // in the flat list of dims
   uint64_t offset;
   uint64_t bytes;
 };
@@ -145,8 +149,18 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
     rec.values_[in.name] = in.tensor;
     hold(in.tensor.byte_size());
   }
+  std::vector<std::string> names;  // node outputs in node order
+  for (const Node& n : model.graph.nodes)
+    for (const auto& v : n.outputs)
+      if (!v.empty()) names.push_back(v);
+  std::unordered_map<std::string_view, size_t> position;
+  position.reserve(names.size());
+  for (size_t k = 0; k < names.size(); ++k) position.emplace(names[k], k);
   std::unique_ptr<SpillFile> file;
   std::vector<SpilledValue> spilled;
+  std::vector<int64_t> dims;
+  spilled.reserve(names.size());
+  dims.reserve(names.size() * 6);
   auto keep = [&](const std::string& name, Tensor value) -> Status {
     const uint64_t bytes = value.byte_size();
     if (bytes < options.spill_bytes && rec.bytes_in_memory_ + bytes <= options.memory_budget) {
@@ -168,16 +182,17 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
       REDUCE_ASSIGN(file, SpillFile::create(dir));
     }
     REDUCE_ASSIGN(uint64_t offset, file->append(value));
-    spilled.push_back({name, value.dtype(), value.shape(), offset, bytes});
+    auto at = position.find(name);
+    if (at == position.end()) return make_error("the reference returned an unrequested value '" + name + "'");
+    spilled.push_back({at->second, value.dtype(), dims.size(), value.rank(), offset, bytes});
+    dims.insert(dims.end(), value.shape().begin(), value.shape().end());
     rec.bytes_spilled_ += bytes;
     return {};
   };
   RunOptions ro;
   ro.cancel = options.cancel;
   if (prepared->streams_outputs()) {
-    for (const Node& n : model.graph.nodes)
-      for (const auto& v : n.outputs)
-        if (!v.empty()) ro.outputs.push_back(v);
+    ro.outputs = names;
     if (!ro.outputs.empty()) REDUCE_TRY(run_streaming(*prepared, feed, ro, keep));
   } else {
     for (auto& group : value_groups(model, uint64_t{1} << 30)) {
@@ -189,8 +204,9 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
   if (file) {
     REDUCE_ASSIGN(auto mapped, file->map());
     for (const auto& s : spilled) {
-      REDUCE_ASSIGN(Tensor view, Tensor::view(s.dtype, s.shape, mapped, mapped->bytes().data() + s.offset, s.bytes));
-      rec.values_[s.name] = std::move(view);
+      Shape shape(dims.begin() + static_cast<ptrdiff_t>(s.dims_at), dims.begin() + static_cast<ptrdiff_t>(s.dims_at + s.rank));
+      REDUCE_ASSIGN(Tensor view, Tensor::view(s.dtype, std::move(shape), mapped, mapped->bytes().data() + s.offset, s.bytes));
+      rec.values_[names[s.name]] = std::move(view);
     }
     rec.spilled_ = std::move(mapped);
   }

@@ -250,7 +250,18 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
     for (const auto& v : g.nodes[i].implicit_inputs) ++reads[v];
   }
   const std::unordered_set<std::string_view> keep(wanted.begin(), wanted.end());
-  std::unordered_set<std::string> streamed;  // wanted values already handed to frame.on_output
+  // Wanted value -> handed to frame.on_output yet. Filled before the run: an allocation that lives
+  // through the run, made between two large ones, would split the freed large blocks malloc could
+  // otherwise reuse, and the heap would grow by every value handed over.
+  std::unordered_map<std::string_view, bool> streamed;
+  if (frame.on_output) {
+    streamed.reserve(wanted.size());
+    for (const auto& w : wanted) streamed.emplace(w, false);
+  }
+  auto was_streamed = [&](std::string_view v) {
+    auto it = streamed.find(v);
+    return it != streamed.end() && it->second;
+  };
   for (size_t i : index_.topological_order()) {
     if (!needed[i]) continue;
     const Node& node = g.nodes[i];
@@ -270,17 +281,17 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
         if (Status f = hooks_->finish_output(node, ctx.output(k)); !f.ok()) return make_error(node_label(node) + ": " + f.error().what);
       if (Status held = frame.put(node.outputs[k], std::move(ctx.output(k))); !held.ok())
         return make_error(node_label(node) + ": " + held.error().what);
-      if (frame.on_output && keep.count(node.outputs[k]) && !streamed.count(node.outputs[k])) {
+      if (frame.on_output && keep.count(node.outputs[k]) && !was_streamed(node.outputs[k])) {
         // Handed over now; the frame keeps it only while later nodes read it.
         const std::string& name = node.outputs[k];
         if (Status st = (*frame.on_output)(name, *frame.find(name)); !st.ok()) return st.error();
-        streamed.insert(name);
+        streamed.find(name)->second = true;
         if (auto it = reads.find(name); it == reads.end() || it->second == 0) frame.drop(name);
       }
     }
     auto release = [&](const std::string& v) {
       auto it = reads.find(v);
-      if (it != reads.end() && --it->second == 0 && (!keep.count(v) || streamed.count(v))) frame.drop(v);
+      if (it != reads.end() && --it->second == 0 && (!keep.count(v) || was_streamed(v))) frame.drop(v);
     };
     for (const auto& v : node.inputs) if (!v.empty()) release(v);
     for (const auto& v : node.implicit_inputs) release(v);
@@ -289,11 +300,11 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
   if (frame.on_output) {
     // Wanted values no node computed here: inputs, initializers, values of enclosing scopes.
     for (const auto& w : wanted) {
-      if (streamed.count(w)) continue;
+      if (was_streamed(w)) continue;
       const Tensor* t = frame.find(w);
       if (!t) return make_error("value '" + w + "' was not computed");
       REDUCE_TRY((*frame.on_output)(w, *t));
-      streamed.insert(w);
+      streamed.find(w)->second = true;
     }
     return out;
   }
