@@ -75,6 +75,27 @@ void add_input_options(po::options_description& opts) {
       ("seed", po::value<uint64_t>()->default_value(0), "seed of the random inputs");
 }
 
+Expected<std::vector<TensorSample>> read_expected_samples(const po::variables_map& vm, const Model& model,
+                                                                     size_t input_samples) {
+  std::vector<TensorSample> out;
+  if (!vm.count("expected")) return out;
+  if (!vm.count("inputs"))
+    return make_error("--expected: expected values belong to the inputs they were computed from; give those with --inputs");
+  for (const auto& path : vm["expected"].as<std::vector<std::string>>()) {
+    REDUCE_ASSIGN(auto read, read_tensor_samples(path, "output"));
+    for (auto& sample : read) {
+      if (out.size() == kMaxTensorSamples)
+        return Error{path, "more than " + std::to_string(kMaxTensorSamples) + " expected samples in all"};
+      REDUCE_ASSIGN(auto bound, bind_expected(model.graph, std::move(sample.tensors), sample.source));
+      out.push_back({sample.source, std::move(bound)});
+    }
+  }
+  if (out.size() != input_samples)
+    return make_error("--expected gives " + std::to_string(out.size()) + " sample(s) for " + std::to_string(input_samples) +
+                      " input sample(s); give one per input sample, in the same order");
+  return out;
+}
+
 Expected<std::vector<InputSample>> prepare_input_samples(const po::variables_map& vm, Model& model,
                                                          const std::filesystem::path& model_path) {
   if (vm.count("input-shape"))

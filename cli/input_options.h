@@ -9,6 +9,7 @@
 
 #include "core/model.h"
 #include "core/tensor_file.h"
+#include "core/tensor_set.h"
 
 namespace reduce::cli {
 
@@ -25,5 +26,12 @@ struct InputSample {
 // of seeded random inputs. Notes about defaulted dims go to stderr. Errors name the file.
 Expected<std::vector<InputSample>> prepare_input_samples(const boost::program_options::variables_map& vm, Model& model,
                                                          const std::filesystem::path& model_path);
+
+// --expected: reference values from files (Polygraphy --save-outputs JSON, .npz, .npy, .pb, or
+// folders of test_data_set_N with output_K.pb), one sample per input sample, in the same order,
+// bound to the values the model computes (bind_expected). Empty when the option is absent. They
+// belong to given inputs: without --inputs, or with another number of samples, it is an error.
+Expected<std::vector<TensorSample>> read_expected_samples(const boost::program_options::variables_map& vm,
+                                                                     const Model& model, size_t input_samples);
 
 }  // namespace reduce::cli

@@ -67,6 +67,9 @@ void add_oracle_options(po::options_description& opts) {
       ("engine", po::value<std::string>()->default_value("ref"),
        "engine under test: ref, opt[:fp16|bf16,fp32=NODE+NODE|@FILE,fault=A+B,no-PASS], opencv, trt[:fp16|bf16|int8|tf32,fp32=...,tool=polygraphy|trtexec], cmd[fp32=...]:TEMPLATE, check[fp32=...]:TEMPLATE, isolated:SPEC")
       ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values")
+      ("expected", po::value<std::vector<std::string>>()->composing(),
+       "expected values of the --inputs samples, one per sample (Polygraphy --save-outputs .json, .npz, .npy, .pb, "
+       "test_data_set_N folders): the graph outputs, or any values they name, are taken from it instead of the reference")
       ("atol", po::value<double>(), "absolute tolerance (default 1e-4; fp16 engines 1e-2, bf16 5e-2)")
       ("rtol", po::value<double>(), "relative tolerance (default 1e-3; fp16 engines 1e-2, bf16 5e-2)")
       ("check-error-stat", po::value<std::string>()->default_value("elemwise"),
@@ -176,6 +179,7 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
   REDUCE_ASSIGN(model, load_model(model_path));
   REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));
   REDUCE_ASSIGN(auto samples, prepare_input_samples(vm, model, model_path));
+  REDUCE_ASSIGN(auto expected, read_expected_samples(vm, model, samples.size()));
   SampleOracles out;
   out.oracles.resize(samples.size());
   out.verdicts.resize(samples.size());
@@ -183,9 +187,17 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
   bool found = false;
   for (size_t i = 0; i < samples.size(); ++i) {
     if (stop.stop_requested()) return make_error("interrupted");
+    if (!expected.empty()) {
+      options.record.given = std::move(expected[i].tensors);
+      options.record.given_source = expected[i].source;
+    }
     auto oracle = Oracle::create(model, std::move(samples[i].inputs), options);
     if (!oracle) return oracle.error().at(samples.size() > 1 ? samples[i].source : model_path.string());
     out.oracles[i] = std::move(*oracle);
+    for (const auto& d : out.oracles[i]->given_disagreements())
+      std::cerr << "warning: " << out.oracles[i]->given_source() << ": the reference (" << options.reference
+                << ") computes '" << d.name << "' differently (max abs error " << format_number(d.max_abs)
+                << "); values not in the file come from the reference, so a reduction may find that difference\n";
     if (samples.size() == 1) break;
     Oracle& o = *out.oracles[i];
     out.verdicts[i] = o.evaluate(Candidate::whole(model.graph), cancel.flag());

@@ -72,7 +72,7 @@ void read_uint16_as_bfloat16(NamedTensor& t, const ValueInfo& declared) {
 
 // Why a tensor cannot be bound to an input declared as `declared` ("" when it can): another
 // element type, rank, or static dimension. Symbolic and unknown dimensions take any size.
-std::string type_mismatch(const NamedTensor& t, const ValueInfo& declared) {
+std::string type_mismatch(const NamedTensor& t, const ValueInfo& declared, const char* what = "input") {
   const ValueType& type = declared.type;
   if (!type.is_tensor()) return "";
   const bool dtype_differs = type.elem_type != 0 && type.elem_type != static_cast<int32_t>(t.tensor.dtype());
@@ -80,7 +80,7 @@ std::string type_mismatch(const NamedTensor& t, const ValueInfo& declared) {
   for (size_t d = 0; !shape_differs && type.has_shape && d < type.dims.size(); ++d)
     shape_differs = type.dims[d].is_static() && type.dims[d].value != t.tensor.shape()[d];
   if (!dtype_differs && !shape_differs) return "";
-  return "input '" + declared.name + "' is " + std::string(dtype_name(t.tensor.dtype())) +
+  return std::string(what) + " '" + declared.name + "' is " + std::string(dtype_name(t.tensor.dtype())) +
          shape_to_string(t.tensor.shape()) + " but the model declares " + type.to_string();
 }
 
@@ -191,6 +191,32 @@ Expected<std::vector<NamedTensor>> bind_inputs(const Graph& graph, std::vector<N
     tensors[i].name = inputs[i]->name;
     read_uint16_as_bfloat16(tensors[i], *inputs[i]);
     if (std::string why = type_mismatch(tensors[i], *inputs[i]); !why.empty()) return Error{source, why};
+  }
+  return tensors;
+}
+
+Expected<std::vector<NamedTensor>> bind_expected(const Graph& graph, std::vector<NamedTensor> tensors,
+                                                  const std::string& source) {
+  std::unordered_set<std::string_view> computed;
+  for (const Node& n : graph.nodes)
+    for (const auto& v : n.outputs)
+      if (!v.empty()) computed.insert(v);
+  const bool by_name = std::all_of(tensors.begin(), tensors.end(), [](const NamedTensor& t) { return !t.name.empty(); });
+  if (!by_name) {
+    // Unnamed arrays (a bare .npy, positional .npz entries) are the graph's outputs in order.
+    if (tensors.size() > graph.outputs.size())
+      return Error{source, std::to_string(tensors.size()) + " expected tensors for " + std::to_string(graph.outputs.size()) +
+                               " model outputs"};
+    for (size_t i = 0; i < tensors.size(); ++i) tensors[i].name = graph.outputs[i].name;
+  }
+  std::set<std::string> seen;
+  for (auto& t : tensors) {
+    if (!computed.count(t.name)) return Error{source, "'" + t.name + "' is not a value computed by a node of the model"};
+    if (!seen.insert(t.name).second) return Error{source, "'" + t.name + "' is given twice"};
+    if (const ValueInfo* vi = graph.find_value_info(t.name)) {
+      read_uint16_as_bfloat16(t, *vi);
+      if (std::string why = type_mismatch(t, *vi, "expected value"); !why.empty()) return Error{source, why};
+    }
   }
   return tensors;
 }

@@ -101,11 +101,22 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   REDUCE_ASSIGN(Extractor extractor, Extractor::create(model));
   o->extractor_ = std::make_unique<Extractor>(std::move(extractor));
   if (!o->options_.record.ledger) o->options_.record.ledger = o->options_.environment.ledger;
+  Oracle* self = o.get();
+  if (!o->options_.record.given.empty() && !o->options_.record.on_given)
+    o->options_.record.on_given = [self](const std::string& name, const Tensor& computed, const Tensor& given) {
+      OutputComparison c = compare_tensors(name, computed, given, self->options_.tolerance);
+      if (!c.passed) self->given_disagreements_.push_back(std::move(c));
+    };
   const auto start = std::chrono::steady_clock::now();
   auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
   if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
   o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
   o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
+  o->given_values_ = o->options_.record.given.size();
+  for (const Node& n : model.graph.nodes)
+    for (const auto& v : n.outputs) o->recorded_node_outputs_ += !v.empty();
+  o->options_.record.given.clear();     // recorded now: no second copy
+  o->options_.record.on_given = nullptr;
   o->reference_seconds_ = seconds_since(start);
   add_names(model.graph, o->names_);
   return o;

@@ -142,7 +142,6 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
     rec.bytes_in_memory_ += bytes;
     if (rec.ledger_) rec.ledger_->charge(bytes);
   };
-  REDUCE_ASSIGN(auto prepared, reference.prepare(model));
   TensorMap feed;
   for (const auto& in : inputs) {
     feed[in.name] = in.tensor;
@@ -189,28 +188,50 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
     rec.bytes_spilled_ += bytes;
     return {};
   };
+  auto finish = [&]() -> Expected<RecordedValues> {
+    if (file) {
+      REDUCE_ASSIGN(auto mapped, file->map());
+      for (const auto& s : spilled) {
+        Shape shape(dims.begin() + static_cast<ptrdiff_t>(s.dims_at), dims.begin() + static_cast<ptrdiff_t>(s.dims_at + s.rank));
+        REDUCE_ASSIGN(Tensor view, Tensor::view(s.dtype, std::move(shape), mapped, mapped->bytes().data() + s.offset, s.bytes));
+        rec.values_[names[s.name]] = std::move(view);
+      }
+      rec.spilled_ = std::move(mapped);
+    }
+    return std::move(rec);
+  };
+  std::unordered_map<std::string_view, const Tensor*> given;
+  for (const auto& g : options.given) {
+    if (!position.count(g.name)) return Error{options.given_source, "'" + g.name + "' is not a value computed by a node of the model"};
+    given.emplace(g.name, &g.tensor);
+    REDUCE_TRY(keep(g.name, g.tensor));
+  }
+  if (given.size() == names.size()) return finish();  // nothing left for the reference to compute
+  // The reference's values, except the given ones: those are checked against it, not kept.
+  auto keep_computed = [&](const std::string& name, Tensor value) -> Status {
+    auto at = given.find(name);
+    if (at == given.end()) return keep(name, std::move(value));
+    const Tensor& g = *at->second;
+    if (g.dtype() != value.dtype() || g.shape() != value.shape())
+      return Error{options.given_source, "'" + name + "' is " + std::string(dtype_name(g.dtype())) + shape_to_string(g.shape()) +
+                                             " but the model computes " + std::string(dtype_name(value.dtype())) + shape_to_string(value.shape())};
+    if (options.on_given) options.on_given(name, value, g);
+    return {};
+  };
+  REDUCE_ASSIGN(auto prepared, reference.prepare(model));
   RunOptions ro;
   ro.cancel = options.cancel;
   if (prepared->streams_outputs()) {
     ro.outputs = names;
-    if (!ro.outputs.empty()) REDUCE_TRY(run_streaming(*prepared, feed, ro, keep));
+    if (!ro.outputs.empty()) REDUCE_TRY(run_streaming(*prepared, feed, ro, keep_computed));
   } else {
     for (auto& group : value_groups(model, uint64_t{1} << 30)) {
       if (group.empty()) continue;
       ro.outputs = std::move(group);
-      REDUCE_TRY(run_streaming(*prepared, feed, ro, keep));
+      REDUCE_TRY(run_streaming(*prepared, feed, ro, keep_computed));
     }
   }
-  if (file) {
-    REDUCE_ASSIGN(auto mapped, file->map());
-    for (const auto& s : spilled) {
-      Shape shape(dims.begin() + static_cast<ptrdiff_t>(s.dims_at), dims.begin() + static_cast<ptrdiff_t>(s.dims_at + s.rank));
-      REDUCE_ASSIGN(Tensor view, Tensor::view(s.dtype, std::move(shape), mapped, mapped->bytes().data() + s.offset, s.bytes));
-      rec.values_[names[s.name]] = std::move(view);
-    }
-    rec.spilled_ = std::move(mapped);
-  }
-  return rec;
+  return finish();
 }
 
 }  // namespace reduce

@@ -180,6 +180,9 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.reduced_failure = verdict.signature;
   report.engine = oracle.options().engine;
   report.reference = oracle.options().reference;
+  report.expected_source = oracle.given_values() > 0 ? oracle.given_source() : "";
+  report.expected_values = oracle.given_values();
+  report.reference_ran = !oracle.reference_skipped();
   report.tolerance = oracle.options().tolerance;
   report.environment = environment_line();
 }

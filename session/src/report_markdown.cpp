@@ -32,9 +32,14 @@ void write_what_does_not_matter(const ReductionReport& r, std::ostream& md) {
 }
 
 void write_reproduce(const ReductionReport& r, std::ostream& md) {
-  md << "**Reproduce:** `model.onnx` with `inputs/input_K.pb`; expected values (reference `" << r.reference
-     << "`) in `expected/`, the engine's in `actual/`.\n\n```sh\n" << r.command << "\n"
-     << "reduce check model.onnx --engine '" << r.engine << "' --inputs inputs\n```\n\n"
+  // Expected values given by a file are in expected/: the check compares with them, not the reference.
+  const bool given = !r.expected_source.empty();
+  md << "**Reproduce:** `model.onnx` with `inputs/input_K.pb`; expected values ("
+     << (given ? "from `" + r.expected_source + "`, the rest from reference `" + r.reference + "`"
+               : "reference `" + r.reference + "`")
+     << ") in `expected/`, the engine's in `actual/`.\n\n```sh\n" << r.command << "\n"
+     << "reduce check model.onnx --engine '" << r.engine << "' --inputs inputs" << (given ? " --expected expected" : "")
+     << "\n```\n\n"
      << "**Engine:** `" << r.engine << "`, reference `" << r.reference << "`, tolerance atol "
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
      << to_string(r.tolerance.stat) << ")\n\n";

@@ -184,6 +184,33 @@ TEST(RecordedValues, SpillsAboveTheBudgetWithTheSameValues) {
   }
 }
 
+TEST(RecordedValues, GivenValuesAreRecordedAsGivenAndComparedWithWhatTheReferenceComputes) {
+  Model m = parse_model(kChain);
+  auto engine = make_reference_engine(1);
+  std::vector<NamedTensor> inputs{{"X", floats({2, 3}, {1, -2, 3, -4, 5, -6})}};
+  auto computed = RecordedValues::record(m, *engine, inputs);
+  ASSERT_TRUE(computed.ok()) << computed.error().message();
+  RecordOptions options;
+  options.given = {{"a", floats({2, 3}, {9, 9, 9, 9, 9, 9})}};  // an intermediate, as `mark all` saves it
+  options.given_source = "golden.json";
+  std::vector<std::string> seen;
+  options.on_given = [&](const std::string& name, const Tensor& reference, const Tensor& given) {
+    seen.push_back(name);
+    EXPECT_TRUE(reference.equals(*computed->find("a")));
+    EXPECT_TRUE(given.equals(options.given[0].tensor));
+  };
+  auto recorded = RecordedValues::record(m, *engine, inputs, options);
+  ASSERT_TRUE(recorded.ok()) << recorded.error().message();
+  EXPECT_EQ(seen, std::vector<std::string>{"a"});
+  EXPECT_TRUE(recorded->find("a")->equals(options.given[0].tensor));  // cut inputs get the given value
+  EXPECT_TRUE(recorded->find("Y")->equals(*computed->find("Y")));     // the rest the reference's
+  // A given value of another shape than the reference computes is an error naming the file.
+  options.given = {{"a", floats({3, 2}, {1, 2, 3, 4, 5, 6})}};
+  auto wrong = RecordedValues::record(m, *engine, inputs, options);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().message(), "golden.json: 'a' is float[3,2] but the model computes float[2,3]");
+}
+
 TEST(Oracle, OriginalMismatchIsFoundAndCandidatesAreFedRecordedValues) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));

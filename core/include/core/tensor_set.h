@@ -44,6 +44,14 @@ Expected<std::vector<TensorSample>> read_tensor_samples(const std::filesystem::p
 Expected<std::vector<NamedTensor>> bind_inputs(const Graph& graph, std::vector<NamedTensor> tensors,
                                                const std::string& source);
 
+// Binds expected values (reference outputs written by another tool, e.g. Polygraphy's
+// --save-outputs) to the values the graph's nodes compute: by name when every tensor has one (any
+// node output, so a file with every value marked serves intermediates too), otherwise by position
+// to the graph outputs. A name no node computes, a duplicate, or a tensor whose type differs from
+// the declared one is an error naming `source`.
+Expected<std::vector<NamedTensor>> bind_expected(const Graph& graph, std::vector<NamedTensor> tensors,
+                                                 const std::string& source);
+
 // The graph inputs a run must be given (declared inputs without an initializer), in order.
 std::vector<const ValueInfo*> runtime_inputs(const Graph& graph);
 

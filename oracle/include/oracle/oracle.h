@@ -132,6 +132,16 @@ class Oracle {
   std::optional<std::map<std::string, std::string>> diagnose_input_binding(const std::atomic<bool>* cancel = nullptr,
                                                                           size_t max_permutations = 720);
 
+  // Given expected values (RecordOptions::given, `--expected FILE`) that the reference computed
+  // differently, beyond the tolerance: the reduction then takes those from the file and the other
+  // values from the reference, which disagree, so commands warn about them.
+  const std::vector<OutputComparison>& given_disagreements() const { return given_disagreements_; }
+  // How many values were given (0: the reference computed them all) and where they came from.
+  size_t given_values() const { return given_values_; }
+  const std::string& given_source() const { return options_.record.given_source; }
+  // True when every value was given and the reference did not run the model.
+  bool reference_skipped() const { return given_values_ > 0 && given_values_ == recorded_node_outputs_; }
+
   const Model& model() const { return *model_; }
   const std::vector<NamedTensor>& inputs() const { return inputs_; }
   const RecordedValues& recorded() const { return *recorded_; }
@@ -175,6 +185,8 @@ class Oracle {
   FailureSignature target_;
   bool has_target_ = false;
   double reference_seconds_ = 0;
+  std::vector<OutputComparison> given_disagreements_;
+  size_t given_values_ = 0, recorded_node_outputs_ = 0;
 
   mutable std::mutex mutex_;  // guards the cache and statistics
   std::map<std::pair<uint64_t, uint64_t>, Verdict> cache_;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,12 +32,19 @@ struct RecordOptions {
   const std::atomic<bool>* cancel = nullptr;
   // Where the values kept in memory are charged while the recording lives (null: nowhere).
   std::shared_ptr<MemoryLedger> ledger;
+  // Values given instead of computed (expected values from a file, see bind_expected): recorded as
+  // given. The reference computes the rest; when it computes a given one too, `on_given` sees both
+  // (the oracle compares them), and a dtype or shape that differs is an error naming
+  // `given_source`. When every node output is given, the reference does not run at all.
+  std::vector<NamedTensor> given;
+  std::string given_source;
+  std::function<void(const std::string& name, const Tensor& computed, const Tensor& given)> on_given;
 };
 
 class RecordedValues {
  public:
   // Runs `reference` on the full model with `inputs` and records every tensor value: graph
-  // inputs, initializers are not copied (the model has them), node outputs. A reference that
+  // inputs, initializers are not copied (the model has them), node outputs (or the given ones). A reference that
   // streams its values (PreparedModel::streams_outputs) runs once and holds only what its next
   // nodes need; another runs once per group of values that fit in 1 GiB.
   static Expected<RecordedValues> record(const Model& model, Engine& reference, const std::vector<NamedTensor>& inputs,

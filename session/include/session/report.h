@@ -70,6 +70,11 @@ struct ReductionReport {
   // How it was searched.
   std::string engine;
   std::string reference;
+  // --expected: the file the given expected values came from (empty: none), how many values it
+  // gave, and whether the reference ran at all (not when the file gave every value).
+  std::string expected_source;
+  size_t expected_values = 0;
+  bool reference_ran = true;
   Tolerance tolerance;
   std::string strategy;
   int jobs = 1;
