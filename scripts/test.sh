@@ -5,7 +5,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
 build="${REDUCE_TEST_BUILD_DIR:-build-test}"
 # -Og -g1 with assertions on: compiles about 3x faster than -O2 -g under the sanitizers (the
-# whole clean build fits CI's budget on 2 cores) and still checks every assert.
+# whole clean build fits CI's budget on 2 cores) and still checks every assert. The test drivers
+# are not instrumented, only linked with the runtimes (tests/CMakeLists.txt says why).
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-Og -g1" \
