@@ -73,6 +73,11 @@ struct ReductionReport {
   Tolerance tolerance;
   std::string strategy;
   int jobs = 1;
+  // MPI (cluster/): ranks that checked candidates (1: this process alone), the engine slots of them
+  // all, and the worker ranks dropped because they died or stopped answering.
+  int ranks = 1;
+  int slots = 1;
+  int ranks_lost = 0;
   uint64_t checks = 0;       // every verdict, refused and cached ones included
   uint64_t engine_runs = 0;  // verdicts that ran the engine under test (the original's check included)
   uint64_t cache_hits = 0;
