@@ -32,8 +32,12 @@ case "$case_name" in
     [ "$(grep -c '^reduced ' "$work/out.txt")" = 1 ] || { cat "$work/out.txt"; fail "result not printed once"; }
     ;;
   worker-killed)
-    "$reduce" "$model" --engine "$engine" -j 3 -o "$work/one-host" >/dev/null 2>&1 || fail "reduce -j 3"
-    "${mpirun[@]}" "$reduce" "$model" --engine "$engine" -j 1 --rank-timeout 2 -o "$work/mpi" \
+    # A slow check: script (1 s a check, as an engine build takes) so that the reduction is under
+    # way when rank 1 is frozen and killed: interesting while the model holds a Sigmoid node.
+    printf '#!/bin/sh\nsleep 1\nif grep -q Sigmoid "$1"; then exit 1; fi\n' >"$work/check.sh"
+    spec="check:sh $work/check.sh {model}"
+    "$reduce" "$model" --engine "$spec" -j 3 -o "$work/one-host" >/dev/null 2>&1 || fail "reduce -j 3"
+    "${mpirun[@]}" "$reduce" "$model" --engine "$spec" -j 1 --rank-timeout 2 -o "$work/mpi" \
       >"$work/out.txt" 2>"$work/err.txt" &
     launcher=$!
     # Rank 1 is the child of mpirun whose environment says so.
@@ -52,6 +56,7 @@ case "$case_name" in
     kill -KILL "$rank1"
     wait "$launcher" || { cat "$work/out.txt" "$work/err.txt"; fail "mpirun reduce"; }
     grep '^cluster: rank 1 dropped' "$work/err.txt" || { cat "$work/err.txt"; fail "no log line for the dropped rank"; }
+    grep -q '"interrupted": false' "$work/mpi/report.json" || fail "the reduction was interrupted"
     cmp "$work/one-host/model.onnx" "$work/mpi/model.onnx" || fail "model.onnx differs from the -j 3 run"
     grep -q '"ranks_lost": 1,' "$work/mpi/report.json" || fail "report.json: ranks_lost is not 1"
     ;;
