@@ -9,6 +9,7 @@ namespace reduce::cluster {
 namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kListenPeriod = std::chrono::milliseconds(100);
+constexpr auto kCancelPoll = std::chrono::milliseconds(20);
 }  // namespace
 
 ClusterChecks::ClusterChecks(MpiLink& link, std::chrono::milliseconds rank_timeout,
@@ -120,10 +121,12 @@ std::optional<Verdict> ClusterChecks::evaluate(const Candidate& candidate, const
     checks_[id].rank = rank;
     ++workers_[static_cast<size_t>(rank)].busy;
     link_.send(rank, kCheck, encode_check(id, candidate));
-    answered_.wait(lock, [&] {
+    // The reducer's cancel flag notifies nobody: it is polled, as TargetGate does.
+    while (!answered_.wait_for(lock, kCancelPoll, [&] {
       const Check& c = checks_.at(id);
       return c.verdict || c.lost || cancel.load();
-    });
+    })) {
+    }
     Check& c = checks_.at(id);
     if (c.verdict) {
       Verdict v = std::move(*c.verdict);
