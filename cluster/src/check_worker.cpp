@@ -37,7 +37,10 @@ void serve_checks(MpiLink& link, Oracle* oracle, const Hello& hello) {
     auto e = link.receive(std::chrono::milliseconds(100));
     reap(false);
     if (!e || e->peer != 0) continue;
-    if (e->tag == kStop) break;
+    if (e->tag == kStop) {
+      if (decode_stop(e->bytes)) link.skip_finalize();
+      break;
+    }
     if (e->tag == kCancel) {
       if (auto id = decode_id(e->bytes))
         for (auto& r : running)

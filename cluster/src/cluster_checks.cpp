@@ -24,8 +24,9 @@ ClusterChecks::~ClusterChecks() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    for (size_t r = 1; r < workers_.size(); ++r)
-      if (!workers_[r].dropped) link_.send(static_cast<int>(r), kStop, {});
+    // Dropped ranks too: one that was only slow ends with the others (a dead one never takes it).
+    for (size_t r = 1; r < workers_.size(); ++r) link_.send(static_cast<int>(r), kStop, encode_stop(silent_lost_));
+    if (silent_lost_) link_.skip_finalize();
   }
   listener_.join();
 }
@@ -45,7 +46,7 @@ void ClusterChecks::listen() {
     const auto now = Clock::now();
     for (size_t r = 1; r < workers_.size(); ++r)
       if (!workers_[r].dropped && now - workers_[r].heard > rank_timeout_)
-        drop(static_cast<int>(r), "no word for " + std::to_string(rank_timeout_.count()) + " ms");
+        drop(static_cast<int>(r), "no word for " + std::to_string(rank_timeout_.count()) + " ms", true);
   }
 }
 
@@ -74,10 +75,11 @@ void ClusterChecks::handle(const Envelope& e) {
   }
 }
 
-void ClusterChecks::drop(int rank, const std::string& why) {
+void ClusterChecks::drop(int rank, const std::string& why, bool silent) {
   Worker& w = workers_[static_cast<size_t>(rank)];
   w.dropped = true;
   ++lost_;
+  silent_lost_ = silent_lost_ || silent;
   int requeued = 0;
   for (auto it = checks_.begin(); it != checks_.end();) {
     if (it->second.rank != rank) {

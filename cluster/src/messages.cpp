@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "session/journal.h"
+
 namespace reduce::cluster {
 
 namespace {
@@ -55,31 +57,16 @@ Expected<Hello> decode_hello(const std::string& bytes) {
   });
 }
 
-std::string encode_check(uint64_t id, const Candidate& c) {
-  Json shapes = Json::object();
-  for (const auto& [name, shape] : c.input_shapes) shapes[name] = shape;
-  Json filled = Json::object();
-  for (const auto& [name, value] : c.filled) filled[name] = value;
-  return to_bytes({{"id", id},
-                   {"nodes", c.nodes},
-                   {"frozen", c.frozen},
-                   {"outputs", c.outputs},
-                   {"input_shapes", shapes},
-                   {"filled", filled},
-                   {"dropped_attributes", c.dropped_attributes}});
-}
+// The candidate as the journal writes it: one description of a candidate on disk and on the wire.
+std::string encode_check(uint64_t id, const Candidate& c) { return to_bytes({{"id", id}, {"candidate", candidate_to_json(c)}}); }
 
 Expected<std::pair<uint64_t, Candidate>> decode_check(const std::string& bytes) {
-  return from_bytes<std::pair<uint64_t, Candidate>>(bytes, [](const Json& j) {
-    Candidate c;
-    j.at("nodes").get_to(c.nodes);
-    j.at("frozen").get_to(c.frozen);
-    j.at("outputs").get_to(c.outputs);
-    for (const auto& [name, shape] : j.at("input_shapes").items()) c.input_shapes[name] = shape.get<Shape>();
-    for (const auto& [name, value] : j.at("filled").items()) c.filled[name] = value.get<double>();
-    j.at("dropped_attributes").get_to(c.dropped_attributes);
-    return std::pair<uint64_t, Candidate>{j.at("id").get<uint64_t>(), std::move(c)};
+  auto fields = from_bytes<std::pair<uint64_t, std::string>>(bytes, [](const Json& j) {
+    return std::pair<uint64_t, std::string>{j.at("id").get<uint64_t>(), j.at("candidate").get<std::string>()};
   });
+  if (!fields) return fields.error();
+  REDUCE_ASSIGN(Candidate c, candidate_from_json(fields->second));
+  return std::pair<uint64_t, Candidate>{fields->first, std::move(c)};
 }
 
 std::string encode_verdict(uint64_t id, const Verdict& v) {
@@ -117,6 +104,13 @@ std::string encode_id(uint64_t id) { return to_bytes({{"id", id}}); }
 
 Expected<uint64_t> decode_id(const std::string& bytes) {
   return from_bytes<uint64_t>(bytes, [](const Json& j) { return j.at("id").get<uint64_t>(); });
+}
+
+std::string encode_stop(bool rank_lost) { return to_bytes({{"rank_lost", rank_lost}}); }
+
+bool decode_stop(const std::string& bytes) {
+  auto lost = from_bytes<bool>(bytes, [](const Json& j) { return j.at("rank_lost").get<bool>(); });
+  return lost && *lost;
 }
 
 std::string encode_done(uint64_t id, const std::string& status) { return to_bytes({{"id", id}, {"status", status}}); }

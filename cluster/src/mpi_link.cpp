@@ -73,7 +73,7 @@ MpiLink::~MpiLink() {
   __lsan_do_leak_check();
 #endif
   InsideMpi inside;
-  MPI_Finalize();
+  if (finalize_.load()) MPI_Finalize();
 }
 
 void MpiLink::send(int peer, int tag, std::string bytes) {

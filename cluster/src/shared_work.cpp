@@ -16,16 +16,27 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
 
+// A worker: asks, works, reports, until there is nothing left; then waits for rank 0's stop, which
+// says whether a rank was lost (MpiLink::skip_finalize).
 void ask_for_work(MpiLink& link, const std::function<std::string(size_t)>& work) {
+  bool asking = true;
   while (true) {
-    link.send(0, kWant, {});
+    if (asking) link.send(0, kWant, {});
     std::optional<uint64_t> item;
     while (!item) {
       auto e = link.receive(std::chrono::milliseconds(100));
-      if (e && e->peer == 0 && e->tag == kWork)
+      if (!e || e->peer != 0) continue;
+      if (e->tag == kStop) {
+        if (decode_stop(e->bytes)) link.skip_finalize();
+        return;
+      }
+      if (e->tag == kWork)
         if (auto id = decode_id(e->bytes)) item = *id;
     }
-    if (*item == kNone) return;
+    if (*item == kNone) {
+      asking = false;
+      continue;
+    }
     link.send(0, kDone, encode_done(*item, work(static_cast<size_t>(*item))));
   }
 }
@@ -87,7 +98,13 @@ WorkResults share_work(MpiLink& link, size_t count, const std::function<std::str
         }
         all_done = all_done && (r.finished || r.dropped);
       }
-      if (all_done) return;
+      if (all_done) {
+        bool lost = false;
+        for (size_t k = 1; k < ranks.size(); ++k) lost = lost || ranks[k].dropped;
+        for (size_t k = 1; k < ranks.size(); ++k) link.send(static_cast<int>(k), kStop, encode_stop(lost));
+        if (lost) link.skip_finalize();
+        return;
+      }
     }
   });
   while (true) {

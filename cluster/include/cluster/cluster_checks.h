@@ -48,7 +48,8 @@ class ClusterChecks : public RemoteChecks {
   };
   void listen();
   void handle(const Envelope& e);
-  void drop(int rank, const std::string& why);  // mutex_ held
+  // mutex_ held; `silent`: it stopped answering (it may have died), rather than refused.
+  void drop(int rank, const std::string& why, bool silent = false);
   int free_worker() const;                      // mutex_ held; -1: none
 
   MpiLink& link_;
@@ -62,6 +63,7 @@ class ClusterChecks : public RemoteChecks {
   uint64_t model_nodes_ = 0;  // 0: not known yet
   int local_slots_ = 0;
   int lost_ = 0;
+  bool silent_lost_ = false;
   bool stopping_ = false;
   std::thread listener_;
 };

@@ -19,7 +19,7 @@ enum Tag : int {
   kCancel = 3,     // rank 0 -> worker: id (the check is stale: kill its engine run)
   kVerdict = 4,    // worker -> rank 0: id + verdict
   kHeartbeat = 5,  // worker -> rank 0, every heartbeat period: still alive
-  kStop = 6,       // rank 0 -> worker: the reduction is over
+  kStop = 6,       // rank 0 -> worker: the reduction is over (payload: encode_stop)
   kWant = 7,       // batch, worker -> rank 0: the next model, please
   kWork = 8,       // batch, rank 0 -> worker: id of the model to reduce (or none: stop)
   kDone = 9,       // batch, worker -> rank 0: id + the model's status
@@ -46,6 +46,10 @@ Expected<std::pair<uint64_t, Verdict>> decode_verdict(const std::string& bytes);
 
 std::string encode_id(uint64_t id);
 Expected<uint64_t> decode_id(const std::string& bytes);
+
+// Stop, and whether a rank was lost (then no rank may call MPI_Finalize: MpiLink::skip_finalize).
+std::string encode_stop(bool rank_lost);
+bool decode_stop(const std::string& bytes);
 
 std::string encode_done(uint64_t id, const std::string& status);
 Expected<std::pair<uint64_t, std::string>> decode_done(const std::string& bytes);

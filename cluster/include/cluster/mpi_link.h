@@ -3,6 +3,7 @@
 // engines, the reducer's threads and Ctrl-C never block inside MPI.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -28,6 +29,10 @@ class MpiLink {
   // Sends what is queued (waiting at most a few seconds for ranks that may be gone), then finalizes MPI.
   ~MpiLink();
 
+  // A rank of the job died: MPI_Finalize would wait for it forever (Open MPI 4.1's closing fence
+  // counts every rank, even under --enable-recovery), so this one ends without it.
+  void skip_finalize() { finalize_.store(false); }
+
   int rank() const { return rank_; }
   int size() const { return size_; }
 
@@ -45,6 +50,7 @@ class MpiLink {
   std::condition_variable received_;
   std::deque<Envelope> outgoing_, incoming_;
   bool stopping_ = false;
+  std::atomic<bool> finalize_{true};
   std::thread thread_;
 };
 
