@@ -69,6 +69,7 @@ void ClusterChecks::handle(const Envelope& e) {
     auto it = checks_.find(answer->first);
     if (it == checks_.end() || it->second.rank != e.peer) return;
     --w.busy;
+    ++answered_checks_;
     if (it->second.abandoned) checks_.erase(it);
     else it->second.verdict = std::move(answer->second);
     answered_.notify_all();
@@ -165,6 +166,11 @@ int ClusterChecks::slots() const {
 int ClusterChecks::lost() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return lost_;
+}
+
+uint64_t ClusterChecks::answered() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return answered_checks_;
 }
 
 }  // namespace reduce::cluster

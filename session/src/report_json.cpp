@@ -73,6 +73,7 @@ std::string report_json(const ReductionReport& r) {
   j["ranks"] = r.ranks;
   j["slots"] = r.slots;
   j["ranks_lost"] = r.ranks_lost;
+  j["remote_checks"] = r.remote_checks;
   j["checks"] = r.checks;
   j["engine_runs"] = r.engine_runs;
   j["cache_hits"] = r.cache_hits;

@@ -156,6 +156,7 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
     report.ranks = options_.remote->ranks();
     report.slots = options_.remote->slots();
     report.ranks_lost = options_.remote->lost();
+    report.remote_checks = options_.remote->answered();
   }
   report.recorded_in_memory_bytes = oracle_.recorded().bytes_in_memory();
   report.recorded_spilled_bytes = oracle_.recorded().bytes_spilled();

@@ -31,6 +31,7 @@ case "$case_name" in
     grep -q '"ranks": 3,' "$work/mpi/report.json" || fail "report.json: ranks is not 3"
     grep -q '"slots": 3,' "$work/mpi/report.json" || fail "report.json: slots is not 3"
     grep -q '"ranks_lost": 0,' "$work/mpi/report.json" || fail "report.json: ranks_lost is not 0"
+    grep -Eq '"remote_checks": [1-9]' "$work/mpi/report.json" || fail "report.json: no check ran on another rank"
     # Progress and logs from rank 0 only: one start line, one result.
     [ "$(grep -c '^reduce: .* nodes) on' "$work/err.txt")" = 1 ] || { cat "$work/err.txt"; fail "start line not printed once"; }
     [ "$(grep -c '^reduced ' "$work/out.txt")" = 1 ] || { cat "$work/out.txt"; fail "result not printed once"; }
@@ -63,6 +64,7 @@ case "$case_name" in
     grep -q '"interrupted": false' "$work/mpi/report.json" || fail "the reduction was interrupted"
     cmp "$work/one-host/model.onnx" "$work/mpi/model.onnx" || fail "model.onnx differs from the -j 3 run"
     grep -q '"ranks_lost": 1,' "$work/mpi/report.json" || fail "report.json: ranks_lost is not 1"
+    grep -Eq '"remote_checks": [1-9]' "$work/mpi/report.json" || fail "report.json: no check ran on rank 2"
     ;;
   batch)
     "$reduce" batch "$source_dir/corpus/examples" -o "$work/one-host" -j 1 >/dev/null 2>&1 || fail "reduce batch"

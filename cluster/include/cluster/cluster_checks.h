@@ -32,6 +32,7 @@ class ClusterChecks : public RemoteChecks {
   int ranks() const override;
   int slots() const override;
   int lost() const override;
+  uint64_t answered() const override;
 
  private:
   struct Worker {
@@ -63,6 +64,7 @@ class ClusterChecks : public RemoteChecks {
   uint64_t model_nodes_ = 0;  // 0: not known yet
   int local_slots_ = 0;
   int lost_ = 0;
+  uint64_t answered_checks_ = 0;
   bool silent_lost_ = false;
   bool stopping_ = false;
   std::thread listener_;

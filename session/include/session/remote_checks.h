@@ -20,8 +20,10 @@ class RemoteChecks {
   // Processes that check candidates, this one included, and their engine slots (for report.json).
   virtual int ranks() const = 0;
   virtual int slots() const = 0;
-  // Remote processes dropped so far (died or stopped answering).
+  // Remote processes dropped so far (died, stopped answering, or could not load the model).
   virtual int lost() const = 0;
+  // Verdicts other processes gave (cancelled checks included).
+  virtual uint64_t answered() const = 0;
 };
 
 }  // namespace reduce
