@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "batch_manifest.h"
-#include "cluster_reduction.h"
 #include "batch_summary.h"
+#include "cluster_reduction.h"
 #include "command.h"
 #include "command_line.h"
 #include "mpi_launch.h"
@@ -166,8 +166,8 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     return kExitUsage;
   }
   if (!built_with_mpi() && refuse_without_mpi(mpi_launch_from_environment())) return kExitUsage;
-  if (const double t = vm["rank-timeout"].as<double>(); !(t >= 0.1 && t <= 3600)) {
-    std::cerr << "error: --rank-timeout: " << t << " is outside 0.1..3600\n";
+  if (Status t = check_rank_timeout(vm["rank-timeout"].as<double>()); !t.ok()) {
+    std::cerr << "error: " << t.error().message() << "\n";
     return kExitUsage;
   }
   if (Status jobs = check_int_range("-j", vm["jobs"].as<int>(), 0, kMaxParallel); !jobs.ok()) {

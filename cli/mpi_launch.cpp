@@ -40,6 +40,11 @@ void substitute_rank(std::vector<std::string>& env, const MpiLaunch& launch) {
   }
 }
 
+Status check_rank_timeout(double seconds) {
+  if (seconds >= 0.1 && seconds <= 3600) return {};
+  return Error{"--rank-timeout", std::to_string(seconds) + " is outside 0.1..3600"};
+}
+
 bool refuse_without_mpi(const MpiLaunch& launch) {
   if (!launch.under_mpi || launch.size == 1) return false;
   if (launch.rank == 0)

@@ -22,6 +22,9 @@ MpiLaunch mpi_launch_from_environment();
 // CUDA_VISIBLE_DEVICES={local_rank}.
 void substitute_rank(std::vector<std::string>& env, const MpiLaunch& launch);
 
+// --rank-timeout (reduce, batch): seconds a silent rank is kept, 0.1..3600.
+Status check_rank_timeout(double seconds);
+
 // True (after one line on stderr) when several copies run and this build cannot join them: the
 // caller exits 2 instead of reducing the same model N times into the same folder.
 bool refuse_without_mpi(const MpiLaunch& launch);

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "command_line.h"
 #include "input_options.h"
+#include "mpi_launch.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
 
@@ -153,8 +154,8 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   }
   parsed.flatten.max_unrolled_nodes = static_cast<size_t>(budget);
   parsed.rank_timeout = vm["rank-timeout"].as<double>();
-  if (!(parsed.rank_timeout >= 0.1 && parsed.rank_timeout <= 3600)) {
-    std::cerr << "error: --rank-timeout: " << parsed.rank_timeout << " is outside 0.1..3600\n";
+  if (Status t = check_rank_timeout(parsed.rank_timeout); !t.ok()) {
+    std::cerr << "error: " << t.error().message() << "\n";
     return kExitUsage;
   }
   // -o is checked before any work: a refused folder is never touched.
