@@ -1,6 +1,6 @@
 // What ranks say to each other: a candidate to check, the verdict, a worker's greeting. Bytes are
-// CBOR (exact doubles, NaN and infinities included; small: a candidate is node indices and edit
-// names, never a model).
+// CBOR (exact doubles, NaN and infinities included); a candidate travels as its journal record
+// (session/journal.h): node indices and edit names, a few hundred bytes, never a model.
 #pragma once
 
 #include <cstdint>
