@@ -32,9 +32,16 @@ ClusterChecks::~ClusterChecks() {
 }
 
 void ClusterChecks::expect_model(uint64_t model_nodes, int local_slots) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   model_nodes_ = model_nodes;
   local_slots_ = local_slots;
+  // The workers load the model as this rank just did: waiting for their greetings (at most the
+  // rank timeout) lets the first checks go to them too, instead of a short reduction ending alone.
+  answered_.wait_for(lock, rank_timeout_, [this] {
+    for (size_t r = 1; r < workers_.size(); ++r)
+      if (!workers_[r].greeted && !workers_[r].dropped) return false;
+    return true;
+  });
 }
 
 void ClusterChecks::listen() {
@@ -63,6 +70,7 @@ void ClusterChecks::handle(const Envelope& e) {
     w.ready = true;
     w.slots = hello->slots;
     w.model_nodes = hello->model_nodes;
+    answered_.notify_all();
   } else if (e.tag == kVerdict) {
     auto answer = decode_verdict(e.bytes);
     if (!answer) return drop(e.peer, answer.error().message());

@@ -26,6 +26,7 @@ class ClusterChecks : public RemoteChecks {
   ~ClusterChecks() override;
 
   // Workers get checks only once this rank's model is known, and only if theirs has as many nodes.
+  // Waits until every worker has greeted or was dropped, at most the rank timeout.
   void expect_model(uint64_t model_nodes, int local_slots);
 
   std::optional<Verdict> evaluate(const Candidate& candidate, const std::atomic<bool>& cancel) override;
@@ -57,7 +58,7 @@ class ClusterChecks : public RemoteChecks {
   const std::chrono::milliseconds rank_timeout_;
   std::function<void(const std::string&)> log_;
   mutable std::mutex mutex_;
-  std::condition_variable answered_;
+  std::condition_variable answered_;  // a verdict, a greeting or a drop
   std::vector<Worker> workers_;  // by rank; rank 0's entry unused
   std::map<uint64_t, Check> checks_;
   uint64_t next_id_ = 1;
