@@ -3,7 +3,15 @@
 #include "cluster/mpi_link.h"
 
 #include <mpi.h>
+// LeakSanitizer comes with AddressSanitizer: GCC says __SANITIZE_ADDRESS__, clang __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define REDUCE_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REDUCE_LSAN 1
+#endif
+#endif
+#if REDUCE_LSAN
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -25,7 +33,7 @@ struct InFlight {
 // MPI_Finalize: LeakSanitizer is told to ignore allocations made inside MPI calls (ours elsewhere
 // are still checked). Only sanitized builds know LeakSanitizer.
 struct InsideMpi {
-#if defined(__SANITIZE_ADDRESS__)
+#if REDUCE_LSAN
   InsideMpi() { __lsan_disable(); }
   ~InsideMpi() { __lsan_enable(); }
 #endif
@@ -66,7 +74,7 @@ MpiLink::~MpiLink() {
     stopping_ = true;
   }
   thread_.join();
-#if defined(__SANITIZE_ADDRESS__)
+#if REDUCE_LSAN
   // The leak check runs now rather than at exit: what MPI_Finalize unloads (PMIx's event thread
   // keeps a few bytes that its unloaded component owned) would be reported from an unknown module
   // that no suppression can name. Everything a reduction allocated is released by now.
