@@ -4,14 +4,17 @@
 // not fail, is invalid, or crashes the engine or the reduction itself ends its own row only.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "batch_manifest.h"
 #include "batch_summary.h"
+#include "cluster_reduction.h"
 #include "command.h"
 #include "command_line.h"
+#include "mpi_launch.h"
 #include "core/mapped_file.h"
 #include "engine/process.h"
 #include "oracle_options.h"
@@ -38,7 +41,9 @@ po::options_description batch_options() {
       ("engine", po::value<std::string>(), "engine spec for models without one (folders without a manifest)")
       ("jobs,j", po::value<int>()->default_value(0), "checks in flight per reduction (0: the number of cores; at most 1024)")
       ("reduce-option", po::value<std::vector<std::string>>()->multitoken(),
-       "extra option passed to each reduction (e.g. --reduce-option=--timeout=60)");
+       "extra option passed to each reduction (e.g. --reduce-option=--timeout=60)")
+      ("rank-timeout", po::value<double>()->default_value(30),
+       "under mpirun or srun: seconds a rank may stay silent before rank 0 drops it (its model's row says so)");
   return opts;
 }
 
@@ -54,8 +59,10 @@ std::optional<BucketRecord> read_bucket(const fs::path& dir) {
 // The reduction of one model, as `reduce MODEL --engine E -o DIR -j N [reduce options]` would run
 // it, in a process of its own: a model that crashes, aborts or exhausts the reduction process ends
 // its own row only. Its progress goes to our stderr as it comes. A stop request reaches it as
-// SIGTERM (it writes its bundle and exits 130), then SIGKILL after a grace period.
-std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::variables_map& vm, std::stop_token stop) {
+// SIGTERM (it writes its bundle and exits 130), then SIGKILL after a grace period. In an MPI job
+// the reduction runs alone on its rank (a job of one), and only rank 0's shows its progress.
+std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::variables_map& vm, const MpiLaunch& launch,
+                       std::stop_token stop) {
   std::vector<std::string> args{item.model.string(), "--engine", item.engine, "-o", dir.string(), "-j",
                                 std::to_string(vm["jobs"].as<int>())};
   if (vm.count("reduce-option"))
@@ -70,7 +77,8 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
   options.cancel = cancel.flag();
   options.terminate_on_cancel = true;
   options.kill_grace_seconds = 1.5;  // Ctrl-C ends a batch within 2 s
-  options.show_output = true;
+  options.show_output = launch.rank == 0;
+  if (launch.under_mpi) options.env = {"OMPI_COMM_WORLD_SIZE=1"};
   auto ran = run_process(argv, options);
   if (!ran) return "error (" + ran.error().message() + ")";
   if (ran->signal != 0 && !ran->cancelled) return "error (" + ran->describe(options) + ")";
@@ -81,25 +89,42 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
   return "reduced";
 }
 
-// Reduces the models not reduced yet, in order, until all are done or `stop` is requested.
-std::vector<BatchRow> run_batch(const std::vector<BatchItem>& items, const fs::path& out, const po::variables_map& vm,
-                                std::stop_token stop) {
+// Reduces the models not reduced yet, in order (in an MPI job: largest first, one rank each),
+// until all are done or `stop` is requested. Other ranks than 0 get nullopt once there is nothing left.
+std::optional<std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
+                                               const po::variables_map& vm, std::stop_token stop) {
+  const MpiLaunch launch = mpi_launch_from_environment();
   std::vector<BatchRow> rows;
+  std::vector<size_t> todo;
   for (size_t i = 0; i < items.size(); ++i) {
-    const fs::path dir = out / items[i].model.stem();
-    BatchRow row{items[i], "reduced", read_bucket(dir), false};
-    if (row.bucket) {
-      row.already_done = true;
-    } else if (stop.stop_requested()) {
-      row.status = "not started";
-    } else {
+    rows.push_back({items[i], "reduced", read_bucket(out / items[i].model.stem()), false});
+    if (rows.back().bucket) rows.back().already_done = true;
+    else todo.push_back(i);
+  }
+  auto reduce_item = [&](size_t i) {
+    if (launch.rank == 0)
       std::cerr << "batch: [" << i + 1 << "/" << items.size() << "] " << items[i].model.string() << " on "
                 << items[i].engine << "\n";
-      row.status = reduce_one(items[i], dir, vm, stop);
-      row.bucket = read_bucket(dir);
-      if (row.status == "reduced" && !row.bucket) row.status = "error (exit 0)";
-    }
-    rows.push_back(std::move(row));
+    return reduce_one(items[i], out / items[i].model.stem(), vm, launch, stop);
+  };
+  std::vector<std::optional<std::string>> statuses(items.size());
+  if (launch.under_mpi && launch.size != 1) {
+    std::error_code ec;
+    std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) {
+      return fs::file_size(items[a].model, ec) > fs::file_size(items[b].model, ec);
+    });
+    auto shared = share_batch(items.size(), todo, vm["rank-timeout"].as<double>(), reduce_item, stop);
+    if (!shared) return std::nullopt;
+    statuses = std::move(*shared);
+  } else {
+    for (size_t i : todo)
+      if (!stop.stop_requested()) statuses[i] = reduce_item(i);
+  }
+  for (size_t i : todo) {
+    BatchRow& row = rows[i];
+    row.status = statuses[i].value_or("not started");
+    row.bucket = read_bucket(out / items[i].model.stem());
+    if (row.status == "reduced" && !row.bucket) row.status = "error (exit 0)";
   }
   return rows;
 }
@@ -140,6 +165,11 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     std::cerr << "error: batch: missing -o OUT\n";
     return kExitUsage;
   }
+  if (!built_with_mpi() && refuse_without_mpi(mpi_launch_from_environment())) return kExitUsage;
+  if (Status t = check_rank_timeout(vm["rank-timeout"].as<double>()); !t.ok()) {
+    std::cerr << "error: " << t.error().message() << "\n";
+    return kExitUsage;
+  }
   if (Status jobs = check_int_range("-j", vm["jobs"].as<int>(), 0, kMaxParallel); !jobs.ok()) {
     std::cerr << "error: " << jobs.error().message() << "\n";
     return kExitUsage;
@@ -160,7 +190,9 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     std::cerr << "error: " << out.string() << ": cannot create folder: " << ec.message() << "\n";
     return kExitUsage;
   }
-  const std::vector<BatchRow> rows = run_batch(*items, out, vm, stop);
+  const auto shared = run_batch(*items, out, vm, stop);
+  if (!shared) return kExitOk;  // a worker rank: rank 0 writes the summary
+  const std::vector<BatchRow>& rows = *shared;
   const std::string counts = count_line(rows);
   if (Status s = write_summary(rows, out); !s.ok()) {
     std::cerr << "error: " << s.error().message() << "\n";

@@ -9,6 +9,7 @@
 #include "core/model_io.h"
 #include "command.h"
 #include "input_options.h"
+#include "mpi_launch.h"
 #include "session/verdict_report.h"
 #include "stop_on_signal.h"
 
@@ -80,7 +81,7 @@ void add_oracle_options(po::options_description& opts) {
       ("fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that mean 'fails' (default: any non-zero)")
       ("ignore-fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that never mean 'fails'")
       ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
-       "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot})")
+       "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot}), {rank} and {local_rank} the MPI rank (e.g. CUDA_VISIBLE_DEVICES={local_rank})")
       ("slots", po::value<int>()->default_value(0),
        "concurrent engine slots, numbered from 0 for {slot} (0: the number of jobs, or of cores; at most 1024)")
       ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores; at most 1024)")
@@ -136,6 +137,7 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   if (vm.count("ignore-fail-code")) o.ignore_fail_codes = vm["ignore-fail-code"].as<std::vector<int>>();
   REDUCE_TRY(run_limits_from(vm, o.environment));
   if (vm.count("slot-env")) o.environment.env = vm["slot-env"].as<std::vector<std::string>>();
+  substitute_rank(o.environment.env, mpi_launch_from_environment());
   for (const auto& e : o.environment.env)
     if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
   o.environment.threads = vm["threads"].as<int>();

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "command_line.h"
 #include "input_options.h"
+#include "mpi_launch.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
 
@@ -44,7 +45,10 @@ po::options_description reduce_options() {
                           "as the recorded run made iterations when the failure stays the same)")
       ("max-unrolled-nodes", po::value<uint64_t>()->default_value(100000),
        "nodes that unrolling Loop and Scan nodes may add in all (1..10000000); a node that would exceed it stays")
-      ("verbose,v", "one line per check");
+      ("verbose,v", "one line per check")
+      ("rank-timeout", po::value<double>()->default_value(30),
+       "under mpirun or srun: seconds a worker rank may stay silent before rank 0 drops it and checks its "
+       "candidates elsewhere (0.1..3600)");
   add_oracle_options(opts);
   add_input_options(opts);
   return opts;
@@ -149,6 +153,11 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
     return kExitUsage;
   }
   parsed.flatten.max_unrolled_nodes = static_cast<size_t>(budget);
+  parsed.rank_timeout = vm["rank-timeout"].as<double>();
+  if (Status t = check_rank_timeout(parsed.rank_timeout); !t.ok()) {
+    std::cerr << "error: " << t.error().message() << "\n";
+    return kExitUsage;
+  }
   // -o is checked before any work: a refused folder is never touched.
   if (Status folder = check_bundle_folder(s.out_dir, s.model_path, s.resume); !folder.ok()) {
     std::cerr << "error: " << folder.error().message() << "\n";

@@ -6,7 +6,9 @@
 
 #include <iostream>
 
+#include "cluster_reduction.h"
 #include "command.h"
+#include "mpi_launch.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
 #include "session/control_flow.h"
@@ -56,32 +58,40 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
 // recorded run took and each Loop by its iterations, as long as it fails the same way
 // (session/control_flow.h); nullopt to reduce the model as given. The original's verdict is
 // cached: the session does not run it again.
-Expected<std::optional<FlattenedModel>> flatten(Oracle& oracle, const FlattenOptions& options, std::stop_token stop) {
+Expected<std::optional<FlattenedModel>> flatten(Oracle& oracle, const FlattenOptions& options, bool quiet,
+                                                std::stop_token stop) {
   const Graph& g = oracle.model().graph;
   if (!(options.inline_if && has_if_node(g)) && !(options.unroll_loops && has_loop_or_scan(g)))
     return std::optional<FlattenedModel>{};
   const CancelOnStop cancel(stop);
   const Verdict original = oracle.evaluate(Candidate::whole(g), cancel.flag());
   if (original.cancelled || original.invalid || !original.signature.fails()) return std::optional<FlattenedModel>{};
-  return flatten_control_flow(oracle, original, options, [](const std::string& line) { std::cerr << line << "\n"; }, stop);
+  return flatten_control_flow(oracle, original, options,
+                              [quiet](const std::string& line) { if (!quiet) std::cerr << line << "\n"; }, stop);
 }
 
-// Loads the model, builds the oracle, runs the session and prints its outcome; the exit code.
-int run_reduction(const ReduceArguments& args, std::stop_token stop) {
+// Loads the model, builds the oracle, runs the session and prints its outcome; the exit code. In an
+// MPI job (`cluster`), worker ranks do the same up to the session, print nothing, and serve checks.
+int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole* cluster) {
   const SessionOptions& s = args.session;
+  const bool worker = cluster && cluster->worker();
   Model model;
   auto samples = load_and_create_oracles(args.vm, s.model_path, model, SampleUse::FirstFailing, stop);
+  if (worker && !samples) return cluster->serve(nullptr, nullptr, samples.error().message());
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!samples) {
     std::cerr << "error: " << samples.error().message() << "\n";
     return kExitUsage;
   }
   Oracle& given = samples->main();
-  print_start(s, model, given);
-  print_samples(*samples, std::cerr);
+  if (!worker) {
+    print_start(s, model, given);
+    print_samples(*samples, std::cerr);
+  }
   SessionOptions session = s;
   session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
-  auto flat = flatten(given, args.flatten, stop);
+  auto flat = flatten(given, args.flatten, worker, stop);
+  if (worker && !flat) return cluster->serve(nullptr, nullptr, flat.error().message());
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!flat) {
     std::cerr << "error: " << s.model_path.string() << ": " << flat.error().message() << "\n";
@@ -89,10 +99,16 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop) {
   }
   Oracle& oracle = *flat ? *(*flat)->oracle : given;
   const Model& reduced_model = *flat ? *(*flat)->model : model;
+  if (worker) return cluster->serve(&oracle, &reduced_model, "");
   if (*flat) {
     const FlattenedModel& f = **flat;
     session.control_flow = {f.inlined.inlined, f.inlined.body_nodes, count_nodes(model.graph), 0,
                             f.unrolled.unrolled, f.unrolled.iterations, f.unrolled.body_nodes};
+  }
+  if (cluster) {
+    // Every rank checks as many candidates at once as it has slots: the reducer keeps that many in flight.
+    session.remote = cluster->join(reduced_model, oracle);
+    session.reduce.jobs *= cluster->ranks();
   }
   SessionOutcome o = run_session(oracle, reduced_model, session, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
   return print_outcome(o, s, oracle);
@@ -103,7 +119,10 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop) {
 int reduce_command(const std::vector<std::string>& args, std::stop_token stop) {
   auto parsed = parse_reduce_arguments(args);
   if (const int* code = std::get_if<int>(&parsed)) return *code;
-  return run_reduction(std::get<ReduceArguments>(parsed), std::move(stop));
+  const ReduceArguments& arguments = std::get<ReduceArguments>(parsed);
+  const MpiLaunch launch = mpi_launch_from_environment();
+  if (!launch.under_mpi || launch.size == 1) return run_reduction(arguments, std::move(stop), nullptr);
+  return in_mpi_job(arguments.rank_timeout, [&](ClusterRole* role) { return run_reduction(arguments, stop, role); });
 }
 
 }  // namespace reduce::cli

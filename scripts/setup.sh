@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   nodejs npm graphviz gnuplot-nox ca-certificates
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -401,6 +401,19 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   return v;
 }
 
+void Oracle::adopt(const Candidate& c, const Verdict& v) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (v.cache_hit) {
+    ++stats_.cache_hits;
+    return;
+  }
+  ++stats_.evaluations;
+  stats_.engine_seconds += v.seconds;
+  if (v.cancelled) return;
+  if (v.invalid) ++stats_.invalid;
+  cache_[candidate_hash(c)] = v;
+}
+
 Verdict Oracle::rerun(const Candidate& c, const std::atomic<bool>* cancel) {
   Verdict v = run_candidate(c, cancel, nullptr, 0);
   std::lock_guard<std::mutex> lock(mutex_);

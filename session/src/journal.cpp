@@ -36,6 +36,18 @@ Candidate candidate_from(const Json& j) {
 
 }  // namespace
 
+std::string candidate_to_json(const Candidate& candidate) {
+  return candidate_json(candidate).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Expected<Candidate> candidate_from_json(const std::string& text) {
+  try {
+    return candidate_from(Json::parse(text));
+  } catch (const Json::exception& e) {
+    return make_error(std::string("malformed candidate: ") + e.what());
+  }
+}
+
 Status append_journal(const fs::path& dir, const Candidate& candidate) {
   const Json record = {{"candidate", candidate_json(candidate)}};
   std::error_code ec;

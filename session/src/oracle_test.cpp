@@ -1,6 +1,7 @@
 // Candidates judged by the oracle.
 #include "oracle_test.h"
 
+#include <optional>
 #include <sstream>
 
 
@@ -30,7 +31,11 @@ TestOutcome OracleTest::outcome_of(const Verdict& v) {
 
 TestResult OracleTest::test(const Candidate& candidate, const std::atomic<bool>& cancel) {
   if (cancel.load()) return {TestOutcome::Cancelled, false, {}};
-  Verdict v = oracle_.evaluate(candidate, &cancel);
+  // A remote verdict is adopted by the local oracle: counted in its statistics and cached, so the
+  // report and the bundle's run of the reproducer do not depend on where a check ran.
+  std::optional<Verdict> remote = remote_ ? remote_->evaluate(candidate, cancel) : std::nullopt;
+  if (remote) oracle_.adopt(candidate, *remote);
+  Verdict v = remote ? std::move(*remote) : oracle_.evaluate(candidate, &cancel);
   TestResult r;
   r.cache_hit = v.cache_hit;
   if (!gate_.wait(cancel)) return {TestOutcome::Cancelled, false, {}};

@@ -8,6 +8,7 @@
 
 #include "oracle/oracle.h"
 #include "reducer/candidate.h"
+#include "session/remote_checks.h"
 #include "session_log.h"
 
 namespace reduce {
@@ -28,8 +29,9 @@ class TargetGate {
 
 class OracleTest : public CandidateTest {
  public:
-  OracleTest(Oracle& oracle, TargetGate& gate, SessionLog& log, bool verbose, const Model& model)
-      : oracle_(oracle), gate_(gate), log_(log), verbose_(verbose), model_(model) {}
+  OracleTest(Oracle& oracle, TargetGate& gate, SessionLog& log, bool verbose, const Model& model,
+             RemoteChecks* remote = nullptr)
+      : oracle_(oracle), gate_(gate), log_(log), verbose_(verbose), model_(model), remote_(remote) {}
   TestResult test(const Candidate& candidate, const std::atomic<bool>& cancel) override;
 
  private:
@@ -41,6 +43,7 @@ class OracleTest : public CandidateTest {
   SessionLog& log_;
   bool verbose_;
   const Model& model_;
+  RemoteChecks* remote_;
 };
 
 }  // namespace reduce

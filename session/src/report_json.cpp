@@ -71,6 +71,10 @@ std::string report_json(const ReductionReport& r) {
   j["tolerance"] = {{"atol", r.tolerance.atol}, {"rtol", r.tolerance.rtol}, {"error_stat", to_string(r.tolerance.stat)}};
   j["strategy"] = r.strategy;
   j["jobs"] = r.jobs;
+  j["ranks"] = r.ranks;
+  j["slots"] = r.slots;
+  j["ranks_lost"] = r.ranks_lost;
+  j["remote_checks"] = r.remote_checks;
   j["checks"] = r.checks;
   j["engine_runs"] = r.engine_runs;
   j["cache_hits"] = r.cache_hits;

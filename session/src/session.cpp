@@ -108,7 +108,7 @@ SessionOutcome Session::run() {
   ReduceOptions ro = search_options();
   if (Status s = prepare_start(ro); !s.ok()) return failed(s.error());
   std::thread original_check([this] { check_original(); });
-  OracleTest test(oracle_, gate_, log_, ro.verbose, model_);
+  OracleTest test(oracle_, gate_, log_, ro.verbose, model_, options_.remote);
   auto result = reduce_model(model_, test, ro);
   original_check.join();
   log_.finish();
@@ -151,6 +151,13 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
   if (const auto& ledger = oracle_.options().environment.ledger) report.peak_held_bytes = ledger->peak();
   report.engine_seconds = stats.engine_seconds;
+  report.slots = oracle_.options().slots;
+  if (options_.remote) {
+    report.ranks = options_.remote->ranks();
+    report.slots = options_.remote->slots();
+    report.ranks_lost = options_.remote->lost();
+    report.remote_checks = options_.remote->answered();
+  }
   report.recorded_in_memory_bytes = oracle_.recorded().bytes_in_memory();
   report.recorded_spilled_bytes = oracle_.recorded().bytes_spilled();
   if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_, options_.bundle); !s.ok())

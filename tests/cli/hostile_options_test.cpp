@@ -161,6 +161,7 @@ TEST(HostileOptions, ReduceRefusesBadOptionsBeforeAnyWork) {
       {{"-j", "100000"}, "-j"},           {{"-j", "-1"}, "-j"},
       {{"--slots", "100000"}, "--slots"}, {{"--strategy", "bogus"}, "--strategy"},
       {{"--atol", "nan"}, "--atol"},      {{"--timeout", "inf"}, "--timeout"},
+      {{"--rank-timeout", "0"}, "--rank-timeout"}, {{"--rank-timeout", "nan"}, "--rank-timeout"},
   };
   for (const auto& bad : bad_reduce) {
     std::vector<std::string> args{f.model, "--engine", kFaultyEngine, "-o", out.string()};

@@ -95,6 +95,10 @@ class Oracle {
   Verdict evaluate(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr,
                    TensorMap* actual = nullptr);
 
+  // Takes a verdict another process's oracle gave for `candidate` on the same model (an MPI worker
+  // rank): counted as an evaluation (or a cache hit) and cached, as if this oracle had run it.
+  void adopt(const Candidate& candidate, const Verdict& verdict);
+
   // Runs a candidate on the engine again, whatever the cache holds (for flakiness checks); counted
   // as an evaluation, and the cache keeps its first verdict.
   Verdict rerun(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr);

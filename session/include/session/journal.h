@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "oracle/oracle.h"
 
@@ -13,5 +14,10 @@ Status append_journal(const std::filesystem::path& dir, const Candidate& candida
 
 // The last candidate of DIR/journal.
 Expected<Candidate> read_journal(const std::filesystem::path& dir);
+
+// One candidate as a journal record holds it (a JSON object, numbers that read back exactly), and
+// back: also how MPI ranks send candidates (cluster/).
+std::string candidate_to_json(const Candidate& candidate);
+Expected<Candidate> candidate_from_json(const std::string& text);
 
 }  // namespace reduce

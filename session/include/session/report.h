@@ -78,6 +78,13 @@ struct ReductionReport {
   Tolerance tolerance;
   std::string strategy;
   int jobs = 1;
+  // MPI (cluster/): ranks that checked candidates (1: this process alone), the engine slots of them
+  // all, the worker ranks dropped (died, stopped answering, could not load the model), and how
+  // many checks the other ranks answered.
+  int ranks = 1;
+  int slots = 1;
+  int ranks_lost = 0;
+  uint64_t remote_checks = 0;  // checks other ranks answered
   uint64_t checks = 0;       // every verdict, refused and cached ones included
   uint64_t engine_runs = 0;  // verdicts that ran the engine under test (the original's check included)
   uint64_t cache_hits = 0;

@@ -13,6 +13,7 @@
 #include "oracle/oracle.h"
 #include "reducer/reducer.h"
 #include "session/bundle.h"
+#include "session/remote_checks.h"
 #include "session/report.h"
 
 namespace reduce {
@@ -27,6 +28,8 @@ struct SessionOptions {
   BundleOptions bundle;  // files the bundle holds on request (Polygraphy's)
   InputSamples samples;  // recorded in the report
   ControlFlowReport control_flow;  // what was inlined before (the session fills nodes_in_bodies)
+  // Other processes that check candidates (MPI ranks); null: every check runs here.
+  RemoteChecks* remote = nullptr;
 };
 
 // Where the session's progress and log lines go.

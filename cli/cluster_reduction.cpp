@@ -1,0 +1,87 @@
+// The roles of an MPI job's ranks in `reduce MODEL` (cluster/), or the refusal of a build without MPI.
+#include "cluster_reduction.h"
+
+#include <iostream>
+
+#include "command.h"
+
+#if REDUCE_WITH_MPI
+#include "cluster/check_worker.h"
+#include "cluster/cluster_checks.h"
+#include "cluster/shared_work.h"
+#endif
+
+namespace reduce::cli {
+
+#if REDUCE_WITH_MPI
+
+namespace {
+
+// Workers' heartbeat: well below any sensible --rank-timeout.
+constexpr auto kHeartbeat = std::chrono::milliseconds(250);
+
+std::chrono::milliseconds seconds(double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); }
+
+class MpiRole : public ClusterRole {
+ public:
+  MpiRole(cluster::MpiLink& link, double rank_timeout) : link_(link) {
+    if (link.rank() == 0) checks_.emplace(link, seconds(rank_timeout), [](const std::string& line) { std::cerr << line << "\n"; });
+  }
+  bool worker() const override { return link_.rank() > 0; }
+  int serve(Oracle* oracle, const Model* model, const std::string& error) override {
+    cluster::Hello hello{oracle != nullptr, error, oracle ? oracle->options().slots : 0,
+                         model ? model->graph.nodes.size() : 0};
+    cluster::serve_checks(link_, oracle, hello);
+    return kExitOk;
+  }
+  RemoteChecks* join(const Model& model, const Oracle& oracle) override {
+    checks_->expect_model(model.graph.nodes.size(), oracle.options().slots);
+    return &*checks_;
+  }
+  int ranks() const override { return link_.size(); }
+
+ private:
+  cluster::MpiLink& link_;
+  std::optional<cluster::ClusterChecks> checks_;  // rank 0
+};
+
+}  // namespace
+
+int in_mpi_job(double rank_timeout, const std::function<int(ClusterRole*)>& reduction) {
+  auto link = cluster::MpiLink::start(kHeartbeat);
+  MpiRole role(*link, rank_timeout);
+  return reduction(&role);
+}
+
+bool built_with_mpi() { return true; }
+
+std::optional<BatchStatuses> share_batch(size_t count, const std::vector<size_t>& order, double rank_timeout,
+                                         const std::function<std::string(size_t)>& work, std::stop_token stop) {
+  auto link = cluster::MpiLink::start(kHeartbeat);
+  auto shared = cluster::share_work(
+      *link, order.size(), [&](size_t k) { return work(order[k]); }, seconds(rank_timeout), "error (rank lost)",
+      [](const std::string& line) { std::cerr << line << "\n"; }, std::move(stop));
+  if (link->rank() > 0) return std::nullopt;
+  BatchStatuses statuses(count);
+  for (size_t k = 0; k < order.size(); ++k) statuses[order[k]] = shared.results[k];
+  return statuses;
+}
+
+#else
+
+int in_mpi_job(double, const std::function<int(ClusterRole*)>&) {
+  refuse_without_mpi(mpi_launch_from_environment());
+  return kExitUsage;
+}
+
+bool built_with_mpi() { return false; }
+
+// Not reached: batch_command refuses first.
+std::optional<BatchStatuses> share_batch(size_t, const std::vector<size_t>&, double,
+                                         const std::function<std::string(size_t)>&, std::stop_token) {
+  return std::nullopt;
+}
+
+#endif
+
+}  // namespace reduce::cli

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `reduce` under a real `mpirun` on the loopback interface (3 ranks, oversubscribed): the same
+# reproducer bytes as one host's -j run, with and without a worker rank killed mid-reduction.
+# A batch over the bundled corpus examples gives the same buckets with 3 ranks as on one host.
+# usage: mpi_cli_test.sh same-bytes|worker-killed|batch REDUCE_BIN SOURCE_DIR
+set -euo pipefail
+case_name="$1"
+reduce="$2"
+source_dir="$3"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Loopback only, no other network.
+mpirun=(mpirun --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -n 3)
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# --enable-recovery (a rank that dies does not abort the job) also hides ranks' exit codes: the
+# sanitizers' reports are looked for in the output instead.
+check_sanitizers() {
+  if grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$work/err.txt" "$work/out.txt"; then fail "sanitizer report"; fi
+}
+
+model="$source_dir/corpus/examples/broadcast_batch1_cnn_50.onnx"
+engine="opt:fault=broadcast-batch1"
+
+case "$case_name" in
+  same-bytes)
+    "$reduce" "$model" --engine "$engine" -j 3 -o "$work/one-host" >/dev/null 2>&1 || fail "reduce -j 3"
+    "${mpirun[@]}" "$reduce" "$model" --engine "$engine" -j 1 -o "$work/mpi" >"$work/out.txt" 2>"$work/err.txt" ||
+      { cat "$work/out.txt" "$work/err.txt"; fail "mpirun reduce"; }
+    cmp "$work/one-host/model.onnx" "$work/mpi/model.onnx" || fail "model.onnx differs from the -j 3 run"
+    grep -q '"ranks": 3,' "$work/mpi/report.json" || fail "report.json: ranks is not 3"
+    grep -q '"slots": 3,' "$work/mpi/report.json" || fail "report.json: slots is not 3"
+    grep -q '"ranks_lost": 0,' "$work/mpi/report.json" || fail "report.json: ranks_lost is not 0"
+    grep -Eq '"remote_checks": [1-9]' "$work/mpi/report.json" || fail "report.json: no check ran on another rank"
+    # Progress and logs from rank 0 only: one start line, one result.
+    [ "$(grep -c '^reduce: .* nodes) on' "$work/err.txt")" = 1 ] || { cat "$work/err.txt"; fail "start line not printed once"; }
+    [ "$(grep -c '^reduced ' "$work/out.txt")" = 1 ] || { cat "$work/out.txt"; fail "result not printed once"; }
+    ;;
+  worker-killed)
+    # A slow check: script (1 s a check, as an engine build takes) so that the reduction is under
+    # way when rank 1 is frozen and killed: interesting while the model holds a Sigmoid node.
+    printf '#!/bin/sh\nsleep 1\nif grep -q Sigmoid "$1"; then exit 1; fi\n' >"$work/check.sh"
+    spec="check:sh $work/check.sh {model}"
+    "$reduce" "$model" --engine "$spec" -j 3 -o "$work/one-host" >/dev/null 2>&1 || fail "reduce -j 3"
+    "${mpirun[@]}" --enable-recovery "$reduce" "$model" --engine "$spec" -j 1 --rank-timeout 2 -o "$work/mpi" \
+      >"$work/out.txt" 2>"$work/err.txt" &
+    launcher=$!
+    # Rank 1 is the child of mpirun whose environment says so.
+    for _ in $(seq 600); do
+      rank1=""
+      for pid in $(pgrep -P "$launcher" || true); do
+        tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && rank1=$pid
+      done
+      [ -n "$rank1" ] && [ -s "$work/mpi/journal" ] && break
+      sleep 0.05
+    done
+    [ -n "$rank1" ] && [ -s "$work/mpi/journal" ] || fail "the reduction did not start"
+    # Frozen first (a host that stops answering: checks sent to it meanwhile are lost), then killed.
+    kill -STOP "$rank1"
+    sleep 3
+    kill -KILL "$rank1"
+    wait "$launcher" || { cat "$work/out.txt" "$work/err.txt"; fail "mpirun reduce"; }
+    grep '^cluster: rank 1 dropped' "$work/err.txt" || { cat "$work/err.txt"; fail "no log line for the dropped rank"; }
+    grep -q '"interrupted": false' "$work/mpi/report.json" || fail "the reduction was interrupted"
+    cmp "$work/one-host/model.onnx" "$work/mpi/model.onnx" || fail "model.onnx differs from the -j 3 run"
+    grep -q '"ranks_lost": 1,' "$work/mpi/report.json" || fail "report.json: ranks_lost is not 1"
+    grep -Eq '"remote_checks": [1-9]' "$work/mpi/report.json" || fail "report.json: no check ran on rank 2"
+    ;;
+  batch)
+    "$reduce" batch "$source_dir/corpus/examples" -o "$work/one-host" -j 1 >/dev/null 2>&1 || fail "reduce batch"
+    "${mpirun[@]}" "$reduce" batch "$source_dir/corpus/examples" -o "$work/mpi" -j 1 >"$work/out.txt" 2>"$work/err.txt" ||
+      { cat "$work/out.txt" "$work/err.txt"; fail "mpirun reduce batch"; }
+    [ "$(grep -c 'summary:' "$work/out.txt")" = 1 ] || { cat "$work/out.txt"; fail "summary line not printed once"; }
+    # The bucket count, every row's status, and the buckets with their models.
+    buckets() { grep -E '^  "buckets"|"status"' "$1"; sed -n '/"buckets_detail"/,$p' "$1"; }
+    [ "$(buckets "$work/one-host/summary.json")" = "$(buckets "$work/mpi/summary.json")" ] || fail "buckets differ"
+    for m in broadcast_batch1_cnn_50 attention_softmax_transformer_50 conv_bn_eps_cnn_50; do
+      cmp "$work/one-host/$m/model.onnx" "$work/mpi/$m/model.onnx" || fail "$m/model.onnx differs"
+    done
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+check_sanitizers
+echo "ok: $case_name"
