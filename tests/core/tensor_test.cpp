@@ -31,6 +31,19 @@ TEST(Tensor, StorageIsAlignedTo64Bytes) {
   }
 }
 
+// Storage is aligned by hand inside a larger allocation; the spare bytes must still be out of
+// bounds for AddressSanitizer, as past an exact allocation.
+TEST(TensorDeathTest, WritingPastTheStorageIsCaughtUnderAsan) {
+#if !defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "needs AddressSanitizer";
+#else
+  Tensor t = Tensor::allocate(DType::UInt8, {10}).value();
+  volatile std::byte* data = t.mutable_bytes().data();
+  EXPECT_DEATH(data[10] = std::byte{1}, "heap-buffer-overflow|use-after-poison");
+  EXPECT_DEATH(data[-1] = std::byte{1}, "heap-buffer-overflow|use-after-poison");
+#endif
+}
+
 // A chain of same-sized activations, each freed after the next is made, while small allocations
 // that live on are made in between (names, shapes): the freed storage must serve the next value.
 // With memalign's storage every hole was a few bytes too small and the heap grew by every value.
