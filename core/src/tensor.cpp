@@ -1,6 +1,10 @@
 // Tensor storage: allocation with size limits, views, comparison.
 #include "core/tensor.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -52,13 +56,24 @@ Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
 
 Expected<Tensor> Tensor::allocate_uninitialized(DType dtype, Shape shape) {
   REDUCE_ASSIGN(size_t size, checked_byte_size(dtype, shape));
-  // 64-byte alignment keeps vectorized kernels happy.
-  auto* raw = static_cast<std::byte*>(::operator new[](size ? size : 1, std::align_val_t{64}));
-  std::shared_ptr<std::byte> owner(raw, [](std::byte* p) { ::operator delete[](p, std::align_val_t{64}); });
+  // 64-byte alignment keeps vectorized kernels happy. It is made by hand inside a plain allocation
+  // of 63 bytes more, not by an aligned one: glibc's memalign asks for the size plus the alignment
+  // and frees the unused ends as small chunks, so the hole a freed value leaves was always a little
+  // too small for the next value of the same size, and small allocations pinned the holes apart:
+  // a run of same-sized activations grew the heap by many values (issue 20).
+  auto* raw = static_cast<std::byte*>(::operator new[](size + 63));
+  std::shared_ptr<std::byte> owner(raw, [](std::byte* p) { ::operator delete[](p); });
+  const size_t offset = (64 - reinterpret_cast<uintptr_t>(raw) % 64) % 64;
+#if defined(__SANITIZE_ADDRESS__)
+  // The spare bytes around the value stay out of bounds for AddressSanitizer, as past an exact
+  // allocation: a kernel writing past its output is still caught.
+  ASAN_POISON_MEMORY_REGION(raw, offset);
+  ASAN_POISON_MEMORY_REGION(raw + offset + size, 63 - offset);
+#endif
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.data_ = raw;
+  t.data_ = raw + offset;
   t.byte_size_ = size;
   t.owner_ = std::move(owner);
   t.writable_ = true;

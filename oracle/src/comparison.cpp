@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "core/half.h"
@@ -39,54 +40,44 @@ Tolerance default_tolerance(Precision precision) {
 
 namespace {
 
-// Values of a tensor as doubles (one pass; the comparison then runs on plain arrays).
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> out(t.elements());
-  switch (t.dtype()) {
-    case DType::Float: {
-      auto d = t.data<float>();
-      for (size_t i = 0; i < out.size(); ++i) out[i] = d[i];
-      break;
-    }
-    case DType::Double: {
-      auto d = t.data<double>();
-      std::copy(d.begin(), d.end(), out.begin());
-      break;
-    }
-    case DType::Float16: {
-      auto d = t.data<uint16_t>();
-      for (size_t i = 0; i < out.size(); ++i) out[i] = half_to_float(d[i]);
-      break;
-    }
-    case DType::BFloat16: {
-      auto d = t.data<uint16_t>();
-      for (size_t i = 0; i < out.size(); ++i) out[i] = bfloat16_to_float(d[i]);
-      break;
-    }
-    default:
-      for (size_t i = 0; i < out.size(); ++i) out[i] = t.element_as_double(i);
+// Reads element i of a tensor as a double, straight from its storage (no converted copy: a
+// comparison of an 8 MB output allocates nothing of its size unless a median or quantile decides).
+template <typename T, double (*Convert)(T)>
+struct Reader {
+  std::span<const T> data;
+  double operator()(size_t i) const { return Convert(data[i]); }
+};
+double from_float(float v) { return v; }
+double from_double(double v) { return v; }
+double from_half(uint16_t v) { return half_to_float(v); }
+double from_bfloat16(uint16_t v) { return bfloat16_to_float(v); }
+struct GenericReader {
+  const Tensor* t;
+  double operator()(size_t i) const { return t->element_as_double(i); }
+};
+
+// Calls scan(read_actual, read_expected) with readers for the dtype both tensors share.
+template <typename Scan>
+void with_readers(const Tensor& a, const Tensor& b, Scan&& scan) {
+  switch (a.dtype()) {
+    case DType::Float: return scan(Reader<float, from_float>{a.data<float>()}, Reader<float, from_float>{b.data<float>()});
+    case DType::Double:
+      return scan(Reader<double, from_double>{a.data<double>()}, Reader<double, from_double>{b.data<double>()});
+    case DType::Float16:
+      return scan(Reader<uint16_t, from_half>{a.data<uint16_t>()}, Reader<uint16_t, from_half>{b.data<uint16_t>()});
+    case DType::BFloat16:
+      return scan(Reader<uint16_t, from_bfloat16>{a.data<uint16_t>()},
+                  Reader<uint16_t, from_bfloat16>{b.data<uint16_t>()});
+    default: return scan(GenericReader{&a}, GenericReader{&b});
   }
-  return out;
 }
 
-double statistic(std::vector<double> values, ErrorStat stat, double q) {
+// The q-quantile (nearest rank) of `values`, reordering them in place.
+double quantile_in_place(std::vector<double>& values, double q) {
   if (values.empty()) return 0;
-  switch (stat) {
-    case ErrorStat::Max:
-    case ErrorStat::Elemwise: return *std::max_element(values.begin(), values.end());
-    case ErrorStat::Mean: {
-      double s = 0;
-      for (double v : values) s += v;
-      return s / values.size();
-    }
-    case ErrorStat::Median: q = 0.5; [[fallthrough]];
-    case ErrorStat::Quantile: {
-      const size_t k = std::min(values.size() - 1, static_cast<size_t>(q * (values.size() - 1) + 0.5));
-      std::nth_element(values.begin(), values.begin() + k, values.end());
-      return values[k];
-    }
-  }
-  return 0;
+  const size_t k = std::min(values.size() - 1, static_cast<size_t>(q * (values.size() - 1) + 0.5));
+  std::nth_element(values.begin(), values.begin() + k, values.end());
+  return values[k];
 }
 
 }  // namespace
@@ -102,46 +93,56 @@ OutputComparison compare_tensors(std::string_view name, const Tensor& actual, co
                            ", reference " + std::string(dtype_name(expected.dtype())) + shape_to_string(expected.shape());
     return c;
   }
-  const std::vector<double> a = as_doubles(actual), b = as_doubles(expected);
-  c.elements = a.size();
+  c.elements = actual.elements();
+  // Only a median or quantile needs every error at once; the other statistics are running sums
+  // and maxima, so the comparison of a large output holds nothing of its size.
+  const bool rank_stat = tol.stat == ErrorStat::Median || tol.stat == ErrorStat::Quantile;
   std::vector<double> abs_err, rel_err;
-  abs_err.reserve(a.size());
-  rel_err.reserve(a.size());
+  if (rank_stat) {
+    abs_err.reserve(c.elements);
+    rel_err.reserve(c.elements);
+  }
   bool first_set = false;
   auto mark_bad = [&](uint64_t i) {
     if (!first_set) c.first_bad = i, first_set = true;
   };
-  double sum_abs = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const bool fa = std::isfinite(a[i]), fb = std::isfinite(b[i]);
-    if (std::isnan(a[i])) ++c.nan;
-    else if (std::isinf(a[i])) ++c.inf;
-    if (!fa || !fb) {
-      if (fb) ++c.nonfinite_new, mark_bad(i);
-      else if (fa || std::isnan(a[i]) != std::isnan(b[i]) || (!std::isnan(a[i]) && a[i] != b[i]))
-        ++c.nonfinite_differs, mark_bad(i);
-      continue;
+  double sum_abs = 0, sum_rel = 0;
+  uint64_t finite_pairs = 0;
+  with_readers(actual, expected, [&](auto read_a, auto read_b) {
+    for (size_t i = 0; i < c.elements; ++i) {
+      const double a = read_a(i), b = read_b(i);
+      const bool fa = std::isfinite(a), fb = std::isfinite(b);
+      if (std::isnan(a)) ++c.nan;
+      else if (std::isinf(a)) ++c.inf;
+      if (!fa || !fb) {
+        if (fb) ++c.nonfinite_new, mark_bad(i);
+        else if (fa || std::isnan(a) != std::isnan(b) || (!std::isnan(a) && a != b)) ++c.nonfinite_differs, mark_bad(i);
+        continue;
+      }
+      const double d = std::fabs(a - b);
+      const double r = b != 0 ? d / std::fabs(b) : (d == 0 ? 0 : std::numeric_limits<double>::infinity());
+      if (rank_stat) abs_err.push_back(d), rel_err.push_back(r);
+      ++finite_pairs;
+      sum_abs += d;
+      sum_rel += r;
+      c.max_abs = std::max(c.max_abs, d);
+      c.max_rel = std::max(c.max_rel, r);
+      const double allowed = tol.atol + tol.rtol * std::fabs(b);
+      if (d > allowed) ++c.mismatched, mark_bad(i);
+      if (tol.stat == ErrorStat::Elemwise) c.ratio = std::max(c.ratio, allowed > 0 ? d / allowed : (d > 0 ? INFINITY : 0));
     }
-    const double d = std::fabs(a[i] - b[i]);
-    const double r = b[i] != 0 ? d / std::fabs(b[i]) : (d == 0 ? 0 : std::numeric_limits<double>::infinity());
-    abs_err.push_back(d);
-    rel_err.push_back(r);
-    sum_abs += d;
-    c.max_abs = std::max(c.max_abs, d);
-    c.max_rel = std::max(c.max_rel, r);
-    const double allowed = tol.atol + tol.rtol * std::fabs(b[i]);
-    if (d > allowed) ++c.mismatched, mark_bad(i);
-    if (tol.stat == ErrorStat::Elemwise) c.ratio = std::max(c.ratio, allowed > 0 ? d / allowed : (d > 0 ? INFINITY : 0));
-  }
-  if (!abs_err.empty()) {
-    c.mean_abs = sum_abs / abs_err.size();
-    c.median_abs = statistic(abs_err, ErrorStat::Median, 0.5);
-    c.quantile_abs = statistic(abs_err, ErrorStat::Quantile, tol.quantile);
-  }
+  });
+  if (finite_pairs > 0) c.mean_abs = sum_abs / static_cast<double>(finite_pairs);
   bool values_fail = c.mismatched > 0;
   if (tol.stat != ErrorStat::Elemwise) {
-    const double sa = statistic(abs_err, tol.stat, tol.quantile);
-    const double sr = statistic(rel_err, tol.stat, tol.quantile);
+    double sa = 0, sr = 0;  // the statistic of the absolute and relative errors (0 without finite pairs)
+    if (tol.stat == ErrorStat::Max) sa = c.max_abs, sr = c.max_rel;
+    else if (tol.stat == ErrorStat::Mean && finite_pairs > 0) sa = c.mean_abs, sr = sum_rel / static_cast<double>(finite_pairs);
+    else if (rank_stat) {
+      const double q = tol.stat == ErrorStat::Median ? 0.5 : tol.quantile;
+      sa = quantile_in_place(abs_err, q);
+      sr = quantile_in_place(rel_err, q);
+    }
     values_fail = sa > tol.atol && sr > tol.rtol;
     c.ratio = std::min(tol.atol > 0 ? sa / tol.atol : INFINITY, tol.rtol > 0 ? sr / tol.rtol : INFINITY);
   }

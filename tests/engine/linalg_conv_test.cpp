@@ -4,6 +4,13 @@
 #include <cmath>
 #include <random>
 
+#if defined(__SANITIZE_ADDRESS__)
+// From the sanitizer runtime (GCC ships no header declaring it).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
+#else
+#include <malloc.h>
+#endif
+
 #include "core/half.h"
 #include "engine/engine.h"
 #include "test_support.h"
@@ -105,6 +112,65 @@ g (float[1, 12, 17, 301] X, float)" + w_shape + R"( W) => (float[1, 12, 8, 149] 
     const auto expect = naive_conv2d(x, w, depthwise ? 12 : 6, 2, 2, 2, 1, 8, 149);
     for (size_t i = 0; i < expect.size(); ++i) ASSERT_NEAR(y.data<float>()[i], expect[i], 1e-5) << i;
   }
+}
+
+TEST(LinalgConv, GemmWithTransposedOperandsSplitIntoBlocksMatchesANaiveProduct) {
+  // 300 x 600 outputs: several row and column blocks, each reading its part of A^T and B^T.
+  Tensor at = random_floats({70, 300}, 10), bt = random_floats({600, 70}, 11);
+  auto out = run(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[70, 300] A, float[600, 70] B) => (float[300, 600] Y)
+{
+  Y = Gemm <transA = 1, transB = 1, alpha = 0.5> (A, B)
+}
+)", {{"A", at}, {"B", bt}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  const auto a = at.data<float>(), b = bt.data<float>(), y = out->at("Y").data<float>();
+  for (size_t i = 0; i < 300; ++i)
+    for (size_t j = 0; j < 600; ++j) {
+      double sum = 0;
+      for (size_t k = 0; k < 70; ++k) sum += double(a[k * 300 + i]) * double(b[j * 70 + k]);
+      ASSERT_NEAR(y[i * 600 + j], 0.5 * sum, 1e-5) << i << "," << j;
+    }
+}
+
+// Bytes the heap has handed out and not taken back, by the allocator's own accounting (ASan's
+// when the tests are sanitized).
+size_t heap_bytes_in_use() {
+#if defined(__SANITIZE_ADDRESS__)
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+#endif
+}
+
+TEST(LinalgConv, ConstantWeightsAreNotKeptAsDoublesBetweenRuns) {
+  // MatMul and Gemm (transB) over 4 MiB of float weights each. Kernels sum in double; they once
+  // kept a double copy of each constant weight from run to run (16 MiB here, 2 GiB for 1 GiB of
+  // weights). They now convert the block of weights each product reads.
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 256] X, float[256, 4096] W, float[4096, 256] V) => (float[1, 4096] Y, float[1, 4096] Z)
+{
+  Y = MatMul (X, W)
+  Z = Gemm <transB = 1> (X, V)
+}
+)");
+  m.graph.inputs.resize(1);
+  m.graph.initializers.push_back({"W", random_floats({256, 4096}, 12), {}});
+  m.graph.initializers.push_back({"V", random_floats({4096, 256}, 13), {}});
+  auto prepared = make_reference_engine(1)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message();
+  const TensorMap in{{"X", random_floats({1, 256}, 14)}};
+  const size_t before = heap_bytes_in_use();
+  for (int run = 0; run < 2; ++run) {
+    auto out = (*prepared)->run(in);
+    ASSERT_TRUE(out.ok()) << out.error().message();
+  }
+  const size_t after = heap_bytes_in_use();
+  // What may stay: one thread's scratch blocks (256 x 256 doubles per kernel, 1 MiB in all).
+  EXPECT_LT(after, before + (size_t{4} << 20)) << "heap grew by " << (after - before) << " bytes";
 }
 
 TEST(LinalgConv, MatMulOfIntegersWrapsLikeTheType) {

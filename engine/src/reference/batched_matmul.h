@@ -1,6 +1,7 @@
 // numpy-style matmul (batch broadcasting, 1-D promotion) in double, shared by MatMul, MatMulInteger, QLinearMatMul.
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "core/tensor.h"
@@ -21,9 +22,10 @@ struct MatMulShape {
 Expected<MatMulShape> matmul_shape(const Shape& a, const Shape& b);
 
 // Computes C = A * B for every batch with double sums and calls store(batch, row, col, count, sums)
-// for runs of one output row. a and b hold the inputs as doubles, in their original layout.
-template <typename Store>
-void batched_matmul_f64(const MatMulShape& s, const double* a, const double* b, const Store& store) {
+// for runs of one output row. a and b hold the inputs in their original layout, as T; each block
+// converts only the rows of A and the columns of B it reads (doubles are read in place).
+template <typename T, typename Store>
+void batched_matmul_f64(const MatMulShape& s, const T* a, const T* b, const Store& store) {
   // When B is shared by all batches and A's batches are consecutive, the batches are one taller
   // matrix: fewer, larger blocks (the split is still fixed by the shapes alone).
   if (s.a_offsets.empty()) return;  // empty output
@@ -31,11 +33,20 @@ void batched_matmul_f64(const MatMulShape& s, const double* a, const double* b, 
   for (size_t i = 0; fold && i < s.batch; ++i) fold = s.b_offsets[i] == s.b_offsets[0] && s.a_offsets[i] == i * s.m * s.k;
   const size_t batches = fold ? 1 : s.batch, rows = fold ? s.batch * s.m : s.m;
   for_each_gemm_block(batches, rows, s.n, s.k, [&](const GemmBlock& blk) {
-    thread_local std::vector<double> sums;
+    thread_local std::vector<double> sums, a_block, b_block;
     sums.resize(blk.rows * blk.cols);
-    const double* ab = a + s.a_offsets[blk.batch] + blk.row * s.k;
-    const double* bb = b + s.b_offsets[blk.batch] + blk.col;
-    gemm_f64(blk.rows, blk.cols, s.k, ab, s.k, false, bb, s.n, false, sums.data(), blk.cols);
+    const T* ab = a + s.a_offsets[blk.batch] + blk.row * s.k;
+    const T* bb = b + s.b_offsets[blk.batch] + blk.col;
+    if constexpr (std::is_same_v<T, double>) {
+      gemm_f64(blk.rows, blk.cols, s.k, ab, s.k, false, bb, s.n, false, sums.data(), blk.cols);
+    } else {
+      a_block.resize(blk.rows * s.k);
+      b_block.resize(s.k * blk.cols);
+      block_as_double(ab, s.k, blk.rows, s.k, a_block.data());
+      block_as_double(bb, s.n, s.k, blk.cols, b_block.data());
+      gemm_f64(blk.rows, blk.cols, s.k, a_block.data(), s.k, false, b_block.data(), blk.cols, false, sums.data(),
+               blk.cols);
+    }
     for (size_t r = 0; r < blk.rows; ++r) {
       const size_t row = blk.row + r;
       if (fold) store(row / s.m, row % s.m, blk.col, blk.cols, sums.data() + r * blk.cols);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "conv_geometry.h"
@@ -85,8 +86,8 @@ void im2col_block(const ConvGeometry& g, const T* x, double x_offset, size_t cha
 }
 
 // Depthwise (one input channel per group), 1-D or 2-D: direct loops over each output row.
-template <typename T, typename Epilogue>
-void depthwise(const ConvGeometry& g, const T* x, double x_offset, const double* w, const Epilogue& epilogue) {
+template <typename T, typename Weight, typename Epilogue>
+void depthwise(const ConvGeometry& g, const T* x, double x_offset, const Weight* w, const Epilogue& epilogue) {
   const bool two = g.out.size() == 2;
   const size_t H = two ? g.in[0] : 1, W = g.in.back(), OH = two ? g.out[0] : 1, OW = g.out.back();
   const size_t KH = two ? g.kernel[0] : 1, KW = g.kernel.back();
@@ -100,7 +101,7 @@ void depthwise(const ConvGeometry& g, const T* x, double x_offset, const double*
     for (size_t nm = begin; nm < end; ++nm) {
       const size_t n = nm / M, m = nm % M, c = m / per_group;
       const T* xc = x + (n * g.in_channels + c) * H * W;
-      const double* wm = w + m * KH * KW;
+      const Weight* wm = w + m * KH * KW;
       for (size_t oh = 0; oh < OH; ++oh) {
         std::fill(acc.begin(), acc.end(), 0.0);
         for (size_t kh = 0; kh < KH; ++kh) {
@@ -108,7 +109,7 @@ void depthwise(const ConvGeometry& g, const T* x, double x_offset, const double*
           if (ih < 0 || ih >= static_cast<int64_t>(H)) continue;
           const T* row = xc + static_cast<size_t>(ih) * W;
           for (size_t kw = 0; kw < KW; ++kw) {
-            const double wv = wm[kh * KW + kw];
+            const double wv = static_cast<double>(wm[kh * KW + kw]);
             const int64_t off = static_cast<int64_t>(kw * dw) - pw;
             // Output columns whose input column ow * sw + off lies inside the row.
             const int64_t s = static_cast<int64_t>(sw);
@@ -134,11 +135,12 @@ void depthwise(const ConvGeometry& g, const T* x, double x_offset, const double*
 }  // namespace conv_detail
 
 // Forward convolution. x is [N, C, in...] of T, read as double(x) - x_offset (padding reads 0);
-// w holds [M, C/group * kernel_size] doubles. Calls epilogue(n, m, pos, count, sums) for runs of
+// w holds [M, C/group * kernel_size] values of Weight, read as doubles block by block (never converted
+// whole: the weights stay the only copy). Calls epilogue(n, m, pos, count, sums) for runs of
 // output positions of channel m in image n; every output element is reported exactly once.
 // Fails only when a scratch panel would exceed the tensor size limit.
-template <typename T, typename Epilogue>
-Status conv_forward(const ConvGeometry& g, const T* x, double x_offset, const double* w, const Epilogue& epilogue) {
+template <typename T, typename Weight, typename Epilogue>
+Status conv_forward(const ConvGeometry& g, const T* x, double x_offset, const Weight* w, const Epilogue& epilogue) {
   const size_t out_size = g.out_size();
   if (g.batch == 0 || g.out_channels == 0 || out_size == 0) return {};
   const size_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
@@ -152,14 +154,22 @@ Status conv_forward(const ConvGeometry& g, const T* x, double x_offset, const do
     return make_error("the convolution needs a scratch panel larger than the tensor size limit");
   const size_t in_size = g.in_size();
   for_each_gemm_block(g.batch * g.group, mg, out_size, K, [&](const GemmBlock& b) {
-    thread_local std::vector<double> panel, sums;
+    thread_local std::vector<double> panel, sums, w_block;
     panel.resize(K * b.cols);
     sums.resize(b.rows * b.cols);
     const size_t n = b.batch / g.group, gi = b.batch % g.group;
     conv_detail::im2col_block(g, x + (n * g.in_channels + gi * cg) * in_size, x_offset, cg, b.col, b.cols,
                               panel.data());
-    gemm_f64(b.rows, b.cols, K, w + (gi * mg + b.row) * K, K, false, panel.data(), b.cols, false, sums.data(),
-             b.cols);
+    const Weight* wb = w + (gi * mg + b.row) * K;
+    const double* wd = nullptr;
+    if constexpr (std::is_same_v<Weight, double>) {
+      wd = wb;
+    } else {
+      w_block.resize(b.rows * K);
+      block_as_double(wb, K, b.rows, K, w_block.data());
+      wd = w_block.data();
+    }
+    gemm_f64(b.rows, b.cols, K, wd, K, false, panel.data(), b.cols, false, sums.data(), b.cols);
     for (size_t r = 0; r < b.rows; ++r) epilogue(n, gi * mg + b.row + r, b.col, b.cols, sums.data() + r * b.cols);
   });
   return {};

@@ -14,6 +14,16 @@ namespace reduce::ref {
 void gemm_f64(size_t m, size_t n, size_t k, const double* a, size_t lda, bool trans_a, const double* b, size_t ldb,
               bool trans_b, double* c, size_t ldc);
 
+// Copies a rows x cols block (row-major, leading dimension ld) into dst as doubles, packed (leading
+// dimension cols). Kernels convert the operand blocks of each gemm_f64 call this way instead of
+// whole operands: a constant weight of 1 GiB of floats is never held as 2 GiB of doubles. The
+// result of gemm_f64 depends on the sizes, never on the leading dimensions, so it is unchanged.
+template <typename T>
+void block_as_double(const T* src, size_t ld, size_t rows, size_t cols, double* dst) {
+  for (size_t r = 0; r < rows; ++r, src += ld, dst += cols)
+    for (size_t c = 0; c < cols; ++c) dst[c] = static_cast<double>(src[c]);
+}
+
 // Outputs are split into blocks of at most this many rows and columns. The sizes are fixed, never
 // derived from the thread count, so each block sees the same Eigen blocking (and summation order)
 // whether it runs on one thread or many.

@@ -331,6 +331,20 @@ Status check_input(const ValueInfo& vi, const Tensor& t) {
   return {};
 }
 
+// A run that moved many bytes through the heap gives its free pages back when it ends. glibc keeps
+// freed memory in the arena of the thread that allocated it (up to the trim threshold set below,
+// and in holes that trimming the top never reaches), so runs on several slots and TBB workers left
+// hundreds of MB resident between the reduction's candidates (bench/RESULTS.md, issue 20).
+// malloc_trim(0) returns every free page; the next run only touches again what it uses. Small runs
+// skip it: their heap is small and the call would cost more than it returns.
+struct HeapTrimAfterRun {
+  static constexpr uint64_t kMinAllocated = uint64_t{64} << 20;
+  const RunBudget& budget;
+  ~HeapTrimAfterRun() {
+    if (budget.allocated() >= kMinAllocated) malloc_trim(0);
+  }
+};
+
 class ReferenceModel : public PreparedModel {
  public:
   ReferenceModel(const Model& model, std::unique_ptr<GraphProgram> program, int threads, RunLimits limits)
@@ -347,6 +361,8 @@ class ReferenceModel : public PreparedModel {
   Expected<TensorMap> run_here(const TensorMap& inputs, const RunOptions& options) {
     const Graph& g = model_.graph;
     RunBudget budget(limits_, options.cancel);
+    // Destroyed after the frame, so the run's values are gone when it trims.
+    const HeapTrimAfterRun trim{budget};
     Frame frame;
     frame.program = program_.get();
     frame.budget = &budget;

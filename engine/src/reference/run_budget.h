@@ -40,9 +40,12 @@ class RunBudget {
   Status hold(uint64_t bytes) {
     REDUCE_TRY(fits(bytes));
     held_ += bytes;
+    allocated_ += bytes;
     if (limits_.ledger) limits_.ledger->charge(bytes);
     return {};
   }
+  // Bytes the run has held in all, released ones included (what went through the heap).
+  uint64_t allocated() const { return allocated_; }
   void release(uint64_t bytes) {
     held_ -= bytes;
     if (limits_.ledger) limits_.ledger->discharge(bytes);
@@ -63,6 +66,7 @@ class RunBudget {
   const std::atomic<bool>* cancel_;
   std::optional<Clock::time_point> deadline_;
   uint64_t held_ = 0;  // one run computes its nodes on one thread
+  uint64_t allocated_ = 0;
 };
 
 }  // namespace reduce::ref

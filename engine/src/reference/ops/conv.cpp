@@ -2,7 +2,6 @@
 #include <type_traits>
 
 #include "../conv_engine.h"
-#include "../double_copy.h"
 #include "../kernel.h"
 #include "../numeric.h"
 
@@ -26,17 +25,11 @@ class ConvKernel : public Kernel {
     Status status;
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_floating_point_v<T>) {
-        auto wd_or = w_cache_.get<T>(ww, ctx.input_is_constant(1));
-        if (!wd_or) {
-          status = wd_or.error();
-          return;
-        }
-        const Tensor wd = std::move(*wd_or);
         if (b)
           for (size_t m = 0; m < bias.size(); ++m) bias[m] = static_cast<double>(wb.data<T>()[m]);
         T* y = out.mutable_data<T>().data();
         const size_t os = g.out_size(), M = g.out_channels;
-        status = conv_forward(g, wx.data<T>().data(), 0.0, wd.data<double>().data(),
+        status = conv_forward(g, wx.data<T>().data(), 0.0, ww.data<T>().data(),
                               [&](size_t n, size_t m, size_t pos, size_t count, const double* sums) {
                                 T* dst = y + (n * M + m) * os + pos;
                                 const double bm = bias[m];
@@ -52,7 +45,6 @@ class ConvKernel : public Kernel {
 
  private:
   ConvAttributes attrs_;
-  DoubleCopyCache w_cache_;  // the double copy of constant weights, kept between runs
 };
 
 }  // namespace

@@ -2,7 +2,6 @@
 #include <type_traits>
 
 #include "../conv_geometry.h"
-#include "../double_copy.h"
 #include "../gemm.h"
 #include "../kernel.h"
 #include "../numeric.h"
@@ -74,7 +73,7 @@ class ConvTransposeKernel : public Kernel {
       ctx.set_output(0, std::move(result));
       return {};
     }
-    // Doubles: the image, the weights and the columns of one image; output planes are per task.
+    // Doubles: the image and the columns of one image; output planes are per task.
     const int64_t cols_elems = static_cast<int64_t>(M * ksize);
     REDUCE_ASSIGN(Tensor xd, Tensor::allocate(DType::Double, {static_cast<int64_t>(g.in_channels * in_size)}));
     REDUCE_ASSIGN(Tensor cols, Tensor::allocate(DType::Double, {cols_elems, static_cast<int64_t>(in_size)}));
@@ -83,12 +82,7 @@ class ConvTransposeKernel : public Kernel {
     Status status;
     visit_dtype(wx.dtype(), [&]<typename T>() {
       if constexpr (std::is_floating_point_v<T>) {
-        auto wd = w_cache_.get<T>(ww, ctx.input_is_constant(1));
-        if (!wd) {
-          status = wd.error();
-          return;
-        }
-        const double* wdp = wd->template data<double>().data();
+        const T* wp = ww.data<T>().data();
         double* xdp = xd.mutable_data<double>().data();
         double* colp = cols.mutable_data<double>().data();
         T* y = out.mutable_data<T>().data();
@@ -100,7 +94,11 @@ class ConvTransposeKernel : public Kernel {
           const size_t rows = mg * ksize;
           for_each_gemm_block(g.group, rows, in_size, cg, [&](const GemmBlock& blk) {
             const size_t gi = blk.batch;
-            gemm_f64(blk.rows, blk.cols, cg, wdp + gi * cg * rows + blk.row, rows, true,
+            // The block's columns of W_gi as doubles: the weights are never converted whole.
+            thread_local std::vector<double> w_block;
+            w_block.resize(cg * blk.rows);
+            block_as_double(wp + gi * cg * rows + blk.row, rows, cg, blk.rows, w_block.data());
+            gemm_f64(blk.rows, blk.cols, cg, w_block.data(), blk.rows, true,
                      xdp + gi * cg * in_size + blk.col, in_size, false,
                      colp + (gi * rows + blk.row) * in_size + blk.col, in_size);
           });
@@ -128,7 +126,6 @@ class ConvTransposeKernel : public Kernel {
 
  private:
   ConvAttributes attrs_;
-  DoubleCopyCache w_cache_;  // the double copy of constant weights, kept between runs
 };
 
 }  // namespace

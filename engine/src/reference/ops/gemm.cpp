@@ -3,7 +3,6 @@
 
 #include "../broadcast.h"
 #include "../gemm.h"
-#include "../double_copy.h"
 #include "../kernel.h"
 #include "../numeric.h"
 
@@ -60,17 +59,20 @@ class GemmKernel : public Kernel {
         T* y = out.mutable_data<T>().data();
         auto c_at = [&](size_t i, size_t j) { return cv[i * c_strides[0] + j * c_strides[1]]; };
         if constexpr (std::is_floating_point_v<T>) {
-          REDUCE_ASSIGN(Tensor ad, a_cache_.get<T>(wa, ctx.input_is_constant(0)));
-          REDUCE_ASSIGN(Tensor bd, b_cache_.get<T>(wb, ctx.input_is_constant(1)));
-          const double* ap = ad.data<double>().data();
-          const double* bp = bd.data<double>().data();
+          const T* ap = wa.data<T>().data();
+          const T* bp = wb.data<T>().data();
           for_each_gemm_block(1, m, n, k, [&](const GemmBlock& blk) {
-            thread_local std::vector<double> sums;
+            // The block's rows of op(A) and columns of op(B) as doubles, in their stored orientation.
+            thread_local std::vector<double> sums, a_block, b_block;
             sums.resize(blk.rows * blk.cols);
-            const double* ab = attrs_.trans_a ? ap + blk.row : ap + blk.row * k;
-            const double* bb = attrs_.trans_b ? bp + blk.col * k : bp + blk.col;
-            gemm_f64(blk.rows, blk.cols, k, ab, attrs_.trans_a ? m : k, attrs_.trans_a, bb, attrs_.trans_b ? k : n,
-                     attrs_.trans_b, sums.data(), blk.cols);
+            a_block.resize(blk.rows * k);
+            b_block.resize(k * blk.cols);
+            if (attrs_.trans_a) block_as_double(ap + blk.row, m, k, blk.rows, a_block.data());
+            else block_as_double(ap + blk.row * k, k, blk.rows, k, a_block.data());
+            if (attrs_.trans_b) block_as_double(bp + blk.col * k, k, blk.cols, k, b_block.data());
+            else block_as_double(bp + blk.col, n, k, blk.cols, b_block.data());
+            gemm_f64(blk.rows, blk.cols, k, a_block.data(), attrs_.trans_a ? blk.rows : k, attrs_.trans_a,
+                     b_block.data(), attrs_.trans_b ? k : blk.cols, attrs_.trans_b, sums.data(), blk.cols);
             for (size_t r = 0; r < blk.rows; ++r)
               for (size_t j = 0; j < blk.cols; ++j) {
                 const size_t i = blk.row + r, jj = blk.col + j;
@@ -113,7 +115,6 @@ class GemmKernel : public Kernel {
 
  private:
   GemmAttributes attrs_;
-  DoubleCopyCache a_cache_, b_cache_;  // double copies of constant operands, kept between runs
 };
 
 }  // namespace

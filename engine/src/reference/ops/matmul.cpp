@@ -2,7 +2,6 @@
 #include <type_traits>
 
 #include "../batched_matmul.h"
-#include "../double_copy.h"
 #include "../kernel.h"
 #include "../numeric.h"
 
@@ -11,17 +10,13 @@ namespace reduce::ref {
 namespace {
 
 template <typename T>
-Status float_matmul(const MatMulShape& s, const Tensor& a, const Tensor& b, Tensor& out, const DoubleCopyCache& a_cache,
-                    bool a_constant, const DoubleCopyCache& b_cache, bool b_constant) {
-  REDUCE_ASSIGN(Tensor ad, a_cache.get<T>(a, a_constant));
-  REDUCE_ASSIGN(Tensor bd, b_cache.get<T>(b, b_constant));
+void float_matmul(const MatMulShape& s, const Tensor& a, const Tensor& b, Tensor& out) {
   T* y = out.mutable_data<T>().data();
-  batched_matmul_f64(s, ad.data<double>().data(), bd.data<double>().data(),
+  batched_matmul_f64(s, a.data<T>().data(), b.data<T>().data(),
                      [&](size_t batch, size_t row, size_t col, size_t count, const double* sums) {
                        T* dst = y + (batch * s.m + row) * s.n + col;
                        for (size_t j = 0; j < count; ++j) dst[j] = static_cast<T>(sums[j]);
                      });
-  return {};
 }
 
 // Integer products in unsigned 64-bit arithmetic: wraps exactly like the type, without signed overflow.
@@ -61,7 +56,8 @@ class MatMulKernel : public Kernel {
     REDUCE_ASSIGN(Tensor out, Tensor::allocate(wa.dtype(), s.out));
     Status status = visit_dtype(wa.dtype(), [&]<typename T>() -> Status {
       if constexpr (std::is_floating_point_v<T>) {
-        return float_matmul<T>(s, wa, wb, out, a_cache_, ctx.input_is_constant(0), b_cache_, ctx.input_is_constant(1));
+        float_matmul<T>(s, wa, wb, out);
+        return {};
       } else if constexpr (std::is_same_v<T, bool>) {
         return make_error("bool inputs are not supported");
       } else {
@@ -74,9 +70,6 @@ class MatMulKernel : public Kernel {
     ctx.set_output(0, std::move(result));
     return {};
   }
-
- private:
-  DoubleCopyCache a_cache_, b_cache_;  // double copies of constant operands, kept between runs
 };
 
 }  // namespace
