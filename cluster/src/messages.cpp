@@ -29,7 +29,7 @@ Expected<T> from_bytes(const std::string& bytes, F&& read) {
 
 Json comparison_json(const OutputComparison& o) {
   return {o.name, o.passed, o.structural_problem, o.elements, o.mismatched, o.nonfinite_new, o.nonfinite_differs,
-          o.nan, o.inf, o.max_abs, o.max_rel, o.mean_abs, o.median_abs, o.quantile_abs, o.ratio, o.first_bad};
+          o.nan, o.inf, o.max_abs, o.max_rel, o.mean_abs, o.ratio, o.first_bad};
 }
 
 OutputComparison comparison_from(const Json& j) {
@@ -40,7 +40,7 @@ OutputComparison comparison_from(const Json& j) {
   j.at(k++).get_to(o.structural_problem);
   for (auto* count : {&o.elements, &o.mismatched, &o.nonfinite_new, &o.nonfinite_differs, &o.nan, &o.inf})
     j.at(k++).get_to(*count);
-  for (auto* stat : {&o.max_abs, &o.max_rel, &o.mean_abs, &o.median_abs, &o.quantile_abs, &o.ratio}) j.at(k++).get_to(*stat);
+  for (auto* stat : {&o.max_abs, &o.max_rel, &o.mean_abs, &o.ratio}) j.at(k++).get_to(*stat);
   j.at(k++).get_to(o.first_bad);
   return o;
 }
