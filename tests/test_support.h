@@ -13,7 +13,18 @@
 
 #include "core/model_io.h"
 
+// The sanitizer runtime's entry points, declared weak: null unless the runtime is linked in (a
+// REDUCE_SANITIZE build, where the test drivers link it but are not instrumented themselves, so
+// compile-time checks such as __SANITIZE_ADDRESS__ cannot tell; tests/CMakeLists.txt).
+extern "C" {
+__attribute__((weak)) size_t __sanitizer_get_current_allocated_bytes();
+__attribute__((weak)) int __asan_address_is_poisoned(const volatile void* addr);
+}
+
 namespace reduce::testing {
+
+// True when AddressSanitizer's runtime runs this process (and owns the heap).
+inline bool asan_runtime() { return __asan_address_is_poisoned != nullptr; }
 
 // A fresh folder removed at the end of the test.
 class TempDir {

@@ -4,12 +4,7 @@
 #include <cmath>
 #include <random>
 
-#if defined(__SANITIZE_ADDRESS__)
-// From the sanitizer runtime (GCC ships no header declaring it).
-extern "C" size_t __sanitizer_get_current_allocated_bytes();
-#else
 #include <malloc.h>
-#endif
 
 #include "core/half.h"
 #include "engine/engine.h"
@@ -135,14 +130,11 @@ g (float[70, 300] A, float[600, 70] B) => (float[300, 600] Y)
 }
 
 // Bytes the heap has handed out and not taken back, by the allocator's own accounting (ASan's
-// when the tests are sanitized).
+// when its runtime owns the heap).
 size_t heap_bytes_in_use() {
-#if defined(__SANITIZE_ADDRESS__)
-  return __sanitizer_get_current_allocated_bytes();
-#else
+  if (testing::asan_runtime()) return __sanitizer_get_current_allocated_bytes();
   const struct mallinfo2 info = mallinfo2();
   return info.uordblks + info.hblkhd;
-#endif
 }
 
 TEST(LinalgConv, ConstantWeightsAreNotKeptAsDoublesBetweenRuns) {
