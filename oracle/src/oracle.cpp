@@ -113,8 +113,6 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
   o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
   o->given_values_ = o->options_.record.given.size();
-  for (const Node& n : model.graph.nodes)
-    for (const auto& v : n.outputs) o->recorded_node_outputs_ += !v.empty();
   o->options_.record.given.clear();     // recorded now: no second copy
   o->options_.record.on_given = nullptr;
   o->reference_seconds_ = seconds_since(start);

@@ -88,27 +88,26 @@ struct SpilledValue {
   uint64_t bytes;
 };
 
-// The node outputs in node order, cut into groups of about `group_bytes` by their inferred sizes
-// (for references that return a run's values all at once).
-std::vector<std::vector<std::string>> value_groups(const Model& model, uint64_t group_bytes) {
+// `names` (node outputs in node order) cut into groups of about `group_bytes` by their inferred
+// sizes (for references that return a run's values all at once).
+std::vector<std::vector<std::string>> value_groups(const Model& model, const std::vector<std::string>& names,
+                                                   uint64_t group_bytes) {
   std::vector<std::vector<std::string>> groups(1);
   auto types = infer_value_types(model);
   uint64_t acc = 0;
-  for (const Node& n : model.graph.nodes)
-    for (const auto& v : n.outputs) {
-      if (v.empty()) continue;
-      uint64_t bytes = 0;
-      if (types) {
-        auto it = types->find(v);
-        if (it != types->end() && it->second.is_tensor() && it->second.has_shape) {
-          bytes = dtype_size(static_cast<DType>(it->second.elem_type));
-          for (const Dim& d : it->second.dims) bytes *= d.is_static() ? static_cast<uint64_t>(d.value) : 1;
-        }
+  for (const auto& v : names) {
+    uint64_t bytes = 0;
+    if (types) {
+      auto it = types->find(v);
+      if (it != types->end() && it->second.is_tensor() && it->second.has_shape) {
+        bytes = dtype_size(static_cast<DType>(it->second.elem_type));
+        for (const Dim& d : it->second.dims) bytes *= d.is_static() ? static_cast<uint64_t>(d.value) : 1;
       }
-      if (acc > 0 && acc + bytes > group_bytes) groups.emplace_back(), acc = 0;
-      acc += bytes;
-      groups.back().push_back(v);
     }
+    if (acc > 0 && acc + bytes > group_bytes) groups.emplace_back(), acc = 0;
+    acc += bytes;
+    groups.back().push_back(v);
+  }
   return groups;
 }
 
@@ -206,7 +205,8 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
     given.emplace(g.name, &g.tensor);
     REDUCE_TRY(keep(g.name, g.tensor));
   }
-  if (given.size() == names.size()) return finish();  // nothing left for the reference to compute
+  rec.reference_ran_ = given.empty() || given.size() < names.size();
+  if (!rec.reference_ran_) return finish();  // nothing left for the reference to compute
   // The reference's values, except the given ones: those are checked against it, not kept.
   auto keep_computed = [&](const std::string& name, Tensor value) -> Status {
     auto at = given.find(name);
@@ -225,7 +225,7 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
     ro.outputs = names;
     if (!ro.outputs.empty()) REDUCE_TRY(run_streaming(*prepared, feed, ro, keep_computed));
   } else {
-    for (auto& group : value_groups(model, uint64_t{1} << 30)) {
+    for (auto& group : value_groups(model, names, uint64_t{1} << 30)) {
       if (group.empty()) continue;
       ro.outputs = std::move(group);
       REDUCE_TRY(run_streaming(*prepared, feed, ro, keep_computed));

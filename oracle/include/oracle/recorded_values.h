@@ -61,6 +61,8 @@ class RecordedValues {
   // it. Values in memory are left alone.
   void release_pages(const Tensor& value) const;
   size_t size() const { return values_.size(); }
+  // False when every node output was given (RecordOptions::given) and the reference did not run.
+  bool reference_ran() const { return reference_ran_; }
 
  private:
   // A folder this recording created, removed when the last copy of the recording goes.
@@ -72,6 +74,7 @@ class RecordedValues {
   std::map<std::string, Tensor, std::less<>> values_;
   uint64_t bytes_in_memory_ = 0;
   uint64_t bytes_spilled_ = 0;
+  bool reference_ran_ = true;
   std::shared_ptr<const MappedFile> spilled_;  // the spill file, mapped
   std::shared_ptr<OwnedFolder> spill_folder_;
   std::shared_ptr<MemoryLedger> ledger_;       // charged with bytes_in_memory_ (moves leave it null)
