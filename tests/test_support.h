@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,6 +26,14 @@ namespace reduce::testing {
 
 // True when AddressSanitizer's runtime runs this process (and owns the heap).
 inline bool asan_runtime() { return __asan_address_is_poisoned != nullptr; }
+
+// Bytes the heap has handed out and not taken back, by the allocator's own accounting (ASan's
+// when its runtime owns the heap).
+inline size_t heap_bytes_in_use() {
+  if (asan_runtime()) return __sanitizer_get_current_allocated_bytes();
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
 
 // A fresh folder removed at the end of the test.
 class TempDir {

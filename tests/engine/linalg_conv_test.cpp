@@ -4,8 +4,6 @@
 #include <cmath>
 #include <random>
 
-#include <malloc.h>
-
 #include "core/half.h"
 #include "engine/engine.h"
 #include "test_support.h"
@@ -13,6 +11,7 @@
 namespace reduce {
 namespace {
 
+using testing::heap_bytes_in_use;
 using testing::parse_model;
 
 template <typename T>
@@ -127,14 +126,6 @@ g (float[70, 300] A, float[600, 70] B) => (float[300, 600] Y)
       for (size_t k = 0; k < 70; ++k) sum += double(a[k * 300 + i]) * double(b[j * 70 + k]);
       ASSERT_NEAR(y[i * 600 + j], 0.5 * sum, 1e-5) << i << "," << j;
     }
-}
-
-// Bytes the heap has handed out and not taken back, by the allocator's own accounting (ASan's
-// when its runtime owns the heap).
-size_t heap_bytes_in_use() {
-  if (testing::asan_runtime()) return __sanitizer_get_current_allocated_bytes();
-  const struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
 }
 
 TEST(LinalgConv, ConstantWeightsAreNotKeptAsDoublesBetweenRuns) {

@@ -89,6 +89,42 @@ g (float[3] X) => (float[3] Y)
   EXPECT_EQ(values(in.at("X"))[0], 1.0001f);  // the caller's input is not rounded in place
 }
 
+TEST(OptimizedPrecision, LargeWeightsAreRoundedAtUseNotStoredPerPreparedModel) {
+  // 4 MiB of float weights under bf16. A prepared model once held its own rounded copy of every
+  // weight: a second GiB per candidate for 1 GiB of weights. Now the node reading a large weight
+  // rounds it while it runs, with the same values as a weight stored rounded.
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 256] X, float[256, 4096] W) => (float[1, 4096] Y)
+{
+  Y = MatMul(X, W)
+}
+)");
+  m.graph.inputs.resize(1);
+  m.graph.initializers.push_back({"W", testing::ramp({256, 4096}, -1, 1, 7), {}});
+  const TensorMap in = {{"X", testing::ramp({1, 256}, -1, 1, 8)}};
+  auto engine = make_engine("opt:bf16");
+  ASSERT_TRUE(engine.ok());
+  const size_t before = testing::heap_bytes_in_use();
+  auto prepared = (*engine)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message();
+  for (int run = 0; run < 2; ++run) ASSERT_TRUE((*prepared)->run(in).ok());
+  const size_t after = testing::heap_bytes_in_use();
+  EXPECT_LT(after, before + (size_t{2} << 20)) << "the prepared model holds " << (after - before) << " bytes";
+
+  // The same product over the weights and input rounded by hand, on the reference.
+  const auto bf = [](float x) { return bfloat16_to_float(float_to_bfloat16(x)); };
+  Model rounded = m;
+  Tensor& w = rounded.graph.initializers[0].tensor;
+  w = Tensor::copy_of(w.dtype(), w.shape(), w.bytes()).value();
+  for (float& x : w.mutable_data<float>()) x = bf(x);
+  std::vector<float> x = values(in.at("X"));
+  for (float& v : x) v = bf(v);
+  std::vector<float> expected = values(run_spec("ref", rounded, {{"X", floats({1, 256}, x)}}).at("Y"));
+  for (float& v : expected) v = bf(v);
+  EXPECT_EQ(values((*prepared)->run(in)->at("Y")), expected);
+}
+
 TEST(OptimizedPrecision, IntegerTensorsAreUntouched) {
   Model m = parse_model(R"(
 <ir_version: 8, opset_import: ["" : 17]>

@@ -16,8 +16,9 @@ class PrecisionConversion : public ref::Kernel {
   Status compute(ref::KernelContext& ctx) const override {
     const Tensor* in = ctx.input(0);
     if (!in) return make_error("ToReducedPrecision: missing input");
-    REDUCE_ASSIGN(Tensor out, Tensor::copy_of(in->dtype(), in->shape(), in->bytes()));
-    REDUCE_TRY(round_to_precision(out, precision_, true));
+    // Shares the input when every element is representable already; else a rounded copy.
+    Tensor out = *in;
+    REDUCE_TRY(round_to_precision(out, precision_, false));
     ctx.set_output(0, std::move(out));
     return {};
   }
@@ -40,6 +41,19 @@ void add_body_nodes(const Node& node, const Fp32Nodes* names, std::unordered_set
         add_body_nodes(n, fp32 ? nullptr : names, out);
       }
   }
+}
+
+// Appends a ToReducedPrecision node reading `value`; returns the name of its rounded output.
+std::string add_conversion(PlanGraph& g, const std::string& value) {
+  Node convert;
+  convert.name = g.fresh_name(value + "_to_reduced");
+  convert.op_type = kToReducedPrecision;
+  convert.domain = kFusedDomain;
+  convert.inputs = {value};
+  const std::string reduced = g.fresh_name(value + "_reduced");
+  convert.outputs = {reduced};
+  g.add_node(std::move(convert));
+  return reduced;
 }
 
 }  // namespace
@@ -90,20 +104,41 @@ Expected<Fp32Boundaries> insert_precision_boundaries(PlanGraph& g) {
       if (c < count && !fp32[c] && std::find(inputs.begin(), inputs.end(), value) != inputs.end()) readers.push_back(c);
     }
     if (readers.empty()) continue;
-    Node convert;
-    convert.name = g.fresh_name(value + "_to_reduced");
-    convert.op_type = kToReducedPrecision;
-    convert.domain = kFusedDomain;
-    convert.inputs = {value};
-    const std::string reduced = g.fresh_name(value + "_reduced");
-    convert.outputs = {reduced};
+    const std::string reduced = add_conversion(g, value);
     for (size_t c : readers)
       for (auto& input : graph.nodes[c].inputs)
         if (input == value) input = reduced;
-    g.add_node(std::move(convert));
   }
   g.refresh();
   return out;
+}
+
+std::vector<std::string> round_weights_at_use(PlanGraph& g, const std::vector<std::string>& weights) {
+  std::vector<std::string> declined;
+  // (reader, weight) pairs in reader order: the executor runs ready nodes lowest index first, so a
+  // conversion appended in this order runs right before its reader, not at the start of the run.
+  std::vector<std::pair<size_t, std::string>> reads;
+  for (const auto& w : weights) {
+    const std::vector<size_t> readers = g.consumers(w);
+    const bool explicit_reads_only = std::all_of(readers.begin(), readers.end(), [&](size_t c) {
+      const auto& implicit = g.node(c).implicit_inputs;
+      return std::find(implicit.begin(), implicit.end(), w) == implicit.end();
+    });
+    // A requested weight, one a graph input may override, or one a body reads: rounded once.
+    if (!g.constant(w) || g.is_output(w) || !explicit_reads_only) {
+      declined.push_back(w);
+      continue;
+    }
+    for (size_t c : readers) reads.emplace_back(c, w);
+  }
+  std::sort(reads.begin(), reads.end());
+  for (const auto& [reader, w] : reads) {
+    const std::string reduced = add_conversion(g, w);
+    for (auto& input : g.graph().nodes[reader].inputs)
+      if (input == w) input = reduced;
+  }
+  g.refresh();
+  return declined;
 }
 
 std::unordered_set<const Node*> fp32_nodes_of(const PlanGraph& g, const Fp32Nodes& names) {

@@ -25,6 +25,13 @@ struct Fp32Boundaries {
 // Values a reduced-precision node stores are read by FP32 nodes as they are (widening is exact).
 Expected<Fp32Boundaries> insert_precision_boundaries(PlanGraph& g);
 
+// Large weights under fp16/bf16 are rounded at use, not stored rounded: each node reading one of
+// `weights` reads it through a ToReducedPrecision node of its own, so a rounded copy lives only
+// while its reader runs (a model with 1 GiB of weights does not hold a second GiB per prepared
+// candidate). Returns the weights this cannot apply to (a requested output, a weight a graph
+// input overrides, one read inside a subgraph body): the caller stores those rounded.
+std::vector<std::string> round_weights_at_use(PlanGraph& g, const std::vector<std::string>& weights);
+
 // The nodes whose outputs are not rounded: the plan's FP32 nodes with every node of their subgraph
 // bodies, and subgraph nodes named in `names`. Pointers into `graph`, which must not change after.
 std::unordered_set<const Node*> fp32_nodes_of(const PlanGraph& g, const Fp32Nodes& names);

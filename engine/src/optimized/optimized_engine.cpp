@@ -57,7 +57,18 @@ Status check_cast_precision(const Graph& graph, const Fp32Nodes& fp32) {
   return {};
 }
 
-// Initializer name -> (the model's tensor, the same rounded to the precision).
+// Weights of a MiB or more are rounded by a conversion in front of each reader, at every run
+// (round_weights_at_use), rather than stored rounded once per prepared model: rounding costs about
+// what reading the weight costs, and a stored copy would add the weights' size per candidate.
+constexpr size_t kRoundAtUseBytes = size_t{1} << 20;
+
+bool rounds_at_use(const Tensor& weight, Precision precision) {
+  return precision != Precision::FP32 && (weight.dtype() == DType::Float || weight.dtype() == DType::Double) &&
+         weight.byte_size() >= kRoundAtUseBytes;
+}
+
+// Initializer name -> (the model's tensor, the same rounded to the precision); weights that are
+// rounded at use are not in it.
 using RoundedWeights = std::unordered_map<std::string, std::pair<Tensor, Tensor>>;
 
 struct Plan {
@@ -96,16 +107,23 @@ class PlanBuilder {
     Bodies bodies{*plan, names, {}, options_.fp32_nodes};
     REDUCE_TRY(optimize_bodies(graph, bodies, {}));
     REDUCE_ASSIGN(plan->fp32, insert_precision_boundaries(editor));
-    plan->fp32_nodes = fp32_nodes_of(editor, bodies.fp32);
     plan->report.nodes_after = graph.nodes.size();
     // Passes fold in fp32, as engine builders do; then every weight is stored in the precision:
-    // the original ones from the shared rounded copies, those the passes made rounded here.
+    // the original ones from the shared rounded copies, those the passes made rounded here, and
+    // large ones rounded at use.
+    std::vector<std::string> large;
     for (auto& init : graph.initializers) {
       auto it = rounded_.find(init.name);
       if (plan->fp32.weights.count(init.name)) continue;
       if (it != rounded_.end() && init.tensor.shares_storage_with(it->second.first)) init.tensor = it->second.second;
+      else if (rounds_at_use(init.tensor, options_.precision)) large.push_back(init.name);
       else REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
     }
+    const std::vector<std::string> declined = round_weights_at_use(editor, large);
+    for (auto& init : graph.initializers)
+      if (std::find(declined.begin(), declined.end(), init.name) != declined.end())
+        REDUCE_TRY(round_to_precision(init.tensor, options_.precision, false));
+    plan->fp32_nodes = fp32_nodes_of(editor, bodies.fp32);  // after the last node is added
     std::set<Fault> armed = editor.armed_faults();
     armed.insert(bodies.armed.begin(), bodies.armed.end());
     const int64_t opset = plan->model->opset("").value_or(0);
@@ -335,6 +353,7 @@ class OptimizedEngine : public Engine {
     ValueTypes types = inferred ? std::move(*inferred) : ValueTypes{};  // body_types is filled only on success
     RoundedWeights rounded;
     for (const auto& w : model.graph.initializers) {
+      if (rounds_at_use(w.tensor, options_.precision)) continue;
       Tensor r = w.tensor;
       REDUCE_TRY(round_to_precision(r, options_.precision, false));
       rounded.emplace(w.name, std::make_pair(w.tensor, std::move(r)));
