@@ -2,10 +2,11 @@
 #include <malloc.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <optional>
-
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -404,10 +405,16 @@ class ReferenceEngine : public Engine {
   ReferenceEngine(int threads, RunLimits limits) : threads_(threads), limits_(limits) {
     // Activations of a few MB are allocated and freed for every node. Keeping them in the heap
     // (instead of fresh mmaps, returned to the OS at free) avoids a page fault per 4 KB per node.
+    // glibc gives each new thread an arena of its own, up to 8 per core: with two slots and TBB
+    // workers, an activation freed in one arena could not hold another thread's next value, and
+    // each arena kept its own high-water mark (PP-OCR det at 640x640, `reduce -j 2`: 309 -> 246 MB
+    // with one arena per core; bench/RESULTS.md, issue 20). No more arenas than cores: no more
+    // threads than that run at once, so contention stays low.
     static std::once_flag once;
     std::call_once(once, [] {
       mallopt(M_MMAP_THRESHOLD, 32 << 20);
       mallopt(M_TRIM_THRESHOLD, 256 << 20);
+      mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
     });
   }
   std::string name() const override { return "ref"; }
