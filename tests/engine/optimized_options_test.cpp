@@ -125,6 +125,48 @@ g (float[1, 256] X, float[256, 4096] W) => (float[1, 4096] Y)
   EXPECT_EQ(values((*prepared)->run(in)->at("Y")), expected);
 }
 
+TEST(OptimizedPrecision, AMatMulRoundsItsLargeWeightAsItReadsItWithoutAWholeRoundedCopy) {
+  // A MatMul alone, and one fused with its activation, each over 4 MiB of float weights: the
+  // values a bf16 run holds (the ledger counts them) stay far below one weight, with the values of
+  // weights stored rounded.
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 256] X, float[256, 4096] W, float[256, 4096] V) => (float[1, 4096] Y, float[1, 4096] Z)
+{
+  h = MatMul(X, W)
+  Y = Tanh(h)
+  Z = MatMul(X, V)
+}
+)");
+  m.graph.inputs.resize(1);
+  m.graph.initializers.push_back({"W", testing::ramp({256, 4096}, -1, 1, 3), {}});
+  m.graph.initializers.push_back({"V", testing::ramp({256, 4096}, -1, 1, 4), {}});
+  const TensorMap in = {{"X", testing::ramp({1, 256}, -1, 1, 5)}};
+  auto options = parse_optimized_options("bf16");
+  ASSERT_TRUE(options.ok());
+  options->limits.ledger = std::make_shared<MemoryLedger>();
+  auto prepared = make_optimized_engine(*options)->prepare(m);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message();
+  auto out = (*prepared)->run(in);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  EXPECT_LT(options->limits.ledger->peak(), uint64_t{1} << 20);
+
+  const auto bf = [](float x) { return bfloat16_to_float(float_to_bfloat16(x)); };
+  Model rounded = m;
+  for (auto& init : rounded.graph.initializers) {
+    init.tensor = Tensor::copy_of(init.tensor.dtype(), init.tensor.shape(), init.tensor.bytes()).value();
+    for (float& x : init.tensor.mutable_data<float>()) x = bf(x);
+  }
+  std::vector<float> x = values(in.at("X"));
+  for (float& v : x) v = bf(v);
+  const TensorMap reference = run_spec("ref", rounded, {{"X", floats({1, 256}, x)}}, {.outputs = {"h", "Z"}});
+  std::vector<float> y = values(reference.at("h")), z = values(reference.at("Z"));
+  for (float& v : y) v = bf(std::tanh(v));  // fused: the activation reads the unrounded product
+  for (float& v : z) v = bf(v);
+  EXPECT_EQ(values(out->at("Y")), y);
+  EXPECT_EQ(values(out->at("Z")), z);
+}
+
 TEST(OptimizedPrecision, IntegerTensorsAreUntouched) {
   Model m = parse_model(R"(
 <ir_version: 8, opset_import: ["" : 17]>

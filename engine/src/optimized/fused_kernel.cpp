@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "plan_graph.h"
+
 namespace reduce::opt {
 
 #define REDUCE_FUSED_KERNEL(op, factory) Expected<KernelPtr> factory(const FusedKernelSpec&);
@@ -26,6 +28,13 @@ Expected<KernelPtr> make_reference_kernel(const Node& node, int64_t opset) {
   ref::KernelFactory factory = ref::find_kernel(node.op_type, node.domain, opset);
   if (!factory) return make_error("unsupported operator " + node.op_type + " (opset " + std::to_string(opset) + ")");
   return factory(node, opset);
+}
+
+Expected<KernelPtr> make_part_kernel(const Node& part, const FusedKernelSpec& spec) {
+  if (part.domain != kFusedDomain) return make_reference_kernel(part, spec.opset);
+  FusedKernelFactory factory = find_fused_kernel(part.op_type);
+  if (!factory) return make_error(std::string("unsupported operator ") + kFusedDomain + "." + part.op_type);
+  return factory(FusedKernelSpec{part, {}, spec.opset, spec.options});
 }
 
 Expected<Tensor> run_part(const Kernel& kernel, std::vector<const Tensor*> inputs, std::vector<bool> constant) {

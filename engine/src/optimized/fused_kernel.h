@@ -28,6 +28,10 @@ FusedKernelFactory find_fused_kernel(const std::string& op_type);
 // The reference kernel of a node (errors name the op when there is none).
 Expected<KernelPtr> make_reference_kernel(const Node& node, int64_t opset);
 
+// The kernel of one part of a fused node: its reference kernel, or the fused kernel a rewrite
+// after the last pass put in its place (a MatMulRoundedWeight producer).
+Expected<KernelPtr> make_part_kernel(const Node& part, const FusedKernelSpec& spec);
+
 // Runs a reference kernel on tensors held by a fused kernel (no executor frame, no subgraphs).
 class ChainContext : public KernelContext {
  public:

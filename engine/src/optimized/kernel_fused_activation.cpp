@@ -88,7 +88,7 @@ Expected<KernelPtr> make_fused_activation(const FusedKernelSpec& spec) {
   if (spec.parts.size() != 2) return make_error("FusedActivation needs its producer and activation");
   const Node& producer = spec.parts[0];
   const Node& act = spec.parts[1];
-  REDUCE_ASSIGN(KernelPtr producer_kernel, make_reference_kernel(producer, spec.opset));
+  REDUCE_ASSIGN(KernelPtr producer_kernel, make_part_kernel(producer, spec));
   REDUCE_ASSIGN(KernelPtr activation_kernel, make_reference_kernel(act, spec.opset));
   Activation kind;
   float alpha = 0, beta = 0;

@@ -43,6 +43,12 @@ void add_body_nodes(const Node& node, const Fp32Nodes* names, std::unordered_set
   }
 }
 
+// Whether `n` is a MatMul reading `w` as its B only.
+bool reads_as_weight(const Node& n, const std::string& w) {
+  return n.op_type == "MatMul" && (n.domain.empty() || n.domain == "ai.onnx") && n.inputs.size() == 2 &&
+         n.inputs[1] == w && n.inputs[0] != w;
+}
+
 // Appends a ToReducedPrecision node reading `value`; returns the name of its rounded output.
 std::string add_conversion(PlanGraph& g, const std::string& value) {
   Node convert;
@@ -133,6 +139,28 @@ std::vector<std::string> round_weights_at_use(PlanGraph& g, const std::vector<st
   }
   std::sort(reads.begin(), reads.end());
   for (const auto& [reader, w] : reads) {
+    const Node& n = g.node(reader);
+    // A MatMul rounds its weight block by block as it reads it: not even one whole rounded copy.
+    // The same when the MatMul is the producer of a fused activation (its parts read the fused
+    // node's inputs in order).
+    std::vector<Node>* parts = n.domain == kFusedDomain && n.op_type == "FusedActivation" ? g.parts_of(n.name) : nullptr;
+    if (parts && !parts->empty() && reads_as_weight((*parts)[0], w) && g.constant(w)->dtype() == DType::Float &&
+        n.inputs.size() >= 2 && n.inputs[0] != w && n.inputs[1] == w) {
+      (*parts)[0].op_type = kMatMulRoundedWeight;
+      (*parts)[0].domain = kFusedDomain;
+      continue;
+    }
+    if (reads_as_weight(n, w) && g.constant(w)->dtype() == DType::Float) {
+      Node fused;
+      fused.name = g.fresh_name(n.name.empty() ? n.outputs[0] + "_rounded_weight" : n.name + "_rounded_weight");
+      fused.op_type = kMatMulRoundedWeight;
+      fused.domain = kFusedDomain;
+      fused.inputs = n.inputs;
+      fused.outputs = n.outputs;
+      const size_t nodes[] = {reader};
+      g.replace(nodes, std::move(fused));
+      continue;
+    }
     const std::string reduced = add_conversion(g, w);
     for (auto& input : g.graph().nodes[reader].inputs)
       if (input == w) input = reduced;

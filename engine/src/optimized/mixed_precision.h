@@ -13,6 +13,8 @@ namespace reduce::opt {
 
 // Op type (in kFusedDomain) of the conversion from an FP32 value to the reduced precision.
 inline constexpr const char* kToReducedPrecision = "ToReducedPrecision";
+// Op type (in kFusedDomain) of a MatMul that rounds its large weight as it reads it.
+inline constexpr const char* kMatMulRoundedWeight = "MatMulRoundedWeight";
 
 struct Fp32Boundaries {
   std::unordered_set<std::string> inputs;   // graph inputs read by FP32 nodes: fed unrounded
@@ -25,9 +27,11 @@ struct Fp32Boundaries {
 // Values a reduced-precision node stores are read by FP32 nodes as they are (widening is exact).
 Expected<Fp32Boundaries> insert_precision_boundaries(PlanGraph& g);
 
-// Large weights under fp16/bf16 are rounded at use, not stored rounded: each node reading one of
-// `weights` reads it through a ToReducedPrecision node of its own, so a rounded copy lives only
-// while its reader runs (a model with 1 GiB of weights does not hold a second GiB per prepared
+// Large weights under fp16/bf16 are rounded at use, not stored rounded: a MatMul reading one of
+// `weights` as B (alone, or as the producer of a FusedActivation) becomes a MatMulRoundedWeight,
+// which rounds each block as it reads it; any other
+// reader reads it through a ToReducedPrecision node of its own, so a rounded copy lives only while
+// its reader runs (a model with 1 GiB of weights does not hold a second GiB per prepared
 // candidate). Returns the weights this cannot apply to (a requested output, a weight a graph
 // input overrides, one read inside a subgraph body): the caller stores those rounded.
 std::vector<std::string> round_weights_at_use(PlanGraph& g, const std::vector<std::string>& weights);

@@ -70,6 +70,12 @@ class PlanGraph {
   // Replaces `nodes` by `fused`, which takes the place of the last one; `parts` are the original nodes.
   // The fused node runs in FP32 when one of `nodes` does.
   void replace(std::span<const size_t> nodes, Node fused, bool keep_parts = true);
+  // The original nodes a fused node was made of (empty for other nodes); editable, for the
+  // rewrites after the last pass.
+  std::vector<Node>* parts_of(const std::string& fused) {
+    auto it = parts_->find(fused);
+    return it == parts_->end() ? nullptr : &it->second;
+  }
   // Appends a node (after the last pass: precision conversions).
   void add_node(Node node);
   // Whether a plan node runs in FP32 under a reduced precision: named in `fp32=`, or made by a pass

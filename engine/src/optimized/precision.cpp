@@ -5,11 +5,12 @@
 
 namespace reduce::opt {
 
-namespace {
-
 float round_float(float x, Precision p) {
+  if (p == Precision::FP32) return x;
   return p == Precision::FP16 ? half_to_float(float_to_half(x)) : bfloat16_to_float(float_to_bfloat16(x));
 }
+
+namespace {
 
 template <typename T>
 Status round_elements(Tensor& t, Precision p, bool in_place) {

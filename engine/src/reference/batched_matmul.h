@@ -21,11 +21,21 @@ struct MatMulShape {
 
 Expected<MatMulShape> matmul_shape(const Shape& a, const Shape& b);
 
+// Reads a block of B as doubles: as they are, unless a kernel stores B in another precision and
+// rounds it as it reads (the optimized engine's weights rounded at use).
+struct ReadAsDouble {
+  template <typename T>
+  void operator()(const T* src, size_t ld, size_t rows, size_t cols, double* dst) const {
+    block_as_double(src, ld, rows, cols, dst);
+  }
+};
+
 // Computes C = A * B for every batch with double sums and calls store(batch, row, col, count, sums)
 // for runs of one output row. a and b hold the inputs in their original layout, as T; each block
-// converts only the rows of A and the columns of B it reads (doubles are read in place).
-template <typename T, typename Store>
-void batched_matmul_f64(const MatMulShape& s, const T* a, const T* b, const Store& store) {
+// converts only the rows of A and the columns of B it reads (doubles are read in place), B through
+// `read_b`.
+template <typename T, typename Store, typename ReadB = ReadAsDouble>
+void batched_matmul_f64(const MatMulShape& s, const T* a, const T* b, const Store& store, const ReadB& read_b = {}) {
   // When B is shared by all batches and A's batches are consecutive, the batches are one taller
   // matrix: fewer, larger blocks (the split is still fixed by the shapes alone).
   if (s.a_offsets.empty()) return;  // empty output
@@ -37,13 +47,13 @@ void batched_matmul_f64(const MatMulShape& s, const T* a, const T* b, const Stor
     sums.resize(blk.rows * blk.cols);
     const T* ab = a + s.a_offsets[blk.batch] + blk.row * s.k;
     const T* bb = b + s.b_offsets[blk.batch] + blk.col;
-    if constexpr (std::is_same_v<T, double>) {
+    if constexpr (std::is_same_v<T, double> && std::is_same_v<ReadB, ReadAsDouble>) {
       gemm_f64(blk.rows, blk.cols, s.k, ab, s.k, false, bb, s.n, false, sums.data(), blk.cols);
     } else {
       a_block.resize(blk.rows * s.k);
       b_block.resize(s.k * blk.cols);
       block_as_double(ab, s.k, blk.rows, s.k, a_block.data());
-      block_as_double(bb, s.n, s.k, blk.cols, b_block.data());
+      read_b(bb, s.n, s.k, blk.cols, b_block.data());
       gemm_f64(blk.rows, blk.cols, s.k, a_block.data(), s.k, false, b_block.data(), blk.cols, false, sums.data(),
                blk.cols);
     }
