@@ -5,6 +5,8 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
+#include <sys/mman.h>
+
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -36,6 +38,9 @@ std::string shape_to_string(const Shape& shape) {
 }
 
 namespace {
+// Zeroed values of this size or more are mapped, not allocated (Tensor::allocate).
+constexpr size_t kMappedZeroBytes = size_t{32} << 20;
+
 Expected<size_t> checked_byte_size(DType dtype, const Shape& shape) {
   const size_t esize = dtype_size(dtype);
   if (esize == 0) return make_error("unsupported element type " + std::string(dtype_name(dtype)));
@@ -49,6 +54,25 @@ Expected<size_t> checked_byte_size(DType dtype, const Shape& shape) {
 }  // namespace
 
 Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
+  REDUCE_ASSIGN(size_t size, checked_byte_size(dtype, shape));
+  // A large zeroed value is mapped straight from the kernel's zero pages: no page is resident
+  // until something writes it, so a value that is only read (a weight the reducer's fill-weights
+  // pass fills with zeros: 64 MiB per candidate in flight for a float[4096,4096] weight) costs no
+  // memory. glibc maps allocations this large anyway (M_MMAP_THRESHOLD), and the memset below
+  // touched every page of them.
+  if (size >= kMappedZeroBytes) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return make_error("cannot map " + std::to_string(size) + " bytes for a tensor");
+    std::shared_ptr<std::byte> owner(static_cast<std::byte*>(p), [size](std::byte* q) { ::munmap(q, size); });
+    Tensor t;
+    t.dtype_ = dtype;
+    t.shape_ = std::move(shape);
+    t.data_ = owner.get();  // page-aligned
+    t.byte_size_ = size;
+    t.owner_ = std::move(owner);
+    t.writable_ = true;
+    return t;
+  }
   REDUCE_ASSIGN(Tensor t, allocate_uninitialized(dtype, std::move(shape)));
   if (t.byte_size_) std::memset(t.mutable_bytes().data(), 0, t.byte_size_);
   return t;

@@ -7,6 +7,9 @@
 #include <vector>
 
 #include <malloc.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "core/tensor.h"
 #include "test_support.h"
@@ -20,6 +23,31 @@ TEST(Tensor, AllocateIsZeroFilledAndSized) {
   EXPECT_EQ(t->elements(), 6u);
   EXPECT_EQ(t->byte_size(), 24u);
   for (float v : t->data<float>()) EXPECT_EQ(v, 0.0f);
+}
+
+// Resident pages of this process, in bytes (/proc/self/statm's second field).
+size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+TEST(Tensor, ALargeZeroedValueIsResidentOnlyWhereWritten) {
+  // A weight filled with zeros by the reducer is only read: its 64 MiB must not become resident.
+  const size_t before = resident_bytes();
+  Tensor t = Tensor::allocate(DType::Float, {16 << 20}).value();
+  float sum = 0;
+  for (float v : t.data<float>()) sum += v;
+  EXPECT_EQ(sum, 0.0f);
+  EXPECT_LT(resident_bytes(), before + (size_t{16} << 20)) << "reading zeros made them resident";
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.bytes().data()) % 64, 0u);
+  // Written pages are private to the tensor, and a copy shares nothing with it.
+  t.mutable_data<float>()[5] = 2.0f;
+  Tensor copy = Tensor::copy_of(t.dtype(), t.shape(), t.bytes()).value();
+  EXPECT_EQ(copy.data<float>()[5], 2.0f);
+  copy.mutable_data<float>()[5] = 3.0f;
+  EXPECT_EQ(t.data<float>()[5], 2.0f);
 }
 
 TEST(Tensor, StorageIsAlignedTo64Bytes) {

@@ -28,6 +28,7 @@ class Tensor {
   Tensor() = default;
 
   // Zero-filled owned storage. Fails if the shape is invalid or the size exceeds max_tensor_bytes().
+  // From 32 MiB on it is a private anonymous mapping: pages are resident only once written.
   static Expected<Tensor> allocate(DType dtype, Shape shape);
   // Like allocate, without the zero fill: for kernels that write every element (hot paths).
   static Expected<Tensor> allocate_uninitialized(DType dtype, Shape shape);
