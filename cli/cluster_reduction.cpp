@@ -55,16 +55,30 @@ int in_mpi_job(double rank_timeout, const std::function<int(ClusterRole*)>& redu
 
 bool built_with_mpi() { return true; }
 
-std::optional<BatchStatuses> share_batch(size_t count, const std::vector<size_t>& order, double rank_timeout,
-                                         const std::function<std::string(size_t)>& work, std::stop_token stop) {
+std::optional<BatchOutcome> share_batch(size_t count, const BatchShare& share, double rank_timeout,
+                                        std::stop_token stop) {
   auto link = cluster::MpiLink::start(kHeartbeat);
-  auto shared = cluster::share_work(
-      *link, order.size(), [&](size_t k) { return work(order[k]); }, seconds(rank_timeout), "error (rank lost)",
-      [](const std::string& line) { std::cerr << line << "\n"; }, std::move(stop));
+  // Items of the shared work are positions in `order`.
+  cluster::SharedWork job;
+  job.count = share.order.size();
+  job.prepare = [&](size_t k, int attempt) { return share.prepare(share.order[k], attempt); };
+  job.work = [&](const cluster::Attempt& a) { return share.reduce(share.order[a.item], a.place); };
+  job.accept = [&](const cluster::Attempt& a, const std::string& status) {
+    return share.accept(share.order[a.item], a.place, status);
+  };
+  job.lost = "error (rank lost)";
+  auto shared = cluster::share_work(*link, job, seconds(rank_timeout),
+                                    [](const std::string& line) { std::cerr << line << "\n"; }, std::move(stop));
   if (link->rank() > 0) return std::nullopt;
-  BatchStatuses statuses(count);
-  for (size_t k = 0; k < order.size(); ++k) statuses[order[k]] = shared.results[k];
-  return statuses;
+  BatchOutcome outcome;
+  outcome.statuses.resize(count);
+  outcome.lost_ranks.resize(count);
+  outcome.ranks_lost = shared.ranks_lost;
+  for (size_t k = 0; k < share.order.size(); ++k) {
+    outcome.statuses[share.order[k]] = shared.results[k];
+    outcome.lost_ranks[share.order[k]] = shared.lost_ranks[k];
+  }
+  return outcome;
 }
 
 #else
@@ -77,8 +91,7 @@ int in_mpi_job(double, const std::function<int(ClusterRole*)>&) {
 bool built_with_mpi() { return false; }
 
 // Not reached: batch_command refuses first.
-std::optional<BatchStatuses> share_batch(size_t, const std::vector<size_t>&, double,
-                                         const std::function<std::string(size_t)>&, std::stop_token) {
+std::optional<BatchOutcome> share_batch(size_t, const BatchShare&, double, std::stop_token) {
   return std::nullopt;
 }
 
