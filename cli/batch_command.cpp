@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <variant>
 
 #include "batch_attempts.h"
 #include "batch_manifest.h"
@@ -92,8 +93,8 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
 
 // Reduces the models not reduced yet, in order (in an MPI job: largest first, one rank each, each
 // try in a folder of its own), until all are done or `stop` is requested. Other ranks than 0 get
-// nullopt once there is nothing left.
-std::optional<std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
+// their exit code once there is nothing left.
+std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
                                                const po::variables_map& vm, std::stop_token stop, int& ranks_lost) {
   const MpiLaunch launch = mpi_launch_from_environment();
   std::vector<BatchRow> rows;
@@ -104,11 +105,15 @@ std::optional<std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& ite
     else todo.push_back(i);
   }
   auto bundle = [&](size_t i) { return out / items[i].model.stem(); };
-  auto reduce_item = [&](size_t i, const fs::path& dir) {
+  auto reduce_item = [&](size_t i, const fs::path& dir, std::stop_token gone) {
     if (launch.rank == 0)
       std::cerr << "batch: [" << i + 1 << "/" << items.size() << "] " << items[i].model.string() << " on "
                 << items[i].engine << "\n";
-    return reduce_one(items[i], dir, vm, launch, stop);
+    // Ctrl-C, or (a worker rank) rank 0 gone: either stops the reduction.
+    std::stop_source either;
+    std::stop_callback on_stop(stop, [&] { either.request_stop(); });
+    std::stop_callback on_gone(gone, [&] { either.request_stop(); });
+    return reduce_one(items[i], dir, vm, launch, either.get_token());
   };
   std::vector<std::optional<std::string>> statuses(items.size());
   if (launch.under_mpi && launch.size != 1) {
@@ -117,18 +122,21 @@ std::optional<std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& ite
       return fs::file_size(items[a].model, ec) > fs::file_size(items[b].model, ec);
     });
     BatchShare share{todo, [&](size_t i, int attempt) { return make_attempt_folder(bundle(i), attempt).string(); },
-                     [&](size_t i, const std::string& place) { return reduce_item(i, place); },
+                     [&](size_t i, const std::string& place, std::stop_token gone) {
+                       return reduce_item(i, place, std::move(gone));
+                     },
                      [&](size_t i, const std::string& place, const std::string& status) {
                        return accept_attempt_folder(place, bundle(i), status);
                      }};
     auto shared = share_batch(items.size(), share, vm["rank-timeout"].as<double>(), stop);
-    if (!shared) return std::nullopt;
-    statuses = std::move(shared->statuses);
-    for (size_t i : todo) rows[i].lost_ranks = shared->lost_ranks[i];
-    ranks_lost = shared->ranks_lost;
+    if (const int* worker_exit = std::get_if<int>(&shared)) return *worker_exit;
+    BatchOutcome& outcome = std::get<BatchOutcome>(shared);
+    statuses = std::move(outcome.statuses);
+    for (size_t i : todo) rows[i].lost_ranks = outcome.lost_ranks[i];
+    ranks_lost = outcome.ranks_lost;
   } else {
     for (size_t i : todo)
-      if (!stop.stop_requested()) statuses[i] = reduce_item(i, bundle(i));
+      if (!stop.stop_requested()) statuses[i] = reduce_item(i, bundle(i), {});
   }
   for (size_t i : todo) {
     BatchRow& row = rows[i];
@@ -202,8 +210,8 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
   }
   int ranks_lost = 0;
   const auto shared = run_batch(*items, out, vm, stop, ranks_lost);
-  if (!shared) return kExitOk;  // a worker rank: rank 0 writes the summary
-  const std::vector<BatchRow>& rows = *shared;
+  if (const int* worker_exit = std::get_if<int>(&shared)) return *worker_exit;  // rank 0 writes the summary
+  const std::vector<BatchRow>& rows = std::get<std::vector<BatchRow>>(shared);
   const std::string counts = count_line(rows);
   if (Status s = write_summary(rows, out, ranks_lost); !s.ok()) {
     std::cerr << "error: " << s.error().message() << "\n";

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "mpi_launch.h"
@@ -26,7 +27,8 @@ bool built_with_mpi();
 struct BatchShare {
   std::vector<size_t> order;
   std::function<std::string(size_t item, int attempt)> prepare;                     // rank 0
-  std::function<std::string(size_t item, const std::string& place)> reduce;          // every rank
+  // Every rank; `gone`: on a worker rank, rank 0 fell silent (stop: nobody will take the result).
+  std::function<std::string(size_t item, const std::string& place, std::stop_token gone)> reduce;
   std::function<std::string(size_t item, const std::string& place, const std::string& status)> accept;  // rank 0
 };
 struct BatchOutcome {
@@ -34,8 +36,9 @@ struct BatchOutcome {
   std::vector<std::vector<int>> lost_ranks;          // by item: ranks dropped while they held it
   int ranks_lost = 0;
 };
-// Rank 0 gets the outcome (`count` items in all); the other ranks nullopt once there is nothing left.
-std::optional<BatchOutcome> share_batch(size_t count, const BatchShare& share, double rank_timeout_seconds,
-                                        std::stop_token stop);
+// Rank 0 gets the outcome (`count` items in all); the other ranks their exit code once there is
+// nothing left, or once rank 0 fell silent for the rank timeout (then after one line on stderr).
+std::variant<int, BatchOutcome> share_batch(size_t count, const BatchShare& share, double rank_timeout_seconds,
+                                            std::stop_token stop);
 
 }  // namespace reduce::cli

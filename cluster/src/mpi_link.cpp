@@ -63,7 +63,10 @@ std::unique_ptr<MpiLink> MpiLink::start(std::chrono::milliseconds heartbeat) {
     MPI_Comm_rank(MPI_COMM_WORLD, &link->rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &link->size_);
   }
-  link->heartbeat_ = link->rank_ > 0 ? heartbeat : std::chrono::milliseconds(0);
+  link->heartbeat_ = heartbeat;
+  link->heard_.assign(static_cast<size_t>(link->size_), std::chrono::steady_clock::now());
+  if (link->rank_ > 0) link->heartbeat_peers_ = {0};
+  for (int peer = 1; link->rank_ == 0 && peer < link->size_; ++peer) link->heartbeat_peers_.push_back(peer);
   link->thread_ = std::thread([l = link.get()] { l->run(); });
   return link;
 }
@@ -89,6 +92,16 @@ void MpiLink::send(int peer, int tag, std::string bytes) {
   outgoing_.push_back({peer, tag, std::move(bytes)});
 }
 
+std::chrono::steady_clock::time_point MpiLink::heard(int peer) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return heard_.at(static_cast<size_t>(peer));
+}
+
+void MpiLink::forget(int peer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase(heartbeat_peers_, peer);
+}
+
 std::optional<Envelope> MpiLink::receive(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!received_.wait_for(lock, wait, [this] { return !incoming_.empty(); })) return std::nullopt;
@@ -103,15 +116,15 @@ void MpiLink::run() {
   std::optional<std::chrono::steady_clock::time_point> flush_until;
   while (true) {
     std::deque<Envelope> to_send;
+    const auto now = std::chrono::steady_clock::now();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       to_send.swap(outgoing_);
-      if (stopping_ && !flush_until) flush_until = std::chrono::steady_clock::now() + kFlushLimit;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (heartbeat_.count() > 0 && now >= next_heartbeat && !flush_until) {
-      to_send.push_back({0, kHeartbeat, {}});
-      next_heartbeat = now + heartbeat_;
+      if (stopping_ && !flush_until) flush_until = now + kFlushLimit;
+      if (heartbeat_.count() > 0 && now >= next_heartbeat && !flush_until) {
+        for (int peer : heartbeat_peers_) to_send.push_back({peer, kHeartbeat, {}});
+        next_heartbeat = now + heartbeat_;
+      }
     }
     for (auto& e : to_send) {
       InFlight f{MPI_REQUEST_NULL, std::make_unique<std::string>(std::move(e.bytes))};
@@ -140,8 +153,11 @@ void MpiLink::run() {
                         MPI_STATUS_IGNORE);
       });
       std::lock_guard<std::mutex> lock(mutex_);
-      incoming_.push_back(std::move(e));
-      received_.notify_all();
+      if (e.peer >= 0 && e.peer < size_) heard_[static_cast<size_t>(e.peer)] = std::chrono::steady_clock::now();
+      if (e.tag != kHeartbeat) {
+        incoming_.push_back(std::move(e));
+        received_.notify_all();
+      }
       continue;
     }
     // Idle: a millisecond is far below any engine run, and keeps an idle rank's CPU use negligible.

@@ -1,5 +1,5 @@
 // Batch work over ranks: rank 0's listener answers requests and watches heartbeats while its own
-// thread reduces items too; workers ask, reduce, report, until rank 0 has nothing left.
+// thread reduces items too; workers ask, reduce, report, until rank 0 has nothing left or is gone.
 #include "cluster/shared_work.h"
 
 #include <condition_variable>
@@ -17,18 +17,20 @@ constexpr auto kListenPeriod = std::chrono::milliseconds(100);
 constexpr int kMaxAttempts = 2;
 
 // A worker: asks, works, reports, until there is nothing left; then waits for rank 0's stop, which
-// says whether a rank was lost (MpiLink::skip_finalize).
-void ask_for_work(MpiLink& link, const SharedWork& job) {
+// says whether a rank was lost (MpiLink::skip_finalize). False when rank 0 fell silent.
+bool ask_for_work(MpiLink& link, const SharedWork& job, std::chrono::milliseconds rank_timeout) {
+  auto rank_zero_silent = [&] { return Clock::now() - link.heard(0) > rank_timeout; };
   bool asking = true;
   while (true) {
     if (asking) link.send(0, kWant, {});
     std::optional<std::optional<Attempt>> answer;
     while (!answer) {
       auto e = link.receive(kListenPeriod);
+      if (rank_zero_silent()) return false;
       if (!e || e->peer != 0) continue;
       if (e->tag == kStop) {
         if (decode_stop(e->bytes)) link.skip_finalize();
-        return;
+        return true;
       }
       if (e->tag == kWork)
         if (auto work = decode_work(e->bytes)) answer = std::move(*work);
@@ -38,12 +40,21 @@ void ask_for_work(MpiLink& link, const SharedWork& job) {
       continue;
     }
     const Attempt& attempt = **answer;
-    link.send(0, kDone, encode_done(attempt, job.work(attempt)));
+    // The attempt runs on this thread; a watcher stops it when rank 0 falls silent meanwhile.
+    std::stop_source gone;
+    std::jthread watcher([&](std::stop_token done) {
+      while (!done.stop_requested() && !rank_zero_silent()) std::this_thread::sleep_for(kListenPeriod);
+      if (!done.stop_requested()) gone.request_stop();
+    });
+    const std::string status = job.work(attempt, gone.get_token());
+    watcher.request_stop();
+    watcher.join();
+    if (gone.stop_requested()) return false;
+    link.send(0, kDone, encode_done(attempt, status));
   }
 }
 
 struct Rank {
-  Clock::time_point heard = Clock::now();
   bool asking = false;              // asked, not answered yet (the queue was empty)
   std::optional<Attempt> running;   // handed out, no result yet
   bool finished = false;            // told there is nothing left
@@ -87,7 +98,7 @@ class Dispatch {
         continue;
       }
       lock.unlock();
-      const std::string status = job_.work(*a);
+      const std::string status = job_.work(*a, {});
       lock.lock();
       out_.results[a->item] = job_.accept(*a, status);
     }
@@ -104,7 +115,6 @@ class Dispatch {
     if (e.peer <= 0 || e.peer >= link_.size()) return;
     Rank& r = ranks_[static_cast<size_t>(e.peer)];
     if (r.dropped) return;  // its item went elsewhere: a late result must not count
-    r.heard = Clock::now();
     if (e.tag == kWant) {
       r.asking = true;
     } else if (e.tag == kDone) {
@@ -120,8 +130,9 @@ class Dispatch {
     const auto now = Clock::now();
     for (size_t k = 1; k < ranks_.size(); ++k) {
       Rank& r = ranks_[k];
-      if (r.finished || r.dropped || now - r.heard <= rank_timeout_) continue;
+      if (r.finished || r.dropped || now - link_.heard(static_cast<int>(k)) <= rank_timeout_) continue;
       r.dropped = true;
+      link_.forget(static_cast<int>(k));
       ++out_.ranks_lost;
       std::string what;
       if (r.running) {
@@ -204,8 +215,11 @@ class Dispatch {
 WorkResults share_work(MpiLink& link, const SharedWork& job, std::chrono::milliseconds rank_timeout,
                        const std::function<void(const std::string&)>& log, std::stop_token stop) {
   if (link.rank() > 0) {
-    ask_for_work(link, job);
-    return {};
+    WorkResults out;
+    out.rank_zero_lost = !ask_for_work(link, job, rank_timeout);
+    // Rank 0 would never join MPI_Finalize's closing fence.
+    if (out.rank_zero_lost) link.skip_finalize();
+    return out;
   }
   Dispatch dispatch(link, job, rank_timeout, log, std::move(stop));
   std::thread listener([&] { dispatch.listen(); });

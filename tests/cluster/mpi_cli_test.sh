@@ -3,15 +3,21 @@
 # reproducer bytes as one host's -j run, with and without a worker rank killed mid-reduction.
 # A batch over the bundled corpus examples gives the same buckets with 3 ranks as on one host, also
 # when a worker rank is killed while it reduces one of them (the model is tried again elsewhere).
-# usage: mpi_cli_test.sh same-bytes|worker-killed|batch|batch-rank-lost REDUCE_BIN SOURCE_DIR
+# Workers whose rank 0 stops answering kill their engine runs and exit.
+# usage: mpi_cli_test.sh same-bytes|worker-killed|batch|batch-rank-lost|rank0-silent REDUCE_BIN SOURCE_DIR
 set -euo pipefail
 case_name="$1"
 reduce="$2"
 source_dir="$3"
 work="$(mktemp -d)"
-orphans=()  # process groups left by a killed rank (its reduction goes on without it)
+orphans=()  # process groups (or processes) a failed or killed rank may leave behind
+launcher=""  # a background mpirun: ended with its ranks when the test fails before it ends
 cleanup() {
-  for group in "${orphans[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
+  for pid in "${orphans[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
+  if [ -n "$launcher" ] && kill -TERM "$launcher" 2>/dev/null; then
+    for _ in $(seq 50); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$launcher" 2>/dev/null || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -138,6 +144,51 @@ case "$case_name" in
       fail "summary.md does not say which model rank 1 was reducing"
     # The lost try wrote into a folder of its own, never into a bundle.
     ls -d "$work"/mpi/.*.attempt-1 >/dev/null || fail "no folder of the lost try"
+    ;;
+  rank0-silent)
+    # A 1-second check: script; once $work/hang exists, a worker rank's checks hang for a minute
+    # (each logs its pid), so that the workers have engine runs to kill when rank 0 stops.
+    {
+      printf '#!/bin/sh\n'
+      printf 'if [ -e "%s/hang" ] && [ "$OMPI_COMM_WORLD_RANK" != 0 ]; then echo $$ >>"%s/hanging"; sleep 60; fi\n' "$work" "$work"
+      printf 'sleep 1\nif grep -q Sigmoid "$1"; then exit 1; fi\n'
+    } >"$work/check.sh"
+    spec="check:sh $work/check.sh {model}"
+    "$reduce" "$model" --engine "$spec" -j 3 -o "$work/one-host" >/dev/null 2>&1 || fail "reduce -j 3"
+    # Each rank's exit code is written down by a shell around it (mpirun --enable-recovery hides them).
+    "${mpirun[@]}" --enable-recovery sh -c '"$@"; echo "$OMPI_COMM_WORLD_RANK $?" >>"$0"' "$work/exits" \
+      "$reduce" "$model" --engine "$spec" -j 1 --rank-timeout 2 -o "$work/mpi" >"$work/out.txt" 2>"$work/err.txt" &
+    launcher=$!
+    rank0=""
+    for _ in $(seq 600); do
+      shell=$(rank_pid "$launcher" 0)
+      [ -n "$shell" ] && rank0=$(pgrep -P "$shell" | head -1 || true)
+      [ -n "$rank0" ] && [ -s "$work/mpi/journal" ] && break
+      sleep 0.05
+    done
+    [ -n "$rank0" ] && [ -s "$work/mpi/journal" ] || fail "the reduction did not start"
+    orphans+=("$rank0")  # killed at exit if the test fails while it is stopped
+    touch "$work/hang"
+    for _ in $(seq 600); do [ -s "$work/hanging" ] && break; sleep 0.05; done
+    [ -s "$work/hanging" ] || fail "no worker check started after $work/hang"
+    kill -STOP "$rank0"
+    for _ in $(seq 400); do [ "$(cat "$work/exits" 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.05; done
+    [ "$(sort "$work/exits" 2>/dev/null)" = "$(printf '1 5\n2 5')" ] ||
+      { cat "$work/exits" "$work/err.txt" 2>/dev/null || true; fail "the workers did not exit with code 5"; }
+    for rank in 1 2; do
+      [ "$(grep -c "^error: rank $rank: rank 0 sent nothing for 2000 ms" "$work/err.txt")" = 1 ] ||
+        { cat "$work/err.txt"; fail "no one line from rank $rank"; }
+    done
+    while read -r pid; do
+      if kill -0 "$pid" 2>/dev/null; then fail "a worker's check (pid $pid) outlived it"; fi
+    done <"$work/hanging"
+    # Rank 0 goes on alone: it drops the silent workers and checks their candidates itself.
+    rm "$work/hang"
+    kill -CONT "$rank0"
+    wait "$launcher" || { cat "$work/out.txt" "$work/err.txt"; fail "mpirun reduce"; }
+    grep -q '^0 0$' "$work/exits" || { cat "$work/exits" "$work/err.txt" || true; fail "rank 0 did not end normally"; }
+    cmp "$work/one-host/model.onnx" "$work/mpi/model.onnx" || fail "model.onnx differs from the -j 3 run"
+    grep -q '"ranks_lost": 2,' "$work/mpi/report.json" || fail "report.json: ranks_lost is not 2"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -19,7 +19,7 @@ enum Tag : int {
   kCheck = 2,      // rank 0 -> worker: id + candidate
   kCancel = 3,     // rank 0 -> worker: id (the check is stale: kill its engine run)
   kVerdict = 4,    // worker -> rank 0: id + verdict
-  kHeartbeat = 5,  // worker -> rank 0, every heartbeat period: still alive
+  kHeartbeat = 5,  // worker -> rank 0 and rank 0 -> worker, every heartbeat period: still alive
   kStop = 6,       // rank 0 -> worker: the reduction is over (payload: encode_stop)
   kWant = 7,       // batch, worker -> rank 0: the next model, please
   kWork = 8,       // batch, rank 0 -> worker: an Attempt at a model (or none: stop)

@@ -19,8 +19,9 @@ struct SharedWork {
   size_t count = 0;
   // Rank 0, as it hands an attempt out: the attempt's `place` (sent to the rank that runs it).
   std::function<std::string(size_t item, int attempt)> prepare;
-  // Every rank: runs the attempt, returns its result.
-  std::function<std::string(const Attempt&)> work;
+  // Every rank: runs the attempt, returns its result. On a worker rank, `gone` is requested when
+  // rank 0 falls silent (the attempt should stop: nobody will take its result).
+  std::function<std::string(const Attempt&, std::stop_token gone)> work;
   // Rank 0, for the one attempt per item whose result counts (its rank was not dropped): the
   // item's result (e.g. `status`, or an error when its output cannot be moved in place).
   std::function<std::string(const Attempt&, const std::string& status)> accept;
@@ -34,11 +35,15 @@ struct WorkResults {
   // Rank 0, per item: the ranks dropped while they held it, in order.
   std::vector<std::vector<int>> lost_ranks;
   int ranks_lost = 0;  // rank 0: ranks dropped, with or without an item
+  // A worker rank: rank 0 sent nothing for the rank timeout (its attempt, if any, was stopped);
+  // MpiLink::skip_finalize is set.
+  bool rank_zero_lost = false;
 };
 
 // Runs `work` for every item on some rank. A rank silent for `rank_timeout` (its heartbeats
 // stopped) is dropped with a line to `log`, and whatever it answers later is ignored; its item goes
 // back to the front of the queue once (attempt 2), and is `lost` when its second rank is dropped too.
+// A worker that hears nothing from rank 0 (not even its heartbeat) for `rank_timeout` stops.
 WorkResults share_work(MpiLink& link, const SharedWork& job, std::chrono::milliseconds rank_timeout,
                        const std::function<void(const std::string&)>& log, std::stop_token stop);
 
