@@ -2,9 +2,11 @@
 # `reduce` under a real `mpirun` on the loopback interface (3 ranks, oversubscribed): the same
 # reproducer bytes as one host's -j run, with and without a worker rank killed mid-reduction.
 # A batch over the bundled corpus examples gives the same buckets with 3 ranks as on one host, also
-# when a worker rank is killed while it reduces one of them (the model is tried again elsewhere).
+# when a worker rank is killed or frozen while it reduces one of them (the model is tried again
+# elsewhere).
 # Workers whose rank 0 stops answering kill their engine runs and exit.
-# usage: mpi_cli_test.sh same-bytes|worker-killed|batch|batch-rank-lost|rank0-silent REDUCE_BIN SOURCE_DIR
+# usage: mpi_cli_test.sh same-bytes|worker-killed|batch|batch-rank-lost|batch-rank-frozen|rank0-silent
+#        REDUCE_BIN SOURCE_DIR
 set -euo pipefail
 case_name="$1"
 reduce="$2"
@@ -98,11 +100,13 @@ case "$case_name" in
       cmp "$work/one-host/$m/model.onnx" "$work/mpi/$m/model.onnx" || fail "$m/model.onnx differs"
     done
     ;;
-  batch-rank-lost)
+  batch-rank-lost | batch-rank-frozen)
     # The bundled examples, each with a slow check: script (0.3 s a check) that calls a model
     # interesting while it holds the example's first ground-truth op: every reduction takes seconds,
-    # so rank 1 is stopped mid-reduction, then killed. Its model must be reduced again on another
-    # rank, with the same reproducer as on one host; its lost try must not touch the bundle.
+    # so rank 1 is stopped mid-reduction, then killed (batch-rank-lost) or woken up once it was
+    # dropped (batch-rank-frozen: its reduction went on meanwhile, and it may still answer). Its
+    # model must be reduced again on another rank, with the same reproducer as on one host; its
+    # lost try must not touch the bundle, nor count.
     printf '#!/bin/sh\nsleep 0.3\nif grep -q "$1" "$2"; then exit 1; fi\n' >"$work/check.sh"
     {
       printf 'model\tengine\n'
@@ -126,8 +130,13 @@ case "$case_name" in
     orphans+=("$reduction")
     kill -STOP "$rank1"
     sleep 3
-    kill -KILL "$rank1"
+    if [ "$case_name" = batch-rank-lost ]; then kill -KILL "$rank1"; else kill -CONT "$rank1"; fi
     wait "$launcher" || { cat "$work/out.txt" "$work/err.txt"; fail "mpirun reduce batch"; }
+    if [ "$case_name" = batch-rank-frozen ]; then
+      # Dropped, it hears nothing more from rank 0 and stops.
+      grep -q '^error: rank 1: nothing from rank 0 for 2000 ms' "$work/err.txt" ||
+        { cat "$work/err.txt"; fail "the woken rank 1 did not stop with one line"; }
+    fi
     grep '^cluster: rank 1 dropped .*its model goes to another rank' "$work/err.txt" ||
       { cat "$work/err.txt"; fail "no log line for the dropped rank and its model"; }
     [ "$(grep -c 'summary:' "$work/out.txt")" = 1 ] || { cat "$work/out.txt"; fail "summary line not printed once"; }
@@ -176,7 +185,7 @@ case "$case_name" in
     [ "$(sort "$work/exits" 2>/dev/null)" = "$(printf '1 5\n2 5')" ] ||
       { cat "$work/exits" "$work/err.txt" 2>/dev/null || true; fail "the workers did not exit with code 5"; }
     for rank in 1 2; do
-      [ "$(grep -c "^error: rank $rank: rank 0 sent nothing for 2000 ms" "$work/err.txt")" = 1 ] ||
+      [ "$(grep -c "^error: rank $rank: nothing from rank 0 for 2000 ms" "$work/err.txt")" = 1 ] ||
         { cat "$work/err.txt"; fail "no one line from rank $rank"; }
     done
     while read -r pid; do
