@@ -22,13 +22,11 @@ constexpr auto kHeartbeat = std::chrono::milliseconds(250);
 
 std::chrono::milliseconds seconds(double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); }
 
-// A worker's one line when rank 0 went silent; the exit code that goes with it. Rank 0 also stops
-// its heartbeats to a rank it dropped: a worker that wakes up after being dropped ends here too.
+// A worker's one line when rank 0 went silent; the exit code that goes with it.
 int rank_zero_lost(const cluster::MpiLink& link, std::chrono::milliseconds rank_timeout, const std::string& stopped) {
   // One write: every rank's stderr goes to the same place, and pieces of two lines would interleave.
   std::cerr << "error: rank " + std::to_string(link.rank()) + ": nothing from rank 0 for " +
-                   std::to_string(rank_timeout.count()) + " ms (--rank-timeout: rank 0 is gone, or dropped this rank); " +
-                   stopped + "\n";
+                   std::to_string(rank_timeout.count()) + " ms (--rank-timeout); " + stopped + "\n";
   return kExitRankZeroLost;
 }
 

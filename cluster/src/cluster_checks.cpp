@@ -86,7 +86,6 @@ void ClusterChecks::handle(const Envelope& e) {
 void ClusterChecks::drop(int rank, const std::string& why, bool silent) {
   Worker& w = workers_[static_cast<size_t>(rank)];
   w.dropped = true;
-  link_.forget(rank);
   ++lost_;
   silent_lost_ = silent_lost_ || silent;
   int requeued = 0;

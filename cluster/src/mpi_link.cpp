@@ -15,6 +15,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
+#include <algorithm>
 #include <list>
 
 #include "cluster/messages.h"
@@ -27,6 +28,7 @@ namespace {
 struct InFlight {
   MPI_Request request = MPI_REQUEST_NULL;
   std::unique_ptr<std::string> bytes;
+  int heartbeat_to = -1;  // the peer, for a heartbeat
 };
 
 // Open MPI keeps what MPI_Init and its calls allocate until exit, and frees little of it in
@@ -48,6 +50,9 @@ int mpi(Call&& call) {
 
 // Sends still pending this long after the link stops are to ranks that are gone.
 constexpr auto kFlushLimit = std::chrono::seconds(3);
+// The link's thread turns every millisecond or so: a gap this long means this process was stopped
+// (or starved), not that its peers fell silent.
+constexpr auto kStalled = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -64,7 +69,8 @@ std::unique_ptr<MpiLink> MpiLink::start(std::chrono::milliseconds heartbeat) {
     MPI_Comm_size(MPI_COMM_WORLD, &link->size_);
   }
   link->heartbeat_ = heartbeat;
-  link->heard_.assign(static_cast<size_t>(link->size_), std::chrono::steady_clock::now());
+  link->looped_ = std::chrono::steady_clock::now();
+  link->heard_.assign(static_cast<size_t>(link->size_), link->looped_);
   if (link->rank_ > 0) link->heartbeat_peers_ = {0};
   for (int peer = 1; link->rank_ == 0 && peer < link->size_; ++peer) link->heartbeat_peers_.push_back(peer);
   link->thread_ = std::thread([l = link.get()] { l->run(); });
@@ -94,12 +100,9 @@ void MpiLink::send(int peer, int tag, std::string bytes) {
 
 std::chrono::steady_clock::time_point MpiLink::heard(int peer) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - looped_ > kStalled) return now;  // the link's thread has not caught up yet
   return heard_.at(static_cast<size_t>(peer));
-}
-
-void MpiLink::forget(int peer) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::erase(heartbeat_peers_, peer);
 }
 
 std::optional<Envelope> MpiLink::receive(std::chrono::milliseconds wait) {
@@ -112,6 +115,7 @@ std::optional<Envelope> MpiLink::receive(std::chrono::milliseconds wait) {
 
 void MpiLink::run() {
   std::list<InFlight> in_flight;
+  std::vector<bool> heartbeat_pending(static_cast<size_t>(size_), false);  // by peer
   auto next_heartbeat = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> flush_until;
   while (true) {
@@ -121,24 +125,35 @@ void MpiLink::run() {
       std::lock_guard<std::mutex> lock(mutex_);
       to_send.swap(outgoing_);
       if (stopping_ && !flush_until) flush_until = now + kFlushLimit;
-      if (heartbeat_.count() > 0 && now >= next_heartbeat && !flush_until) {
-        for (int peer : heartbeat_peers_) to_send.push_back({peer, kHeartbeat, {}});
-        next_heartbeat = now + heartbeat_;
-      }
+      if (now - looped_ > kStalled)
+        for (auto& h : heard_) h = std::max(h, now);
+      looped_ = now;
+    }
+    if (heartbeat_.count() > 0 && now >= next_heartbeat && !flush_until) {
+      for (int peer : heartbeat_peers_)
+        if (!heartbeat_pending[static_cast<size_t>(peer)]) to_send.push_back({peer, kHeartbeat, {}});
+      next_heartbeat = now + heartbeat_;
     }
     for (auto& e : to_send) {
-      InFlight f{MPI_REQUEST_NULL, std::make_unique<std::string>(std::move(e.bytes))};
+      InFlight f{MPI_REQUEST_NULL, std::make_unique<std::string>(std::move(e.bytes)),
+                 e.tag == kHeartbeat ? e.peer : -1};
       if (mpi([&] {
             return MPI_Isend(f.bytes->data(), static_cast<int>(f.bytes->size()), MPI_BYTE, e.peer, e.tag, MPI_COMM_WORLD,
                              &f.request);
-          }) == MPI_SUCCESS)
+          }) == MPI_SUCCESS) {
+        if (f.heartbeat_to >= 0) heartbeat_pending[static_cast<size_t>(f.heartbeat_to)] = true;
         in_flight.push_back(std::move(f));
+      }
     }
     for (auto it = in_flight.begin(); it != in_flight.end();) {
       int done = 0;
       // An error completes the request too: the peer is gone, and rank 0 finds out by its silence.
-      if (mpi([&] { return MPI_Test(&it->request, &done, MPI_STATUS_IGNORE); }) != MPI_SUCCESS || done) it = in_flight.erase(it);
-      else ++it;
+      if (mpi([&] { return MPI_Test(&it->request, &done, MPI_STATUS_IGNORE); }) != MPI_SUCCESS || done) {
+        if (it->heartbeat_to >= 0) heartbeat_pending[static_cast<size_t>(it->heartbeat_to)] = false;
+        it = in_flight.erase(it);
+      } else {
+        ++it;
+      }
     }
     if (flush_until && (in_flight.empty() || now > *flush_until)) break;
     int arrived = 0;

@@ -132,7 +132,6 @@ class Dispatch {
       Rank& r = ranks_[k];
       if (r.finished || r.dropped || now - link_.heard(static_cast<int>(k)) <= rank_timeout_) continue;
       r.dropped = true;
-      link_.forget(static_cast<int>(k));
       ++out_.ranks_lost;
       std::string what;
       if (r.running) {

@@ -26,7 +26,8 @@ class MpiLink {
  public:
   // Initializes MPI. From the link's thread, every `heartbeat`, a worker rank (rank > 0) sends rank
   // 0 a heartbeat, so rank 0 can tell a busy worker from a dead one, and rank 0 sends one to every
-  // worker it has not forgotten, so a worker can tell that rank 0 is gone.
+  // worker, so a worker can tell that rank 0 is gone. A peer gets its next heartbeat only once MPI
+  // is done with the last one: sends to a dead or frozen rank stop piling up.
   static std::unique_ptr<MpiLink> start(std::chrono::milliseconds heartbeat);
   // Sends what is queued (waiting at most a few seconds for ranks that may be gone), then finalizes MPI.
   ~MpiLink();
@@ -43,10 +44,9 @@ class MpiLink {
   // count for heard().
   std::optional<Envelope> receive(std::chrono::milliseconds wait);
   // When a message (a heartbeat or any other) from `peer` last arrived; before the first, when the
-  // link started.
+  // link started. Silence counts only while the link's thread runs: after this process was stopped
+  // (SIGSTOP, a suspended VM) every peer starts afresh, since what they sent meanwhile is not read yet.
   std::chrono::steady_clock::time_point heard(int peer) const;
-  // Rank 0: no more heartbeats to `peer` (a rank it dropped: it may be dead).
-  void forget(int peer);
 
  private:
   MpiLink() = default;
@@ -56,7 +56,8 @@ class MpiLink {
   std::chrono::milliseconds heartbeat_{0};
   mutable std::mutex mutex_;
   std::vector<std::chrono::steady_clock::time_point> heard_;  // by rank
-  std::vector<int> heartbeat_peers_;
+  std::chrono::steady_clock::time_point looped_;  // the link's thread's last turn
+  std::vector<int> heartbeat_peers_;  // set at start
   std::condition_variable received_;
   std::deque<Envelope> outgoing_, incoming_;
   bool stopping_ = false;
