@@ -45,7 +45,8 @@ po::options_description batch_options() {
       ("reduce-option", po::value<std::vector<std::string>>()->multitoken(),
        "extra option passed to each reduction (e.g. --reduce-option=--timeout=60)")
       ("rank-timeout", po::value<double>()->default_value(30),
-       "under mpirun or srun: seconds a rank may stay silent before rank 0 drops it (its model's row says so)");
+       "under mpirun or srun: seconds a rank may stay silent before rank 0 drops it (its model is tried once "
+       "more on another rank), or rank 0 before the other ranks stop (0.1..3600)");
   return opts;
 }
 
@@ -95,7 +96,7 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
 // try in a folder of its own), until all are done or `stop` is requested. Other ranks than 0 get
 // their exit code once there is nothing left.
 std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
-                                               const po::variables_map& vm, std::stop_token stop, int& ranks_lost) {
+                                                   const po::variables_map& vm, std::stop_token stop, int& ranks_lost) {
   const MpiLaunch launch = mpi_launch_from_environment();
   std::vector<BatchRow> rows;
   std::vector<size_t> todo;
