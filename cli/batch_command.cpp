@@ -8,7 +8,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <variant>
 
+#include "batch_attempts.h"
 #include "batch_manifest.h"
 #include "batch_summary.h"
 #include "cluster_reduction.h"
@@ -43,7 +45,8 @@ po::options_description batch_options() {
       ("reduce-option", po::value<std::vector<std::string>>()->multitoken(),
        "extra option passed to each reduction (e.g. --reduce-option=--timeout=60)")
       ("rank-timeout", po::value<double>()->default_value(30),
-       "under mpirun or srun: seconds a rank may stay silent before rank 0 drops it (its model's row says so)");
+       "under mpirun or srun: seconds a rank may stay silent before rank 0 drops it (its model is tried once "
+       "more on another rank), or rank 0 before the other ranks stop (0.1..3600)");
   return opts;
 }
 
@@ -89,23 +92,29 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
   return "reduced";
 }
 
-// Reduces the models not reduced yet, in order (in an MPI job: largest first, one rank each),
-// until all are done or `stop` is requested. Other ranks than 0 get nullopt once there is nothing left.
-std::optional<std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
-                                               const po::variables_map& vm, std::stop_token stop) {
+// Reduces the models not reduced yet, in order (in an MPI job: largest first, one rank each, each
+// try in a folder of its own), until all are done or `stop` is requested. Other ranks than 0 get
+// their exit code once there is nothing left.
+std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
+                                                   const po::variables_map& vm, std::stop_token stop, int& ranks_lost) {
   const MpiLaunch launch = mpi_launch_from_environment();
   std::vector<BatchRow> rows;
   std::vector<size_t> todo;
   for (size_t i = 0; i < items.size(); ++i) {
-    rows.push_back({items[i], "reduced", read_bucket(out / items[i].model.stem()), false});
+    rows.push_back({items[i], "reduced", read_bucket(out / items[i].model.stem()), false, {}});
     if (rows.back().bucket) rows.back().already_done = true;
     else todo.push_back(i);
   }
-  auto reduce_item = [&](size_t i) {
+  auto bundle = [&](size_t i) { return out / items[i].model.stem(); };
+  auto reduce_item = [&](size_t i, const fs::path& dir, std::stop_token gone) {
     if (launch.rank == 0)
       std::cerr << "batch: [" << i + 1 << "/" << items.size() << "] " << items[i].model.string() << " on "
                 << items[i].engine << "\n";
-    return reduce_one(items[i], out / items[i].model.stem(), vm, launch, stop);
+    // Ctrl-C, or (a worker rank) rank 0 gone: either stops the reduction.
+    std::stop_source either;
+    std::stop_callback on_stop(stop, [&] { either.request_stop(); });
+    std::stop_callback on_gone(gone, [&] { either.request_stop(); });
+    return reduce_one(items[i], dir, vm, launch, either.get_token());
   };
   std::vector<std::optional<std::string>> statuses(items.size());
   if (launch.under_mpi && launch.size != 1) {
@@ -113,17 +122,27 @@ std::optional<std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& ite
     std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) {
       return fs::file_size(items[a].model, ec) > fs::file_size(items[b].model, ec);
     });
-    auto shared = share_batch(items.size(), todo, vm["rank-timeout"].as<double>(), reduce_item, stop);
-    if (!shared) return std::nullopt;
-    statuses = std::move(*shared);
+    BatchShare share{todo, [&](size_t i, int attempt) { return make_attempt_folder(bundle(i), attempt).string(); },
+                     [&](size_t i, const std::string& place, std::stop_token gone) {
+                       return reduce_item(i, place, std::move(gone));
+                     },
+                     [&](size_t i, const std::string& place, const std::string& status) {
+                       return accept_attempt_folder(place, bundle(i), status);
+                     }};
+    auto shared = share_batch(items.size(), share, vm["rank-timeout"].as<double>(), stop);
+    if (const int* worker_exit = std::get_if<int>(&shared)) return *worker_exit;
+    BatchOutcome& outcome = std::get<BatchOutcome>(shared);
+    statuses = std::move(outcome.statuses);
+    for (size_t i : todo) rows[i].lost_ranks = outcome.lost_ranks[i];
+    ranks_lost = outcome.ranks_lost;
   } else {
     for (size_t i : todo)
-      if (!stop.stop_requested()) statuses[i] = reduce_item(i);
+      if (!stop.stop_requested()) statuses[i] = reduce_item(i, bundle(i), {});
   }
   for (size_t i : todo) {
     BatchRow& row = rows[i];
     row.status = statuses[i].value_or("not started");
-    row.bucket = read_bucket(out / items[i].model.stem());
+    row.bucket = read_bucket(bundle(i));
     if (row.status == "reduced" && !row.bucket) row.status = "error (exit 0)";
   }
   return rows;
@@ -148,9 +167,9 @@ std::string count_line(const std::vector<BatchRow>& rows) {
   return line.str();
 }
 
-Status write_summary(const std::vector<BatchRow>& rows, const fs::path& out) {
-  REDUCE_TRY(write_file_atomic(out / "summary.md", batch_summary_markdown(rows)));
-  return write_file_atomic(out / "summary.json", batch_summary_json(rows, out));
+Status write_summary(const std::vector<BatchRow>& rows, const fs::path& out, int ranks_lost) {
+  REDUCE_TRY(write_file_atomic(out / "summary.md", batch_summary_markdown(rows, ranks_lost)));
+  return write_file_atomic(out / "summary.json", batch_summary_json(rows, out, ranks_lost));
 }
 
 }  // namespace
@@ -190,11 +209,12 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     std::cerr << "error: " << out.string() << ": cannot create folder: " << ec.message() << "\n";
     return kExitUsage;
   }
-  const auto shared = run_batch(*items, out, vm, stop);
-  if (!shared) return kExitOk;  // a worker rank: rank 0 writes the summary
-  const std::vector<BatchRow>& rows = *shared;
+  int ranks_lost = 0;
+  const auto shared = run_batch(*items, out, vm, stop, ranks_lost);
+  if (const int* worker_exit = std::get_if<int>(&shared)) return *worker_exit;  // rank 0 writes the summary
+  const std::vector<BatchRow>& rows = std::get<std::vector<BatchRow>>(shared);
   const std::string counts = count_line(rows);
-  if (Status s = write_summary(rows, out); !s.ok()) {
+  if (Status s = write_summary(rows, out, ranks_lost); !s.ok()) {
     std::cerr << "error: " << s.error().message() << "\n";
     return kExitUsage;
   }

@@ -50,6 +50,7 @@ Json result_json(const BatchRow& row, const fs::path& out) {
   return {{"model", row.item.model.string()},
           {"engine", row.item.engine},
           {"status", row.status},
+          {"lost_ranks", row.lost_ranks},
           {"failure", b.failure},
           {"original_nodes", b.original_nodes},
           {"reduced_nodes", b.reduced_nodes},
@@ -71,13 +72,21 @@ std::vector<std::vector<size_t>> batch_buckets(const std::vector<BatchRow>& rows
   return out;
 }
 
-std::string batch_summary_markdown(const std::vector<BatchRow>& rows) {
+std::string batch_summary_markdown(const std::vector<BatchRow>& rows, int ranks_lost) {
   const auto buckets = batch_buckets(rows);
   std::ostringstream md;
   md << "# reduce batch: " << rows.size() << " models, " << buckets.size() << " distinct failures\n\n"
      << "| model | engine | status | failure | nodes | reduced | op types | 1-minimal | expected ops | checks | seconds |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& row : rows) markdown_row(row, md);
+  if (ranks_lost > 0) {
+    md << "\n" << ranks_lost << " MPI rank" << (ranks_lost > 1 ? "s" : "") << " lost.";
+    for (const auto& row : rows)
+      for (size_t k = 0; k < row.lost_ranks.size(); ++k)
+        md << " Rank " << row.lost_ranks[k] << " was lost while reducing " << row.item.model.filename().string()
+           << (k == 0 ? " (tried again on another rank)." : ".");
+    md << "\n";
+  }
   md << "\n## Buckets\n\n";
   size_t number = 0;
   for (const auto& members : buckets) {
@@ -92,7 +101,7 @@ std::string batch_summary_markdown(const std::vector<BatchRow>& rows) {
   return md.str();
 }
 
-std::string batch_summary_json(const std::vector<BatchRow>& rows, const fs::path& out) {
+std::string batch_summary_json(const std::vector<BatchRow>& rows, const fs::path& out, int ranks_lost) {
   const auto buckets = batch_buckets(rows);
   Json results = Json::array(), detail = Json::array();
   for (const auto& row : rows) results.push_back(result_json(row, out));
@@ -101,7 +110,11 @@ std::string batch_summary_json(const std::vector<BatchRow>& rows, const fs::path
     for (size_t i : members) models.push_back(rows[i].item.model.filename().string());
     detail.push_back({{"failure", rows[members[0]].bucket->failure}, {"op_types", rows[members[0]].bucket->ops}, {"models", models}});
   }
-  const Json j = {{"models", rows.size()}, {"buckets", buckets.size()}, {"results", results}, {"buckets_detail", detail}};
+  const Json j = {{"models", rows.size()},
+                  {"buckets", buckets.size()},
+                  {"ranks_lost", ranks_lost},
+                  {"results", results},
+                  {"buckets_detail", detail}};
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -17,12 +17,14 @@ struct BatchRow {
   std::string status;                 // "reduced", "no failure", "error (exit N)", "interrupted", "not started"
   std::optional<BucketRecord> bucket;  // the bundle's bucket.txt, when it is complete
   bool already_done = false;           // complete before this batch started: skipped
+  std::vector<int> lost_ranks;         // MPI: ranks dropped while they held this model (it was tried again)
 };
 
 // Rows that share a failure and a canonical graph form, in a stable order.
 std::vector<std::vector<size_t>> batch_buckets(const std::vector<BatchRow>& rows);
 
-std::string batch_summary_markdown(const std::vector<BatchRow>& rows);
-std::string batch_summary_json(const std::vector<BatchRow>& rows, const std::filesystem::path& out);
+// `ranks_lost`: ranks an MPI job dropped (0 on one host).
+std::string batch_summary_markdown(const std::vector<BatchRow>& rows, int ranks_lost);
+std::string batch_summary_json(const std::vector<BatchRow>& rows, const std::filesystem::path& out, int ranks_lost);
 
 }  // namespace reduce::cli

@@ -17,21 +17,30 @@ namespace reduce::cli {
 
 namespace {
 
-// Workers' heartbeat: well below any sensible --rank-timeout.
+// Heartbeats (workers to rank 0, rank 0 to workers): well below any sensible --rank-timeout.
 constexpr auto kHeartbeat = std::chrono::milliseconds(250);
 
 std::chrono::milliseconds seconds(double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); }
 
+// A worker's one line when rank 0 went silent; the exit code that goes with it.
+int rank_zero_lost(const cluster::MpiLink& link, std::chrono::milliseconds rank_timeout, const std::string& stopped) {
+  // One write: every rank's stderr goes to the same place, and pieces of two lines would interleave.
+  std::cerr << "error: rank " + std::to_string(link.rank()) + ": nothing from rank 0 for " +
+                   std::to_string(rank_timeout.count()) + " ms (--rank-timeout); " + stopped + "\n";
+  return kExitRankZeroLost;
+}
+
 class MpiRole : public ClusterRole {
  public:
-  MpiRole(cluster::MpiLink& link, double rank_timeout) : link_(link) {
-    if (link.rank() == 0) checks_.emplace(link, seconds(rank_timeout), [](const std::string& line) { std::cerr << line << "\n"; });
+  MpiRole(cluster::MpiLink& link, double rank_timeout) : link_(link), rank_timeout_(seconds(rank_timeout)) {
+    if (link.rank() == 0) checks_.emplace(link, rank_timeout_, [](const std::string& line) { std::cerr << line << "\n"; });
   }
   bool worker() const override { return link_.rank() > 0; }
   int serve(Oracle* oracle, const Model* model, const std::string& error) override {
     cluster::Hello hello{oracle != nullptr, error, oracle ? oracle->options().slots : 0,
                          model ? model->graph.nodes.size() : 0};
-    cluster::serve_checks(link_, oracle, hello);
+    if (!cluster::serve_checks(link_, oracle, hello, rank_timeout_))
+      return rank_zero_lost(link_, rank_timeout_, "its checks were stopped");
     return kExitOk;
   }
   RemoteChecks* join(const Model& model, const Oracle& oracle) override {
@@ -42,6 +51,7 @@ class MpiRole : public ClusterRole {
 
  private:
   cluster::MpiLink& link_;
+  const std::chrono::milliseconds rank_timeout_;
   std::optional<cluster::ClusterChecks> checks_;  // rank 0
 };
 
@@ -55,16 +65,33 @@ int in_mpi_job(double rank_timeout, const std::function<int(ClusterRole*)>& redu
 
 bool built_with_mpi() { return true; }
 
-std::optional<BatchStatuses> share_batch(size_t count, const std::vector<size_t>& order, double rank_timeout,
-                                         const std::function<std::string(size_t)>& work, std::stop_token stop) {
+std::variant<int, BatchOutcome> share_batch(size_t count, const BatchShare& share, double rank_timeout,
+                                            std::stop_token stop) {
   auto link = cluster::MpiLink::start(kHeartbeat);
-  auto shared = cluster::share_work(
-      *link, order.size(), [&](size_t k) { return work(order[k]); }, seconds(rank_timeout), "error (rank lost)",
-      [](const std::string& line) { std::cerr << line << "\n"; }, std::move(stop));
-  if (link->rank() > 0) return std::nullopt;
-  BatchStatuses statuses(count);
-  for (size_t k = 0; k < order.size(); ++k) statuses[order[k]] = shared.results[k];
-  return statuses;
+  // Items of the shared work are positions in `order`.
+  cluster::SharedWork job;
+  job.count = share.order.size();
+  job.prepare = [&](size_t k, int attempt) { return share.prepare(share.order[k], attempt); };
+  job.work = [&](const cluster::Attempt& a, std::stop_token gone) {
+    return share.reduce(share.order[a.item], a.place, std::move(gone));
+  };
+  job.accept = [&](const cluster::Attempt& a, const std::string& status) {
+    return share.accept(share.order[a.item], a.place, status);
+  };
+  job.lost = "error (rank lost)";
+  auto shared = cluster::share_work(*link, job, seconds(rank_timeout),
+                                    [](const std::string& line) { std::cerr << line << "\n"; }, std::move(stop));
+  if (link->rank() > 0)
+    return shared.rank_zero_lost ? rank_zero_lost(*link, seconds(rank_timeout), "its reduction was stopped") : kExitOk;
+  BatchOutcome outcome;
+  outcome.statuses.resize(count);
+  outcome.lost_ranks.resize(count);
+  outcome.ranks_lost = shared.ranks_lost;
+  for (size_t k = 0; k < share.order.size(); ++k) {
+    outcome.statuses[share.order[k]] = shared.results[k];
+    outcome.lost_ranks[share.order[k]] = shared.lost_ranks[k];
+  }
+  return outcome;
 }
 
 #else
@@ -77,9 +104,8 @@ int in_mpi_job(double, const std::function<int(ClusterRole*)>&) {
 bool built_with_mpi() { return false; }
 
 // Not reached: batch_command refuses first.
-std::optional<BatchStatuses> share_batch(size_t, const std::vector<size_t>&, double,
-                                         const std::function<std::string(size_t)>&, std::stop_token) {
-  return std::nullopt;
+std::variant<int, BatchOutcome> share_batch(size_t, const BatchShare&, double, std::stop_token) {
+  return kExitUsage;
 }
 
 #endif

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "mpi_launch.h"
@@ -19,11 +20,25 @@ int in_mpi_job(double rank_timeout_seconds, const std::function<int(ClusterRole*
 // Whether this build joins MPI jobs.
 bool built_with_mpi();
 
-// `reduce batch` in an MPI job: `work(order[k])` for every k on some rank, handed out in that order.
-// Rank 0 gets each item's status by item number (nullopt: not started; `count` items in all); the
-// other ranks get nullopt once there is nothing left.
-using BatchStatuses = std::vector<std::optional<std::string>>;
-std::optional<BatchStatuses> share_batch(size_t count, const std::vector<size_t>& order, double rank_timeout_seconds,
-                                         const std::function<std::string(size_t)>& work, std::stop_token stop);
+// `reduce batch` in an MPI job: every item of `order` reduced on some rank, handed out in that
+// order. Each try at an item writes where rank 0's `prepare` says (its own folder), and only the
+// try whose rank was not dropped is passed to `accept` (which moves that folder in place); a
+// lost rank's item is tried once more elsewhere.
+struct BatchShare {
+  std::vector<size_t> order;
+  std::function<std::string(size_t item, int attempt)> prepare;                     // rank 0
+  // Every rank; `gone`: on a worker rank, rank 0 fell silent (stop: nobody will take the result).
+  std::function<std::string(size_t item, const std::string& place, std::stop_token gone)> reduce;
+  std::function<std::string(size_t item, const std::string& place, const std::string& status)> accept;  // rank 0
+};
+struct BatchOutcome {
+  std::vector<std::optional<std::string>> statuses;  // by item; nullopt: not started
+  std::vector<std::vector<int>> lost_ranks;          // by item: ranks dropped while they held it
+  int ranks_lost = 0;
+};
+// Rank 0 gets the outcome (`count` items in all); the other ranks their exit code once there is
+// nothing left, or once rank 0 fell silent for the rank timeout (then after one line on stderr).
+std::variant<int, BatchOutcome> share_batch(size_t count, const BatchShare& share, double rank_timeout_seconds,
+                                            std::stop_token stop);
 
 }  // namespace reduce::cli

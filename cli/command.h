@@ -13,6 +13,7 @@ inline constexpr int kExitFailure = 1;  // e.g. `check`: the model fails
 inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid input
 inline constexpr int kExitDoesNotFail = 3;    // the model to reduce does not fail
 inline constexpr int kExitNotPrecision = 4;   // `precision`: fails even with every float node in FP32
+inline constexpr int kExitRankZeroLost = 5;   // MPI worker rank: rank 0 silent for --rank-timeout
 inline constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C or SIGTERM
 
 int info_command(const std::vector<std::string>& args);

@@ -48,7 +48,7 @@ po::options_description reduce_options() {
       ("verbose,v", "one line per check")
       ("rank-timeout", po::value<double>()->default_value(30),
        "under mpirun or srun: seconds a worker rank may stay silent before rank 0 drops it and checks its "
-       "candidates elsewhere (0.1..3600)");
+       "candidates elsewhere, or rank 0 before the workers stop (0.1..3600)");
   add_oracle_options(opts);
   add_input_options(opts);
   return opts;

@@ -19,7 +19,7 @@ struct Running {
 
 }  // namespace
 
-void serve_checks(MpiLink& link, Oracle* oracle, const Hello& hello) {
+bool serve_checks(MpiLink& link, Oracle* oracle, const Hello& hello, std::chrono::milliseconds rank_timeout) {
   link.send(0, kHello, encode_hello(hello));
   std::list<Running> running;
   auto reap = [&](bool all) {
@@ -33,9 +33,15 @@ void serve_checks(MpiLink& link, Oracle* oracle, const Hello& hello) {
       }
     }
   };
+  bool rank0_alive = true;
   while (true) {
     auto e = link.receive(std::chrono::milliseconds(100));
     reap(false);
+    if (std::chrono::steady_clock::now() - link.heard(0) > rank_timeout) {
+      rank0_alive = false;
+      link.skip_finalize();  // rank 0 would never join MPI_Finalize's closing fence
+      break;
+    }
     if (!e || e->peer != 0) continue;
     if (e->tag == kStop) {
       if (decode_stop(e->bytes)) link.skip_finalize();
@@ -58,6 +64,7 @@ void serve_checks(MpiLink& link, Oracle* oracle, const Hello& hello) {
     }
   }
   reap(true);
+  return rank0_alive;
 }
 
 }  // namespace reduce::cluster

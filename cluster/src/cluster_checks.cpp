@@ -15,8 +15,8 @@ constexpr auto kCancelPoll = std::chrono::milliseconds(20);
 ClusterChecks::ClusterChecks(MpiLink& link, std::chrono::milliseconds rank_timeout,
                              std::function<void(const std::string&)> log)
     : link_(link), rank_timeout_(rank_timeout), log_(std::move(log)), workers_(static_cast<size_t>(link.size())) {
-  // Silence is counted from now: a worker still loading the model sends heartbeats all the same.
-  for (auto& w : workers_) w.heard = Clock::now();
+  // Silence is counted from the link's start (MpiLink::heard): a worker still loading the model
+  // sends heartbeats all the same.
   listener_ = std::thread([this] { listen(); });
 }
 
@@ -52,7 +52,7 @@ void ClusterChecks::listen() {
     if (e) handle(*e);
     const auto now = Clock::now();
     for (size_t r = 1; r < workers_.size(); ++r)
-      if (!workers_[r].dropped && now - workers_[r].heard > rank_timeout_)
+      if (!workers_[r].dropped && now - link_.heard(static_cast<int>(r)) > rank_timeout_)
         drop(static_cast<int>(r), "no word for " + std::to_string(rank_timeout_.count()) + " ms", true);
   }
 }
@@ -61,7 +61,6 @@ void ClusterChecks::handle(const Envelope& e) {
   if (e.peer <= 0 || e.peer >= static_cast<int>(workers_.size())) return;
   Worker& w = workers_[static_cast<size_t>(e.peer)];
   if (w.dropped) return;  // a worker once dropped stays dropped: its checks went elsewhere
-  w.heard = Clock::now();
   if (e.tag == kHello) {
     auto hello = decode_hello(e.bytes);
     w.greeted = true;

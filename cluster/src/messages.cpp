@@ -113,11 +113,35 @@ bool decode_stop(const std::string& bytes) {
   return lost && *lost;
 }
 
-std::string encode_done(uint64_t id, const std::string& status) { return to_bytes({{"id", id}, {"status", status}}); }
+namespace {
 
-Expected<std::pair<uint64_t, std::string>> decode_done(const std::string& bytes) {
-  return from_bytes<std::pair<uint64_t, std::string>>(bytes, [](const Json& j) {
-    return std::pair<uint64_t, std::string>{j.at("id").get<uint64_t>(), j.at("status").get<std::string>()};
+Json attempt_json(const Attempt& a) { return {{"item", a.item}, {"number", a.number}, {"place", a.place}}; }
+
+Attempt attempt_from(const Json& j) {
+  return Attempt{j.at("item").get<uint64_t>(), j.at("number").get<int>(), j.at("place").get<std::string>()};
+}
+
+}  // namespace
+
+std::string encode_work(const std::optional<Attempt>& attempt) {
+  return to_bytes({{"attempt", attempt ? attempt_json(*attempt) : Json(nullptr)}});
+}
+
+Expected<std::optional<Attempt>> decode_work(const std::string& bytes) {
+  return from_bytes<std::optional<Attempt>>(bytes, [](const Json& j) -> std::optional<Attempt> {
+    const Json& a = j.at("attempt");
+    if (a.is_null()) return std::nullopt;
+    return attempt_from(a);
+  });
+}
+
+std::string encode_done(const Attempt& attempt, const std::string& status) {
+  return to_bytes({{"attempt", attempt_json(attempt)}, {"status", status}});
+}
+
+Expected<std::pair<Attempt, std::string>> decode_done(const std::string& bytes) {
+  return from_bytes<std::pair<Attempt, std::string>>(bytes, [](const Json& j) {
+    return std::pair<Attempt, std::string>{attempt_from(j.at("attempt")), j.at("status").get<std::string>()};
   });
 }
 

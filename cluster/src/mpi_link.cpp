@@ -15,6 +15,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
+#include <algorithm>
 #include <list>
 
 #include "cluster/messages.h"
@@ -27,6 +28,7 @@ namespace {
 struct InFlight {
   MPI_Request request = MPI_REQUEST_NULL;
   std::unique_ptr<std::string> bytes;
+  int heartbeat_to = -1;  // the peer, for a heartbeat
 };
 
 // Open MPI keeps what MPI_Init and its calls allocate until exit, and frees little of it in
@@ -48,6 +50,9 @@ int mpi(Call&& call) {
 
 // Sends still pending this long after the link stops are to ranks that are gone.
 constexpr auto kFlushLimit = std::chrono::seconds(3);
+// The link's thread turns every millisecond or so: a gap this long means this process was stopped
+// (or starved), not that its peers fell silent.
+constexpr auto kStalled = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -63,7 +68,11 @@ std::unique_ptr<MpiLink> MpiLink::start(std::chrono::milliseconds heartbeat) {
     MPI_Comm_rank(MPI_COMM_WORLD, &link->rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &link->size_);
   }
-  link->heartbeat_ = link->rank_ > 0 ? heartbeat : std::chrono::milliseconds(0);
+  link->heartbeat_ = heartbeat;
+  link->looped_ = std::chrono::steady_clock::now();
+  link->heard_.assign(static_cast<size_t>(link->size_), link->looped_);
+  if (link->rank_ > 0) link->heartbeat_peers_ = {0};
+  for (int peer = 1; link->rank_ == 0 && peer < link->size_; ++peer) link->heartbeat_peers_.push_back(peer);
   link->thread_ = std::thread([l = link.get()] { l->run(); });
   return link;
 }
@@ -89,6 +98,13 @@ void MpiLink::send(int peer, int tag, std::string bytes) {
   outgoing_.push_back({peer, tag, std::move(bytes)});
 }
 
+std::chrono::steady_clock::time_point MpiLink::heard(int peer) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - looped_ > kStalled) return now;  // the link's thread has not caught up yet
+  return heard_.at(static_cast<size_t>(peer));
+}
+
 std::optional<Envelope> MpiLink::receive(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!received_.wait_for(lock, wait, [this] { return !incoming_.empty(); })) return std::nullopt;
@@ -99,33 +115,45 @@ std::optional<Envelope> MpiLink::receive(std::chrono::milliseconds wait) {
 
 void MpiLink::run() {
   std::list<InFlight> in_flight;
+  std::vector<bool> heartbeat_pending(static_cast<size_t>(size_), false);  // by peer
   auto next_heartbeat = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> flush_until;
   while (true) {
     std::deque<Envelope> to_send;
+    const auto now = std::chrono::steady_clock::now();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       to_send.swap(outgoing_);
-      if (stopping_ && !flush_until) flush_until = std::chrono::steady_clock::now() + kFlushLimit;
+      if (stopping_ && !flush_until) flush_until = now + kFlushLimit;
+      if (now - looped_ > kStalled)
+        for (auto& h : heard_) h = std::max(h, now);
+      looped_ = now;
     }
-    const auto now = std::chrono::steady_clock::now();
     if (heartbeat_.count() > 0 && now >= next_heartbeat && !flush_until) {
-      to_send.push_back({0, kHeartbeat, {}});
+      for (int peer : heartbeat_peers_)
+        if (!heartbeat_pending[static_cast<size_t>(peer)]) to_send.push_back({peer, kHeartbeat, {}});
       next_heartbeat = now + heartbeat_;
     }
     for (auto& e : to_send) {
-      InFlight f{MPI_REQUEST_NULL, std::make_unique<std::string>(std::move(e.bytes))};
+      InFlight f{MPI_REQUEST_NULL, std::make_unique<std::string>(std::move(e.bytes)),
+                 e.tag == kHeartbeat ? e.peer : -1};
       if (mpi([&] {
             return MPI_Isend(f.bytes->data(), static_cast<int>(f.bytes->size()), MPI_BYTE, e.peer, e.tag, MPI_COMM_WORLD,
                              &f.request);
-          }) == MPI_SUCCESS)
+          }) == MPI_SUCCESS) {
+        if (f.heartbeat_to >= 0) heartbeat_pending[static_cast<size_t>(f.heartbeat_to)] = true;
         in_flight.push_back(std::move(f));
+      }
     }
     for (auto it = in_flight.begin(); it != in_flight.end();) {
       int done = 0;
       // An error completes the request too: the peer is gone, and rank 0 finds out by its silence.
-      if (mpi([&] { return MPI_Test(&it->request, &done, MPI_STATUS_IGNORE); }) != MPI_SUCCESS || done) it = in_flight.erase(it);
-      else ++it;
+      if (mpi([&] { return MPI_Test(&it->request, &done, MPI_STATUS_IGNORE); }) != MPI_SUCCESS || done) {
+        if (it->heartbeat_to >= 0) heartbeat_pending[static_cast<size_t>(it->heartbeat_to)] = false;
+        it = in_flight.erase(it);
+      } else {
+        ++it;
+      }
     }
     if (flush_until && (in_flight.empty() || now > *flush_until)) break;
     int arrived = 0;
@@ -140,8 +168,11 @@ void MpiLink::run() {
                         MPI_STATUS_IGNORE);
       });
       std::lock_guard<std::mutex> lock(mutex_);
-      incoming_.push_back(std::move(e));
-      received_.notify_all();
+      if (e.peer >= 0 && e.peer < size_) heard_[static_cast<size_t>(e.peer)] = std::chrono::steady_clock::now();
+      if (e.tag != kHeartbeat) {
+        incoming_.push_back(std::move(e));
+        received_.notify_all();
+      }
       continue;
     }
     // Idle: a millisecond is far below any engine run, and keeps an idle rank's CPU use negligible.

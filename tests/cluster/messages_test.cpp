@@ -64,10 +64,26 @@ TEST(ClusterMessages, AHelloRoundTrips) {
   EXPECT_EQ(back->model_nodes, 50u);
 }
 
+TEST(ClusterMessages, ABatchAttemptAndItsResultRoundTrip) {
+  const Attempt a{5, 2, "/shared/out/.m.attempt-2"};
+  auto work = decode_work(encode_work(a));
+  ASSERT_TRUE(work.ok()) << work.error().message();
+  ASSERT_TRUE(work->has_value());
+  EXPECT_EQ(**work, a);
+  auto none = decode_work(encode_work(std::nullopt));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  auto done = decode_done(encode_done(a, "reduced"));
+  ASSERT_TRUE(done.ok()) << done.error().message();
+  EXPECT_EQ(done->first, a);
+  EXPECT_EQ(done->second, "reduced");
+}
+
 TEST(ClusterMessages, MalformedBytesAreAnError) {
   EXPECT_FALSE(decode_check("not cbor").ok());
   EXPECT_FALSE(decode_verdict(encode_id(3)).ok());  // a verdict without its fields
   EXPECT_FALSE(decode_id("").ok());
+  EXPECT_FALSE(decode_done(encode_work(std::nullopt)).ok());  // a result without its attempt
 }
 
 }  // namespace

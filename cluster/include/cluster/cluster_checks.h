@@ -40,7 +40,6 @@ class ClusterChecks : public RemoteChecks {
     bool greeted = false, ready = false, dropped = false;
     int slots = 0, busy = 0;
     uint64_t model_nodes = 0;
-    std::chrono::steady_clock::time_point heard;
   };
   struct Check {
     int rank = 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/candidate.h"
@@ -18,11 +19,11 @@ enum Tag : int {
   kCheck = 2,      // rank 0 -> worker: id + candidate
   kCancel = 3,     // rank 0 -> worker: id (the check is stale: kill its engine run)
   kVerdict = 4,    // worker -> rank 0: id + verdict
-  kHeartbeat = 5,  // worker -> rank 0, every heartbeat period: still alive
+  kHeartbeat = 5,  // worker -> rank 0 and rank 0 -> worker, every heartbeat period: still alive
   kStop = 6,       // rank 0 -> worker: the reduction is over (payload: encode_stop)
   kWant = 7,       // batch, worker -> rank 0: the next model, please
-  kWork = 8,       // batch, rank 0 -> worker: id of the model to reduce (or none: stop)
-  kDone = 9,       // batch, worker -> rank 0: id + the model's status
+  kWork = 8,       // batch, rank 0 -> worker: an Attempt at a model (or none: stop)
+  kDone = 9,       // batch, worker -> rank 0: the Attempt + the model's status
 };
 
 // A worker's greeting once its oracle is ready (or could not be built): rank 0 sends it checks
@@ -51,7 +52,22 @@ Expected<uint64_t> decode_id(const std::string& bytes);
 std::string encode_stop(bool rank_lost);
 bool decode_stop(const std::string& bytes);
 
-std::string encode_done(uint64_t id, const std::string& status);
-Expected<std::pair<uint64_t, std::string>> decode_done(const std::string& bytes);
+// One try at a batch item. A rank lost while holding an item has the item tried once more elsewhere:
+// `number` tells the tries apart, and `place` (chosen by rank 0, e.g. a folder of its own) keeps
+// a lost try that still runs from writing where the next one does.
+struct Attempt {
+  uint64_t item = 0;
+  int number = 1;
+  std::string place;
+  bool operator==(const Attempt&) const = default;
+};
+
+// kWork: the attempt, or none (nothing left: the worker stops asking).
+std::string encode_work(const std::optional<Attempt>& attempt);
+Expected<std::optional<Attempt>> decode_work(const std::string& bytes);
+
+// kDone: the attempt and its result.
+std::string encode_done(const Attempt& attempt, const std::string& status);
+Expected<std::pair<Attempt, std::string>> decode_done(const std::string& bytes);
 
 }  // namespace reduce::cluster

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace reduce::cluster {
 
@@ -23,8 +24,10 @@ struct Envelope {
 
 class MpiLink {
  public:
-  // Initializes MPI. A worker rank (rank > 0) also sends rank 0 a heartbeat every `heartbeat`,
-  // from the link's thread, so rank 0 can tell a busy worker from a dead one.
+  // Initializes MPI. From the link's thread, every `heartbeat`, a worker rank (rank > 0) sends rank
+  // 0 a heartbeat, so rank 0 can tell a busy worker from a dead one, and rank 0 sends one to every
+  // worker, so a worker can tell that rank 0 is gone. A peer gets its next heartbeat only once MPI
+  // is done with the last one: sends to a dead or frozen rank stop piling up.
   static std::unique_ptr<MpiLink> start(std::chrono::milliseconds heartbeat);
   // Sends what is queued (waiting at most a few seconds for ranks that may be gone), then finalizes MPI.
   ~MpiLink();
@@ -37,8 +40,13 @@ class MpiLink {
   int size() const { return size_; }
 
   void send(int peer, int tag, std::string bytes);
-  // The next message received, waiting at most `wait`.
+  // The next message received, waiting at most `wait`. Heartbeats are not passed on: they only
+  // count for heard().
   std::optional<Envelope> receive(std::chrono::milliseconds wait);
+  // When a message (a heartbeat or any other) from `peer` last arrived; before the first, when the
+  // link started. Silence counts only while the link's thread runs: after this process was stopped
+  // (SIGSTOP, a suspended VM) every peer starts afresh, since what they sent meanwhile is not read yet.
+  std::chrono::steady_clock::time_point heard(int peer) const;
 
  private:
   MpiLink() = default;
@@ -46,7 +54,10 @@ class MpiLink {
 
   int rank_ = 0, size_ = 1;
   std::chrono::milliseconds heartbeat_{0};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  std::vector<std::chrono::steady_clock::time_point> heard_;  // by rank
+  std::chrono::steady_clock::time_point looped_;  // the link's thread's last turn
+  std::vector<int> heartbeat_peers_;  // set at start
   std::condition_variable received_;
   std::deque<Envelope> outgoing_, incoming_;
   bool stopping_ = false;
