@@ -43,7 +43,7 @@ void batched_matmul_f64(const MatMulShape& s, const T* a, const T* b, const Stor
   for (size_t i = 0; fold && i < s.batch; ++i) fold = s.b_offsets[i] == s.b_offsets[0] && s.a_offsets[i] == i * s.m * s.k;
   const size_t batches = fold ? 1 : s.batch, rows = fold ? s.batch * s.m : s.m;
   for_each_gemm_block(batches, rows, s.n, s.k, [&](const GemmBlock& blk) {
-    thread_local std::vector<double> sums, a_block, b_block;
+    auto& [sums, a_block, b_block] = gemm_scratch();
     sums.resize(blk.rows * blk.cols);
     const T* ab = a + s.a_offsets[blk.batch] + blk.row * s.k;
     const T* bb = b + s.b_offsets[blk.batch] + blk.col;

@@ -33,4 +33,9 @@ void gemm_f64(size_t m, size_t n, size_t k, const double* a, size_t lda, bool tr
   fn(m, n, k, a, lda, trans_a, b, ldb, trans_b, c, ldc);
 }
 
+GemmScratch& gemm_scratch() {
+  thread_local GemmScratch scratch;
+  return scratch;
+}
+
 }  // namespace reduce::ref

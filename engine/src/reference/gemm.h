@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
 #include "parallel.h"
 
@@ -23,6 +24,15 @@ void block_as_double(const T* src, size_t ld, size_t rows, size_t cols, double* 
   for (size_t r = 0; r < rows; ++r, src += ld, dst += cols)
     for (size_t c = 0; c < cols; ++c) dst[c] = static_cast<double>(src[c]);
 }
+
+// The doubles one product block works in. One set per thread, shared by every kernel that
+// multiplies in blocks: a thread_local in each kernel (each template instance) kept a set per
+// kernel per thread, 12 MiB each for a float[4096,4096] weight, for the thread's whole life. A block
+// runs no other kernel's block while it uses them.
+struct GemmScratch {
+  std::vector<double> sums, a_block, b_block;
+};
+GemmScratch& gemm_scratch();
 
 // Outputs are split into blocks of at most this many rows and columns. The sizes are fixed, never
 // derived from the thread count, so each block sees the same Eigen blocking (and summation order)

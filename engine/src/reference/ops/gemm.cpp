@@ -63,7 +63,7 @@ class GemmKernel : public Kernel {
           const T* bp = wb.data<T>().data();
           for_each_gemm_block(1, m, n, k, [&](const GemmBlock& blk) {
             // The block's rows of op(A) and columns of op(B) as doubles, in their stored orientation.
-            thread_local std::vector<double> sums, a_block, b_block;
+            auto& [sums, a_block, b_block] = gemm_scratch();
             sums.resize(blk.rows * blk.cols);
             a_block.resize(blk.rows * k);
             b_block.resize(k * blk.cols);
