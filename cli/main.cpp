@@ -75,7 +75,8 @@ void print_usage(std::ostream& out) {
   out << "\n`reduce MODEL.onnx --engine SPEC [options]` reduces MODEL (see `reduce MODEL.onnx --help`).\n"
          "`reduce <command> --help` describes a command's options.\n"
          "Exit codes: 0 ok, 1 the model fails (check, compare), 2 bad usage or invalid input,\n"
-         "3 the model to reduce does not fail, 4 `precision`: fails even in FP32, 130 interrupted (Ctrl-C, SIGTERM).\n";
+         "3 the model to reduce does not fail, 4 `precision`: fails even in FP32, 5 an MPI worker rank lost rank 0,\n"
+         "130 interrupted (Ctrl-C, SIGTERM).\n";
 }
 
 // A command that is not stoppable ends at Ctrl-C the default way.
