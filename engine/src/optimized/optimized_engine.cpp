@@ -57,9 +57,10 @@ Status check_cast_precision(const Graph& graph, const Fp32Nodes& fp32) {
   return {};
 }
 
-// Weights of a MiB or more are rounded by a conversion in front of each reader, at every run
-// (round_weights_at_use), rather than stored rounded once per prepared model: rounding costs about
-// what reading the weight costs, and a stored copy would add the weights' size per candidate.
+// Weights of a MiB or more are rounded at use, at every run (round_weights_at_use: by a MatMul as it
+// reads each block, or by a conversion right before another reader), rather than stored rounded
+// once per prepared model: rounding costs about what reading the weight costs, and a stored copy
+// would add the weights' size per candidate.
 constexpr size_t kRoundAtUseBytes = size_t{1} << 20;
 
 bool rounds_at_use(const Tensor& weight, Precision precision) {
