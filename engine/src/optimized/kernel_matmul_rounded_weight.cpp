@@ -30,14 +30,8 @@ class MatMulRoundedWeightKernel : public Kernel {
     if (a.dtype() != b.dtype() || b.dtype() != DType::Float) return make_error("inputs A and B must have the same type");
     REDUCE_ASSIGN(ref::MatMulShape s, ref::matmul_shape(a.shape(), b.shape()));
     REDUCE_ASSIGN(Tensor out, Tensor::allocate(DType::Float, s.out));
-    float* y = out.mutable_data<float>().data();
-    ref::batched_matmul_f64(
-        s, a.data<float>().data(), b.data<float>().data(),
-        [&](size_t batch, size_t row, size_t col, size_t count, const double* sums) {
-          float* dst = y + (batch * s.m + row) * s.n + col;
-          for (size_t j = 0; j < count; ++j) dst[j] = static_cast<float>(sums[j]);
-        },
-        ReadRounded{precision_});
+    ref::matmul_to(s, a.data<float>().data(), b.data<float>().data(), out.mutable_data<float>().data(),
+                   ReadRounded{precision_});
     ctx.set_output(0, std::move(out));
     return {};
   }

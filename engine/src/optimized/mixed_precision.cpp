@@ -140,17 +140,18 @@ std::vector<std::string> round_weights_at_use(PlanGraph& g, const std::vector<st
   std::sort(reads.begin(), reads.end());
   for (const auto& [reader, w] : reads) {
     const Node& n = g.node(reader);
+    const bool float_weight = g.constant(w)->dtype() == DType::Float;
     // A MatMul rounds its weight block by block as it reads it: not even one whole rounded copy.
     // The same when the MatMul is the producer of a fused activation (its parts read the fused
     // node's inputs in order).
     std::vector<Node>* parts = n.domain == kFusedDomain && n.op_type == "FusedActivation" ? g.parts_of(n.name) : nullptr;
-    if (parts && !parts->empty() && reads_as_weight((*parts)[0], w) && g.constant(w)->dtype() == DType::Float &&
-        n.inputs.size() >= 2 && n.inputs[0] != w && n.inputs[1] == w) {
+    if (float_weight && parts && !parts->empty() && reads_as_weight((*parts)[0], w) && n.inputs.size() >= 2 &&
+        n.inputs[0] != w && n.inputs[1] == w) {
       (*parts)[0].op_type = kMatMulRoundedWeight;
       (*parts)[0].domain = kFusedDomain;
       continue;
     }
-    if (reads_as_weight(n, w) && g.constant(w)->dtype() == DType::Float) {
+    if (float_weight && reads_as_weight(n, w)) {
       Node fused;
       fused.name = g.fresh_name(n.name.empty() ? n.outputs[0] + "_rounded_weight" : n.name + "_rounded_weight");
       fused.op_type = kMatMulRoundedWeight;

@@ -65,4 +65,17 @@ void batched_matmul_f64(const MatMulShape& s, const T* a, const T* b, const Stor
   });
 }
 
+// C = A * B stored as T: each double sum rounded to T once (MatMul's floating-point path; the
+// optimized engine's MatMulRoundedWeight with its own `read_b`).
+template <typename T, typename ReadB = ReadAsDouble>
+void matmul_to(const MatMulShape& s, const T* a, const T* b, T* y, const ReadB& read_b = {}) {
+  batched_matmul_f64(
+      s, a, b,
+      [&](size_t batch, size_t row, size_t col, size_t count, const double* sums) {
+        T* dst = y + (batch * s.m + row) * s.n + col;
+        for (size_t j = 0; j < count; ++j) dst[j] = static_cast<T>(sums[j]);
+      },
+      read_b);
+}
+
 }  // namespace reduce::ref

@@ -9,16 +9,6 @@ namespace reduce::ref {
 
 namespace {
 
-template <typename T>
-void float_matmul(const MatMulShape& s, const Tensor& a, const Tensor& b, Tensor& out) {
-  T* y = out.mutable_data<T>().data();
-  batched_matmul_f64(s, a.data<T>().data(), b.data<T>().data(),
-                     [&](size_t batch, size_t row, size_t col, size_t count, const double* sums) {
-                       T* dst = y + (batch * s.m + row) * s.n + col;
-                       for (size_t j = 0; j < count; ++j) dst[j] = static_cast<T>(sums[j]);
-                     });
-}
-
 // Integer products in unsigned 64-bit arithmetic: wraps exactly like the type, without signed overflow.
 template <typename T>
 void integer_matmul(const MatMulShape& s, const Tensor& a, const Tensor& b, Tensor& out) {
@@ -56,7 +46,7 @@ class MatMulKernel : public Kernel {
     REDUCE_ASSIGN(Tensor out, Tensor::allocate(wa.dtype(), s.out));
     Status status = visit_dtype(wa.dtype(), [&]<typename T>() -> Status {
       if constexpr (std::is_floating_point_v<T>) {
-        float_matmul<T>(s, wa, wb, out);
+        matmul_to<T>(s, wa.data<T>().data(), wb.data<T>().data(), out.mutable_data<T>().data());
         return {};
       } else if constexpr (std::is_same_v<T, bool>) {
         return make_error("bool inputs are not supported");
