@@ -35,6 +35,24 @@ inline size_t heap_bytes_in_use() {
   return info.uordblks + info.hblkhd;
 }
 
+// Resident pages of this process, in bytes (/proc/self/statm's second field).
+inline size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// The kernel's high-water mark of resident memory (VmHWM), and its reset to the current resident
+// size: what a step holds at its peak, whatever the allocator (mmap, malloc, protobuf strings).
+inline size_t peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+inline bool reset_peak_resident() { return static_cast<bool>(std::ofstream("/proc/self/clear_refs") << "5"); }
+
 // A fresh folder removed at the end of the test.
 class TempDir {
  public:

@@ -228,6 +228,13 @@ class ExternalPlacement : public detail::WeightPlacement {
   ExternalPlacement(const SharedWeights* shared, std::string new_file, size_t threshold, LinkedFiles* links = nullptr)
       : shared_(shared), new_file_(std::move(new_file)), threshold_(threshold), links_(links) {}
 
+  // Every inline initializer's bytes are written from its tensor by a StreamedModel.
+  bool stream_inline(const Tensor& tensor, const onnx::TensorProto& proto) override {
+    streamed_.emplace_back(&proto, tensor);
+    return true;
+  }
+  const std::vector<std::pair<const onnx::TensorProto*, Tensor>>& streamed() const { return streamed_; }
+
   bool place_external(const Tensor& tensor, onnx::TensorProto& proto) override {
     if (links_) {
       if (auto at = links_->find(tensor)) {
@@ -282,6 +289,7 @@ class ExternalPlacement : public detail::WeightPlacement {
   uint64_t end_ = 0;
   std::unordered_map<const std::byte*, SharedWeights::Location> placed_;
   std::vector<Tensor> pending_;
+  std::vector<std::pair<const onnx::TensorProto*, Tensor>> streamed_;
 };
 
 // Protobuf's output, block by block, into an AtomicFileWriter.
@@ -299,27 +307,25 @@ class FileWriterStream : public google::protobuf::io::CopyingOutputStream {
 };
 
 // Writes the serialized model straight to the file (then renames it into place): the inline
-// weights are not held a second time as one serialized string (64 MB more for a reproducer with
-// one float[4096,4096] weight).
-Status write_proto_atomic(const onnx::ModelProto& proto, const fs::path& path) {
+// weights are held neither a second time in the proto nor as one serialized string.
+Status write_model_atomic(const detail::StreamedModel& model, const fs::path& path) {
   AtomicFileWriter out(path);
   REDUCE_TRY(out.open());
   FileWriterStream file(out);
   {
     google::protobuf::io::CopyingOutputStreamAdaptor stream(&file);
-    const bool serialized = proto.SerializeToZeroCopyStream(&stream) && stream.Flush();
+    const bool serialized = model.write(stream) && stream.Flush();
     if (!file.status.ok()) return file.status;
     if (!serialized) return Error{path.string(), "cannot serialize the model"};
   }
   return out.commit();
 }
 
-Expected<std::string> serialize_proto(const onnx::ModelProto& proto) {
-  if (proto.ByteSizeLong() > static_cast<size_t>(INT_MAX))
+// Protobuf refuses to parse a message of 2 GB or more.
+Status check_serialized_size(const detail::StreamedModel& model) {
+  if (model.size() > static_cast<uint64_t>(INT_MAX))
     return make_error("the model is larger than 2 GB with inline weights; save its weights as external data");
-  std::string out;
-  if (!proto.SerializeToString(&out)) return make_error("cannot serialize the model");
-  return out;
+  return {};
 }
 
 }  // namespace
@@ -335,17 +341,24 @@ Status save_model(const Model& model, const fs::path& path, const SaveOptions& o
   std::optional<LinkedFiles> links;
   if (options.link_external_data) links.emplace(model, dir, path.stem().string());
   ExternalPlacement placement(options.shared, external, options.external_threshold, links ? &*links : nullptr);
-  const onnx::ModelProto proto = detail::model_to_proto(model, &placement);
-  if (proto.ByteSizeLong() > static_cast<size_t>(INT_MAX))
-    return Error{where, "the model is larger than 2 GB with inline weights; save its weights as external data"};
+  const detail::StreamedModel streamed(detail::model_to_proto(model, &placement), placement.streamed());
+  if (Status s = check_serialized_size(streamed); !s.ok()) return s.error().at(where);
   if (!external.empty()) REDUCE_TRY(placement.write(dir / external));
   if (links) REDUCE_TRY(links->commit());
-  return write_proto_atomic(proto, path);
+  return write_model_atomic(streamed, path);
 }
 
 Expected<std::string> serialize_model(const Model& model, const SharedWeights* shared) {
   ExternalPlacement placement(shared, {}, 0);
-  return serialize_proto(detail::model_to_proto(model, &placement));
+  const detail::StreamedModel streamed(detail::model_to_proto(model, &placement), placement.streamed());
+  REDUCE_TRY(check_serialized_size(streamed));
+  std::string out;
+  out.reserve(streamed.size());
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    if (!streamed.write(stream)) return make_error("cannot serialize the model");
+  }
+  return out;
 }
 
 Expected<SharedWeights> write_shared_weights(const Model& model, const fs::path& file, size_t threshold) {

@@ -1,11 +1,15 @@
 // Private to core: conversions between onnx protobuf messages and the IR. Nothing else sees onnx.
 #pragma once
 
+#include <google/protobuf/io/zero_copy_stream.h>
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "core/mapped_file.h"
@@ -31,6 +35,31 @@ class WeightPlacement {
   virtual ~WeightPlacement() = default;
   // Fills the external_data fields of `proto` and returns true, or returns false to inline.
   virtual bool place_external(const Tensor& tensor, onnx::TensorProto& proto) = 0;
+  // For an initializer kept inline: returns true when its bytes are to be written from `tensor` by
+  // a StreamedModel (model_to_proto then sets only the header), false to copy them into `proto`.
+  virtual bool stream_inline(const Tensor& tensor, const onnx::TensorProto& proto) { return false; }
+};
+
+// A model proto split so that the inline bytes of chosen main-graph initializers are written from
+// their tensors: the bytes protobuf would write for the whole message, without a second copy of
+// those weights in the proto (64 MB for one float[4096,4096] weight).
+class StreamedModel {
+ public:
+  // `streamed`: initializers of proto's main graph, with no raw_data, and the tensors holding it.
+  StreamedModel(onnx::ModelProto proto, const std::vector<std::pair<const onnx::TensorProto*, Tensor>>& streamed);
+  uint64_t size() const { return size_; }
+  bool write(google::protobuf::io::ZeroCopyOutputStream& out) const;
+
+ private:
+  struct Initializer {
+    onnx::TensorProto head, tail;  // fields before raw_data (9), fields after it
+    std::optional<Tensor> raw;
+    uint64_t size = 0;
+  };
+  onnx::ModelProto head_, tail_;  // fields before graph (7), fields after it
+  onnx::GraphProto graph_head_, graph_tail_;  // before initializer (5), after it
+  std::vector<Initializer> initializers_;
+  uint64_t graph_size_ = 0, size_ = 0;
 };
 
 void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto);

@@ -25,7 +25,9 @@ void tensor_header_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
 void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
   tensor_header_to_proto(tensor, proto);
   const auto bytes = tensor.bytes();
-  proto.set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  // Assigned in place: set_raw_data(pointer, size) builds a temporary string first, a second whole
+  // copy of the weight while the model is saved.
+  proto.mutable_raw_data()->assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 void value_type_to_proto(const ValueType& type, onnx::TypeProto& proto) {
@@ -103,7 +105,7 @@ void graph_to_proto(const Graph& g, onnx::GraphProto& proto, WeightPlacement* pl
     auto* tp = proto.add_initializer();
     tp->set_name(init.name);
     if (!init.doc_string.empty()) tp->set_doc_string(init.doc_string);
-    if (placement && placement->place_external(init.tensor, *tp)) {
+    if (placement && (placement->place_external(init.tensor, *tp) || placement->stream_inline(init.tensor, *tp))) {
       tensor_header_to_proto(init.tensor, *tp);
     } else {
       tensor_to_proto(init.tensor, *tp);

@@ -69,6 +69,86 @@ TEST(ModelIo, InlineRoundTripIsIdenticalAndPassesChecker) {
   EXPECT_EQ(first_difference(m, *back), std::nullopt);
 }
 
+// Protobuf's wire format, written out here independently of protobuf: a field of bytes or of a
+// nested message, and a varint field.
+std::string varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7f) | 0x80);
+  return out + static_cast<char>(v);
+}
+std::string bytes_field(int field, const std::string& payload) {
+  return varint(static_cast<uint64_t>(field) << 3 | 2) + varint(payload.size()) + payload;
+}
+std::string varint_field(int field, uint64_t v) { return varint(static_cast<uint64_t>(field) << 3) + varint(v); }
+
+TEST(ModelIo, SavedBytesAreProtobufsCanonicalEncodingWithTheWeightsInPlace) {
+  // The weights' bytes are written from their tensors, not from a copy in the proto: what lands on
+  // disk must still be exactly the message, fields in field-number order (raw_data between the
+  // tensor's name and its doc string, initializers between the graph's name and its inputs).
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[2] X) => (float[2] Y)
+<float[2] w = {1.0, 2.0}, float[1] b = {0.5}>
+{
+  a = Mul(X, w)
+  Y = Add(a, b)
+}
+)");
+  m.graph.initializers[0].doc_string = "d";
+  const std::string raw_w("\x00\x00\x80\x3f\x00\x00\x00\x40", 8), raw_b("\x00\x00\x00\x3f", 4);
+  const std::string type = bytes_field(2, bytes_field(1, varint_field(1, 1) + bytes_field(2, bytes_field(1, varint_field(1, 2)))));
+  const std::string graph =
+      bytes_field(1, bytes_field(1, "X") + bytes_field(1, "w") + bytes_field(2, "a") + bytes_field(3, "") + bytes_field(4, "Mul")) +
+      bytes_field(1, bytes_field(1, "a") + bytes_field(1, "b") + bytes_field(2, "Y") + bytes_field(3, "") + bytes_field(4, "Add")) +
+      bytes_field(2, "g") +
+      bytes_field(5, varint_field(1, 2) + varint_field(2, 1) + bytes_field(8, "w") + bytes_field(9, raw_w) + bytes_field(12, "d")) +
+      bytes_field(5, varint_field(1, 1) + varint_field(2, 1) + bytes_field(8, "b") + bytes_field(9, raw_b)) +
+      bytes_field(11, bytes_field(1, "X") + type) + bytes_field(12, bytes_field(1, "Y") + type);
+  const std::string expected = varint_field(1, 8) + bytes_field(7, graph) + bytes_field(8, bytes_field(1, "") + varint_field(2, 15));
+  TempDir dir;
+  ASSERT_TRUE(save_model(m, dir / "m.onnx").ok());
+  EXPECT_EQ(read_bytes(dir / "m.onnx"), expected);
+  auto serialized = serialize_model(m);
+  ASSERT_TRUE(serialized.ok());
+  EXPECT_EQ(*serialized, expected);
+}
+
+TEST(ModelIo, SavingAModelHoldsNoSecondCopyOfItsInlineWeights) {
+  // A reproducer with one float[4096,2048] weight kept inline: saving it must not need another
+  // 32 MiB, nor serializing it (for an engine that loads from memory) more than the bytes it returns.
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+g (float[1, 4096] X, float[4096, 2048] w) => (float[1, 2048] Y)
+{
+  Y = MatMul(X, w)
+}
+)");
+  const size_t weight_bytes = size_t{32} << 20;
+  Tensor w = Tensor::allocate_uninitialized(DType::Float, {4096, 2048}).value();
+  for (size_t i = 0; i < w.elements(); ++i) w.mutable_data<float>()[i] = static_cast<float>(i % 1000);
+  m.graph.initializers.push_back({"w", w, {}});
+  m.graph.inputs.erase(std::remove_if(m.graph.inputs.begin(), m.graph.inputs.end(),
+                                      [](const ValueInfo& vi) { return vi.name == "w"; }),
+                       m.graph.inputs.end());
+  TempDir dir;
+  ASSERT_TRUE(testing::reset_peak_resident());
+  size_t before = testing::resident_bytes();
+  ASSERT_TRUE(save_model(m, dir / "m.onnx").ok());
+  EXPECT_LT(testing::peak_resident_bytes(), before + weight_bytes / 4) << "saving held a copy of the weight";
+  auto back = load_model(dir / "m.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(first_difference(m, *back), std::nullopt);
+
+  ASSERT_TRUE(testing::reset_peak_resident());
+  before = testing::resident_bytes();
+  auto bytes = serialize_model(m);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_GT(bytes->size(), weight_bytes);
+  EXPECT_LT(testing::peak_resident_bytes(), before + weight_bytes + weight_bytes / 4)
+      << "serializing held a copy of the weight besides the bytes";
+  EXPECT_EQ(*bytes, read_bytes(dir / "m.onnx"));
+}
+
 TEST(ModelIo, ExternalWeightsAreMappedNotCopied) {
   TempDir dir;
   Model m = model_with_big_weights();

@@ -17,20 +17,14 @@
 namespace reduce {
 namespace {
 
+using testing::resident_bytes;
+
 TEST(Tensor, AllocateIsZeroFilledAndSized) {
   auto t = Tensor::allocate(DType::Float, {2, 3});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->elements(), 6u);
   EXPECT_EQ(t->byte_size(), 24u);
   for (float v : t->data<float>()) EXPECT_EQ(v, 0.0f);
-}
-
-// Resident pages of this process, in bytes (/proc/self/statm's second field).
-size_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
 TEST(Tensor, ALargeZeroedValueIsResidentOnlyWhereWritten) {
