@@ -19,6 +19,13 @@ bool TargetGate::wait(const std::atomic<bool>& cancel) {
   return state_ == State::Open;
 }
 
+bool OracleTest::runs_in_process(const Oracle& oracle) {
+  if (oracle.options().engine_instance) return true;
+  auto spec = parse_engine_spec(oracle.options().engine);
+  if (!spec) return false;
+  return spec->kind == EngineKind::Ref || spec->kind == EngineKind::Opt || spec->kind == EngineKind::OpenCVInProcess;
+}
+
 TestOutcome OracleTest::outcome_of(const Verdict& v) {
   if (v.invalid) return TestOutcome::Invalid;
   switch (oracle_.classify(v)) {
@@ -31,6 +38,7 @@ TestOutcome OracleTest::outcome_of(const Verdict& v) {
 
 TestResult OracleTest::test(const Candidate& candidate, const std::atomic<bool>& cancel) {
   if (cancel.load()) return {TestOutcome::Cancelled, false, {}};
+  if (in_process_ && !gate_.wait(cancel)) return {TestOutcome::Cancelled, false, {}};
   // A remote verdict is adopted by the local oracle: counted in its statistics and cached, so the
   // report and the bundle's run of the reproducer do not depend on where a check ran.
   std::optional<Verdict> remote = remote_ ? remote_->evaluate(candidate, cancel) : std::nullopt;

@@ -13,8 +13,11 @@
 
 namespace reduce {
 
-// The original model's check runs while the reduction already runs its first candidates (with a
-// slow engine that saves one engine run of wall time); candidates are judged once it is known.
+// The original model's check runs while the reduction already runs its first candidates on an
+// engine in another process (with a slow engine that saves one engine run of wall time);
+// candidates are judged once it is known. An engine in this process waits for the verdict before
+// its first candidates run: the original is the largest model of the reduction, and a candidate
+// run beside it would hold its own activations at the same time (PP-OCR det at 640x640, -j 2).
 class TargetGate {
  public:
   void open(bool proceed);
@@ -31,10 +34,12 @@ class OracleTest : public CandidateTest {
  public:
   OracleTest(Oracle& oracle, TargetGate& gate, SessionLog& log, bool verbose, const Model& model,
              RemoteChecks* remote = nullptr)
-      : oracle_(oracle), gate_(gate), log_(log), verbose_(verbose), model_(model), remote_(remote) {}
+      : oracle_(oracle), gate_(gate), log_(log), verbose_(verbose), model_(model), remote_(remote),
+        in_process_(!remote && runs_in_process(oracle)) {}
   TestResult test(const Candidate& candidate, const std::atomic<bool>& cancel) override;
 
  private:
+  static bool runs_in_process(const Oracle& oracle);
   TestOutcome outcome_of(const Verdict& verdict);
   void log_check(const Candidate& candidate, const Verdict& verdict, const TestResult& result);
 
@@ -44,6 +49,7 @@ class OracleTest : public CandidateTest {
   bool verbose_;
   const Model& model_;
   RemoteChecks* remote_;
+  bool in_process_;  // candidates run in this process: none before the original's verdict
 };
 
 }  // namespace reduce
