@@ -20,8 +20,9 @@ measure() {  # LABEL COMMAND...: one row "| LABEL | seconds | peak RSS MB | chec
   local peak="-"
   [[ -f "$work/out/report.json" ]] && peak="$(grep -m1 '"peak_held_bytes"' "$work/out/report.json" | tr -dc 0-9)"
   awk -v l="$label" -v t="$t" -v c="$checks" -v p="$peak" 'BEGIN { split(t, a, " ");
-    printf "| %s | %.2f s | %.0f MB | %s | %s |\n", l, a[1], a[2] / 1024, c, (p == "-" ? "-" : sprintf("%.0f MB", p / 1e6)) }'
+    printf "| %s | %.2f s | %.0f MB | %s | %s |\n", l, a[1], a[2] * 1024 / 1e6, c, (p == "-" ? "-" : sprintf("%.0f MB", p / 1e6)) }'
 }
+# MB is 10^6 bytes everywhere, as in the targets (time's %M is in KiB).
 
 echo "| command | wall time | peak RSS | checks | peak held (report.json) |"
 echo "|---|---|---|---|---|"
@@ -30,7 +31,7 @@ echo "|---|---|---|---|---|"
 spec='opt:fault=broadcast-batch1'
 measure "(a) run" "$build/reduce" run "$work/chain.onnx" --engine opt
 measure "(a) check" "$build/reduce" check "$work/chain.onnx" --engine "$spec"
-measure "(a) reduce -j 2" "$build/reduce" "$work/chain.onnx" --engine "$spec" -j 2 -o "$work/out"
+for r in 1 2 3; do measure "(a) reduce -j 2 (run $r)" "$build/reduce" "$work/chain.onnx" --engine "$spec" -j 2 -o "$work/out"; done
 
 if [[ -f "$models/ppocr_det.onnx" ]]; then
   det=(--input-shape x:1x3x640x640)
@@ -38,7 +39,8 @@ if [[ -f "$models/ppocr_det.onnx" ]]; then
   det+=(--atol 1e-4 --rtol 0)
   measure "(b) run" "$build/reduce" run "$models/ppocr_det.onnx" --input-shape x:1x3x640x640 --engine opt
   measure "(b) check" "$build/reduce" check "$models/ppocr_det.onnx" "${det[@]}" --engine "$spec"
-  measure "(b) reduce -j 2" "$build/reduce" "$models/ppocr_det.onnx" "${det[@]}" --engine "$spec" -j 2 -o "$work/out"
+  measure "(b) reduce -j 1" "$build/reduce" "$models/ppocr_det.onnx" "${det[@]}" --engine "$spec" -j 1 -o "$work/out"
+  for r in 1 2 3; do measure "(b) reduce -j 2 (run $r)" "$build/reduce" "$models/ppocr_det.onnx" "${det[@]}" --engine "$spec" -j 2 -o "$work/out"; done
 else
   echo "(b) skipped: no $models/ppocr_det.onnx (corpus/fetch_models.sh)" >&2
 fi
@@ -50,5 +52,6 @@ fi
 measure "(c) run" "$build/reduce" run "$work/weights.onnx" --engine opt
 measure "(c) check" "$build/reduce" check "$work/weights.onnx" --engine opt:fault=broadcast-batch1
 measure "(c) check bf16" "$build/reduce" check "$work/weights.onnx" --engine opt:bf16 --atol 1e-7 --rtol 0
-measure "(c) reduce -j 2 bf16" "$build/reduce" "$work/weights.onnx" --engine opt:bf16 --atol 1e-7 --rtol 0 -j 2 -o "$work/out"
+measure "(c) reduce -j 1 bf16" "$build/reduce" "$work/weights.onnx" --engine opt:bf16 --atol 1e-7 --rtol 0 -j 1 -o "$work/out"
+for r in 1 2 3; do measure "(c) reduce -j 2 bf16 (run $r)" "$build/reduce" "$work/weights.onnx" --engine opt:bf16 --atol 1e-7 --rtol 0 -j 2 -o "$work/out"; done
 [[ -d "$work/out" ]] && du -sh --apparent-size "$work/out" >&2 && ls -li "$work/out" >&2

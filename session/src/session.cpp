@@ -87,7 +87,8 @@ void Session::keep_improvement(const Candidate& c) {
 }
 
 // The original's verdict decides whether there is anything to reduce; meanwhile the reducer starts
-// its first checks, which wait for the verdict before they count.
+// its first checks, which wait for the verdict before they count (and, with an engine in this
+// process, before they run: OracleTest).
 void Session::check_original() {
   original_ = oracle_.evaluate(Candidate::whole(model_.graph), &stop_);
   original_fails_ = !original_.invalid && !original_.cancelled && original_.signature.fails();

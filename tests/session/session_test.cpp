@@ -1,0 +1,122 @@
+// Reduction sessions: when candidates run with respect to the original model's check.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "engine/engine.h"
+#include "session/session.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::parse_model;
+using testing::TempDir;
+
+// Which runs overlapped the original's: the original's run (every node) waits a while for another
+// run to start beside it, and counts those that did.
+struct RunWatch {
+  std::mutex mutex;
+  std::condition_variable started;
+  bool original_running = false;
+  int runs = 0;
+  int beside_original = 0;
+};
+
+// The reference with +1 on every float output of a model holding an Exp node: a mismatch that the
+// reduction keeps down to that node.
+class WatchedEngine : public Engine {
+ public:
+  WatchedEngine(const Graph& original, RunWatch& watch)
+      : original_nodes_(original.nodes.size()), original_outputs_(original.outputs.size()), watch_(watch) {}
+  std::string name() const override { return "watched"; }
+  Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
+    bool has_exp = false;
+    for (const Node& n : model.graph.nodes) has_exp |= n.op_type == "Exp";
+    REDUCE_ASSIGN(auto inner, make_reference_engine(1)->prepare(model));
+    return std::unique_ptr<PreparedModel>(
+        new Prepared(std::move(inner), has_exp, is_original(model.graph), watch_));
+  }
+
+ private:
+  // Every node and the original's outputs only (a candidate of every node marks more outputs).
+  bool is_original(const Graph& g) const {
+    return g.nodes.size() == original_nodes_ && g.outputs.size() == original_outputs_;
+  }
+
+  class Prepared : public PreparedModel {
+   public:
+    Prepared(std::unique_ptr<PreparedModel> inner, bool corrupt, bool original, RunWatch& watch)
+        : inner_(std::move(inner)), corrupt_(corrupt), original_(original), watch_(watch) {}
+    Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
+      {
+        std::unique_lock<std::mutex> lock(watch_.mutex);
+        ++watch_.runs;
+        if (original_) {
+          watch_.original_running = true;
+          watch_.started.wait_for(lock, std::chrono::milliseconds(500), [&] { return watch_.beside_original > 0; });
+          watch_.original_running = false;
+        } else if (watch_.original_running) {
+          ++watch_.beside_original;
+          watch_.started.notify_all();
+        }
+      }
+      RunOptions whole = options;  // every output back at once (this engine does not stream)
+      whole.on_output = nullptr;
+      REDUCE_ASSIGN(TensorMap out, inner_->run(inputs, whole));
+      if (corrupt_)
+        for (auto& [name, t] : out)
+          for (float& x : t.mutable_data<float>()) x += 1;
+      return out;
+    }
+
+   private:
+    std::unique_ptr<PreparedModel> inner_;
+    bool corrupt_, original_;
+    RunWatch& watch_;
+  };
+  size_t original_nodes_, original_outputs_;
+  RunWatch& watch_;
+};
+
+TEST(Session, WithAnEngineInThisProcessNoCandidateRunsBesideTheOriginal) {
+  // The original is the largest model of a reduction: a candidate run beside it, in the same
+  // process, would hold its own activations at the same time. With two jobs, candidates wait for
+  // the original's verdict.
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+chain (float[2, 3] X) => (float[2, 3] Y)
+{
+  a = Relu(X)
+  b = Exp(a)
+  c = Neg(b)
+  d = Abs(c)
+  e = Sigmoid(d)
+  Y = Tanh(e)
+}
+)");
+  RunWatch watch;
+  OracleOptions o;
+  o.engine = "watched";
+  o.engine_instance = std::make_shared<WatchedEngine>(m.graph, watch);
+  o.slots = 2;
+  std::vector<NamedTensor> inputs{{"X", Tensor::from_vector(DType::Float, {2, 3}, std::vector<float>{1, -2, 3, -4, 5, -6}).value()}};
+  auto oracle = Oracle::create(m, inputs, o);
+  ASSERT_TRUE(oracle.ok()) << oracle.error().message();
+  TempDir dir;
+  SessionOptions options;
+  options.model_path = dir / "chain.onnx";
+  options.out_dir = dir / "out";
+  options.reduce.jobs = 2;
+  const SessionOutcome outcome = run_session(**oracle, m, options, SessionConsole{}, std::stop_token{});
+  ASSERT_EQ(outcome.status, SessionStatus::Reduced) << (outcome.error ? outcome.error->message() : "");
+  ASSERT_TRUE(outcome.report.has_value());
+  EXPECT_EQ(outcome.report->reduced_nodes, 1u);
+  EXPECT_GT(watch.runs, 2);
+  EXPECT_EQ(watch.beside_original, 0) << "a candidate ran while the original's check was running";
+}
+
+}  // namespace
+}  // namespace reduce
