@@ -2,6 +2,8 @@
 #include "oracle/oracle.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <chrono>
 #include <optional>
 #include <unordered_map>
@@ -127,6 +129,9 @@ Oracle::~Oracle() {
 // A tensor of `like`'s float type and shape with every element `value`.
 static Expected<Tensor> filled_tensor(const Tensor& like, double value) {
   REDUCE_ASSIGN(Tensor t, Tensor::allocate(like.dtype(), like.shape()));
+  // +0 is all zero bits in every float type, and allocate zero-fills: writing the zeros again
+  // would make a large weight resident (it is mapped, and only written pages are).
+  if (value == 0.0 && !std::signbit(value) && dtype_is_float(like.dtype())) return t;
   switch (like.dtype()) {
     case DType::Float: for (auto& x : t.mutable_data<float>()) x = static_cast<float>(value); break;
     case DType::Double: for (auto& x : t.mutable_data<double>()) x = value; break;
@@ -137,12 +142,25 @@ static Expected<Tensor> filled_tensor(const Tensor& like, double value) {
   return t;
 }
 
+Expected<Tensor> Oracle::filled(const std::string& name, const Tensor& like, double value) const {
+  std::lock_guard<std::mutex> lock(fills_mutex_);
+  std::erase_if(fills_, [](const auto& held) { return held.second.owner.expired(); });
+  const auto key = std::make_pair(name, std::bit_cast<uint64_t>(value));
+  if (auto it = fills_.find(key); it != fills_.end())
+    if (auto owner = it->second.owner.lock())
+      return Tensor::view(like.dtype(), like.shape(), std::move(owner), it->second.data, like.byte_size());
+  REDUCE_ASSIGN(Tensor t, filled_tensor(like, value));
+  fills_[key] = {t.owner(), t.bytes().data()};
+  // Read-only for every candidate, the first included: no engine may write a weight it shares.
+  return Tensor::view(t.dtype(), t.shape(), t.owner(), t.bytes().data(), t.byte_size());
+}
+
 Status Oracle::simplify(Model& extracted, const Candidate& c) const {
   for (const auto& [name, value] : c.filled) {
     auto it = std::find_if(extracted.graph.initializers.begin(), extracted.graph.initializers.end(),
                            [&](const Initializer& init) { return init.name == name; });
     if (it == extracted.graph.initializers.end()) return make_error("no initializer '" + name + "' to fill");
-    REDUCE_ASSIGN(it->tensor, filled_tensor(it->tensor, value));
+    REDUCE_ASSIGN(it->tensor, filled(name, it->tensor, value));
   }
   for (const auto& [index, attr] : c.dropped_attributes) {
     if (index >= model_->graph.nodes.size()) return make_error("no node " + std::to_string(index));

@@ -342,6 +342,50 @@ g (float[2, 3] X) => (float[2, 3] y)
   EXPECT_FALSE(oracle->materialize(Candidate{{1}, {}, {}, {}, {{"w", 1.0}}, {}}).ok());
 }
 
+TEST(Oracle, CandidatesFillingAWeightAlikeShareOneTensorAndZerosAreNotResident) {
+  // fill-weights on a model with a 64 MiB weight: two candidates in flight (-j 2) that fill it with
+  // the same value hold one copy, and zeros (the first value tried) are never written.
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4096] X, float[4096, 4096] w) => (float[1, 4096] y)
+{
+  y = MatMul(X, w)
+}
+)");
+  m.graph.inputs.pop_back();
+  Tensor w = Tensor::allocate_uninitialized(DType::Float, {4096, 4096}).value();
+  for (size_t i = 0; i < w.elements(); ++i) w.mutable_data<float>()[i] = static_cast<float>(i % 7) * 0.25f;
+  m.graph.initializers.push_back({"w", w, {}});
+  OracleOptions o;
+  o.engine = "ref";
+  std::vector<float> x(4096, 0.5f);
+  auto oracle = Oracle::create(m, {{"X", Tensor::from_vector(DType::Float, {1, 4096}, x).value()}}, o);
+  ASSERT_TRUE(oracle.ok()) << oracle.error().message();
+  const Candidate ones{{0}, {}, {}, {}, {{"w", 1.0}}, {}};
+  auto first = (*oracle)->materialize(ones);
+  auto second = (*oracle)->materialize(ones);
+  ASSERT_TRUE(first.ok() && second.ok());
+  const Tensor& a = first->model.graph.find_initializer("w")->tensor;
+  const Tensor& b = second->model.graph.find_initializer("w")->tensor;
+  EXPECT_TRUE(a.shares_storage_with(b));
+  EXPECT_EQ(a.data<float>()[12345], 1.0f);
+  EXPECT_FLOAT_EQ(first->expected[0].tensor.data<float>()[7], 2048.0f);
+  // Once no candidate holds the fill, the next one gets a fresh tensor with the same values.
+  first = make_error("dropped");
+  second = make_error("dropped");
+  auto third = (*oracle)->materialize(Candidate{{0}, {}, {}, {}, {{"w", -0.0}}, {}});
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(std::signbit(third->model.graph.find_initializer("w")->tensor.data<float>()[0])) << "-0 is not +0";
+
+  const size_t before = testing::resident_bytes();
+  auto zeros = (*oracle)->materialize(Candidate{{0}, {}, {}, {}, {{"w", 0.0}}, {}});
+  ASSERT_TRUE(zeros.ok());
+  const Tensor& z = zeros->model.graph.find_initializer("w")->tensor;
+  EXPECT_EQ(z.data<float>()[4096 * 4096 - 1], 0.0f);
+  EXPECT_FALSE(std::signbit(z.data<float>()[0]));
+  EXPECT_LT(testing::resident_bytes(), before + (size_t{16} << 20)) << "the zeros were written";
+}
+
 // A model the ONNX checker refuses (an attribute Relu does not have) that the reference still runs.
 const char* kUncheckable = R"(
 <ir_version: 8, opset_import: ["" : 15]>

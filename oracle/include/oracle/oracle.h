@@ -192,6 +192,17 @@ class Oracle {
   std::vector<OutputComparison> given_disagreements_;
   size_t given_values_ = 0;
 
+  // Filled weights of the candidates in flight, by (initializer, value): candidates that fill the
+  // same weight with the same value share one tensor (a 64 MiB weight filled with ones, twice at
+  // -j 2). Not kept alive here: a fill lives as long as a candidate's model holds it.
+  struct HeldFill {
+    std::weak_ptr<const void> owner;
+    const std::byte* data = nullptr;
+  };
+  mutable std::mutex fills_mutex_;
+  mutable std::map<std::pair<std::string, uint64_t>, HeldFill> fills_;  // value's bits: -0 is not +0
+  Expected<Tensor> filled(const std::string& name, const Tensor& like, double value) const;
+
   mutable std::mutex mutex_;  // guards the cache and statistics
   std::map<std::pair<uint64_t, uint64_t>, Verdict> cache_;
   // Engine outputs of the latest failing runs (bounded in count and bytes), oldest first.
