@@ -85,7 +85,7 @@ void add_oracle_options(po::options_description& opts) {
       ("slots", po::value<int>()->default_value(0),
        "concurrent engine slots, numbered from 0 for {slot} (0: the number of jobs, or of cores; at most 1024)")
       ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores; at most 1024)")
-      ("memory-budget", po::value<double>()->default_value(32),
+      ("memory-budget", po::value<double>()->default_value(8),
        "MiB of small reference values kept in memory; values of 1 MiB or more, and the rest, are spilled to disk and mapped");
   add_run_limit_options(opts);
 }

@@ -25,7 +25,7 @@ struct RecordOptions {
   // Values of at least `spill_bytes` bytes are written to a spill file in `spill_dir` as the
   // reference computes them and memory-mapped back (the page cache holds them, not the heap);
   // smaller ones stay in memory until they total `memory_budget` bytes, and go to the file after.
-  uint64_t memory_budget = uint64_t{32} << 20;
+  uint64_t memory_budget = uint64_t{8} << 20;
   uint64_t spill_bytes = uint64_t{1} << 20;
   std::filesystem::path spill_dir;  // default: a fresh folder in the system temp folder
   // When set and it becomes true, the reference run is abandoned (an error; see RunOptions::cancel).
