@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <unordered_map>
 
 #include "onnx_convert.h"
 
@@ -41,14 +42,15 @@ StreamedModel::StreamedModel(onnx::ModelProto proto, const std::vector<std::pair
     graph_head_.set_name(graph_tail_.name());
     graph_tail_.clear_name();
   }
+  std::unordered_map<const onnx::TensorProto*, const Tensor*> raw_of;
+  for (const auto& [proto, tensor] : streamed) raw_of.emplace(proto, &tensor);
   google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
   initializers.Swap(graph_tail_.mutable_initializer());
   graph_size_ = graph_head_.ByteSizeLong() + graph_tail_.ByteSizeLong();
   for (auto& init : initializers) {
     Initializer part;
-    auto it = std::find_if(streamed.begin(), streamed.end(), [&](const auto& s) { return s.first == &init; });
-    if (it != streamed.end()) {
-      part.raw = it->second;
+    if (auto it = raw_of.find(&init); it != raw_of.end()) {
+      part.raw = *it->second;
       if (init.has_doc_string()) {
         part.tail.set_doc_string(init.doc_string());
         init.clear_doc_string();

@@ -146,11 +146,11 @@ Expected<Tensor> Oracle::filled(const std::string& name, const Tensor& like, dou
   std::lock_guard<std::mutex> lock(fills_mutex_);
   std::erase_if(fills_, [](const auto& held) { return held.second.owner.expired(); });
   const auto key = std::make_pair(name, std::bit_cast<uint64_t>(value));
-  if (auto it = fills_.find(key); it != fills_.end())
+  if (auto it = fills_.find(key); it != fills_.end() && it->second.dtype == like.dtype() && it->second.shape == like.shape())
     if (auto owner = it->second.owner.lock())
       return Tensor::view(like.dtype(), like.shape(), std::move(owner), it->second.data, like.byte_size());
   REDUCE_ASSIGN(Tensor t, filled_tensor(like, value));
-  fills_[key] = {t.owner(), t.bytes().data()};
+  fills_[key] = {t.owner(), t.bytes().data(), t.dtype(), t.shape()};
   // Read-only for every candidate, the first included: no engine may write a weight it shares.
   return Tensor::view(t.dtype(), t.shape(), t.owner(), t.bytes().data(), t.byte_size());
 }

@@ -198,6 +198,8 @@ class Oracle {
   struct HeldFill {
     std::weak_ptr<const void> owner;
     const std::byte* data = nullptr;
+    DType dtype = DType::Float;
+    Shape shape;
   };
   mutable std::mutex fills_mutex_;
   mutable std::map<std::pair<std::string, uint64_t>, HeldFill> fills_;  // value's bits: -0 is not +0
