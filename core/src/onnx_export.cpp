@@ -26,7 +26,7 @@ void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
   tensor_header_to_proto(tensor, proto);
   const auto bytes = tensor.bytes();
   // Assigned in place: set_raw_data(pointer, size) builds a temporary string first, a second whole
-  // copy of the weight while the model is saved.
+  // copy of the tensor (saved models stream their main-graph weights instead: StreamedModel).
   proto.mutable_raw_data()->assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
