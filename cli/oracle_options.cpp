@@ -71,15 +71,17 @@ void add_oracle_options(po::options_description& opts) {
       ("expected", po::value<std::vector<std::string>>()->composing(),
        "expected values of the --inputs samples, one per sample (Polygraphy --save-outputs .json, .npz, .npy, .pb, "
        "test_data_set_N folders): the graph outputs, or any values they name, are taken from it instead of the reference")
-      ("atol", po::value<double>(), "absolute tolerance (default 1e-4; fp16 engines 1e-2, bf16 5e-2)")
-      ("rtol", po::value<double>(), "relative tolerance (default 1e-3; fp16 engines 1e-2, bf16 5e-2)")
+      ("atol", po::value<double>(), "absolute tolerance (default 1e-4; fp16 engines and float16 outputs 1e-2, bf16 engines and bfloat16 outputs 5e-2)")
+      ("rtol", po::value<double>(), "relative tolerance (default 1e-3; fp16 engines and float16 outputs 1e-2, bf16 engines and bfloat16 outputs 5e-2)")
       ("check-error-stat", po::value<std::string>()->default_value("elemwise"),
        "statistic that decides a mismatch: elemwise, max, mean, median, quantile")
       ("error-quantile", po::value<double>()->default_value(0.99), "quantile for --check-error-stat quantile")
-      ("fail-regex", po::value<std::string>(),
-       "a failure is the same when the engine's message (or script output) matches this regex")
-      ("fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that mean 'fails' (default: any non-zero)")
-      ("ignore-fail-code", po::value<std::vector<int>>()->multitoken(), "check: exit codes that never mean 'fails'")
+      ("fail-regex", po::value<std::vector<std::string>>()->multitoken()->composing(),
+       "RE...: a failure is the same when the engine's message (or script output) matches any of these regexes "
+       "(repeatable; check: scripts without --fail-code: a match fails even on exit 0, as in Polygraphy)")
+      ("fail-code", po::value<std::vector<int>>()->multitoken()->composing(),
+       "check: exit codes that mean 'fails' (default: any non-zero); with --fail-regex a regex must match too")
+      ("ignore-fail-code", po::value<std::vector<int>>()->multitoken()->composing(), "check: exit codes that never mean 'fails'")
       ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
        "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot}), {rank} and {local_rank} the MPI rank (e.g. CUDA_VISIBLE_DEVICES={local_rank})")
       ("slots", po::value<int>()->default_value(0),
@@ -127,12 +129,14 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   o.tolerance = default_tolerance(engine->precision());
   if (vm.count("atol")) o.tolerance.atol = vm["atol"].as<double>();
   if (vm.count("rtol")) o.tolerance.rtol = vm["rtol"].as<double>();
+  // Tolerances given are the user's for every output; only the defaults follow the element type.
+  if (vm.count("atol") || vm.count("rtol")) o.tolerance.by_element_type = false;
   REDUCE_TRY(check_finite_non_negative("--atol", o.tolerance.atol));
   REDUCE_TRY(check_finite_non_negative("--rtol", o.tolerance.rtol));
   REDUCE_ASSIGN(o.tolerance.stat, parse_error_stat(vm["check-error-stat"].as<std::string>()));
   o.tolerance.quantile = vm["error-quantile"].as<double>();
   if (!(o.tolerance.quantile >= 0 && o.tolerance.quantile <= 1)) return make_error("--error-quantile must be in [0, 1]");
-  if (vm.count("fail-regex")) o.fail_regex = vm["fail-regex"].as<std::string>();
+  if (vm.count("fail-regex")) o.fail_regexes = vm["fail-regex"].as<std::vector<std::string>>();
   if (vm.count("fail-code")) o.fail_codes = vm["fail-code"].as<std::vector<int>>();
   if (vm.count("ignore-fail-code")) o.ignore_fail_codes = vm["ignore-fail-code"].as<std::vector<int>>();
   REDUCE_TRY(run_limits_from(vm, o.environment));

@@ -126,6 +126,7 @@ int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& optio
   for (double t : sweep) {
     Tolerance tolerance = samples[0]->options().tolerance;
     tolerance.atol = tolerance.rtol = t;
+    tolerance.by_element_type = false;  // each T is the tolerance of every output
     for (Oracle* oracle : samples) oracle->set_tolerance(tolerance);
     PrecisionOptions quiet = options;
     quiet.log = nullptr;

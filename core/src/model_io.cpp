@@ -2,6 +2,7 @@
 #include "core/model_io.h"
 
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/defs/parser.h>
 
@@ -379,6 +380,24 @@ Status check_model(const Model& model) {
     return make_error(std::string("ONNX checker: ") + e.what());
   }
   return {};
+}
+
+bool onnx_checker_knows(const Model& model) {
+  if (model.ir_version > onnx::IR_VERSION) return false;
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const auto& op : model.opset_imports) {
+    const std::string domain = op.domain == "ai.onnx" ? std::string() : op.domain;
+    auto it = ranges.find(domain);
+    // Other domains (plugins, contrib ops) are the engine's business: the checker lets them through.
+    if (it != ranges.end() && op.version > it->second.second) return false;
+  }
+  return true;
+}
+
+Status check_model_for_engines(const Model& model) {
+  REDUCE_TRY(validate(model));
+  if (!onnx_checker_knows(model)) return {};
+  return check_model(model);
 }
 
 Status check_model_file(const fs::path& path) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <span>
 #include <vector>
@@ -35,7 +36,38 @@ Tolerance default_tolerance(Precision precision) {
   Tolerance t;
   if (precision == Precision::FP16) t.atol = t.rtol = 1e-2;
   if (precision == Precision::BF16) t.atol = t.rtol = 5e-2;
+  t.by_element_type = true;
   return t;
+}
+
+Tolerance Tolerance::for_element_type(DType t) const {
+  if (!by_element_type) return *this;
+  Tolerance out = *this;
+  const Precision p = t == DType::Float16 ? Precision::FP16 : t == DType::BFloat16 ? Precision::BF16 : Precision::FP32;
+  if (p == Precision::FP32) return out;
+  const Tolerance typed = default_tolerance(p);
+  out.atol = std::max(atol, typed.atol);
+  out.rtol = std::max(rtol, typed.rtol);
+  return out;
+}
+
+std::vector<std::pair<DType, Tolerance>> element_type_tolerances(const Tolerance& t) {
+  std::vector<std::pair<DType, Tolerance>> out;
+  for (DType d : {DType::Float16, DType::BFloat16}) {
+    const Tolerance typed = t.for_element_type(d);
+    if (typed.atol != t.atol || typed.rtol != t.rtol) out.emplace_back(d, typed);
+  }
+  return out;
+}
+
+std::string describe_element_type_tolerances(const Tolerance& t) {
+  std::string out;
+  for (const auto& [d, typed] : element_type_tolerances(t)) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "atol %g rtol %g", typed.atol, typed.rtol);
+    out += (out.empty() ? "; " : ", ") + std::string(dtype_name(d)) + " outputs " + buf;
+  }
+  return out;
 }
 
 namespace {
@@ -83,7 +115,8 @@ double quantile_in_place(std::vector<double>& values, double q) {
 }  // namespace
 
 OutputComparison compare_tensors(std::string_view name, const Tensor& actual, const Tensor& expected,
-                                 const Tolerance& tol) {
+                                 const Tolerance& tolerance) {
+  const Tolerance tol = tolerance.for_element_type(expected.dtype());
   OutputComparison c;
   c.name = std::string(name);
   if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape()) {

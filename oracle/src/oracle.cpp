@@ -92,12 +92,11 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
     o->check_script_ = std::make_unique<CheckScript>(std::move(script));
   }
   REDUCE_ASSIGN(o->reference_, make_engine(reference, o->options_.environment));
-  if (!o->options_.fail_regex.empty()) {
+  for (const std::string& pattern : o->options_.fail_regexes) {
     try {
-      o->fail_regex_ = std::regex(o->options_.fail_regex, std::regex::ECMAScript);
-      o->has_fail_regex_ = true;
+      o->fail_regexes_.emplace_back(pattern, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return make_error("invalid --fail-regex '" + o->options_.fail_regex + "': " + e.what());
+      return make_error("invalid --fail-regex '" + pattern + "': " + e.what());
     }
   }
   REDUCE_ASSIGN(Extractor extractor, Extractor::create(model));
@@ -251,9 +250,9 @@ Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cance
     return v;
   }
   if (external_) {
-    if (Status st = check_model(run->model); !st.ok()) {
+    if (Status st = check_model_for_engines(run->model); !st.ok()) {
       v.invalid = true;
-      v.invalid_reason = "ONNX checker: " + st.error().message();
+      v.invalid_reason = st.error().message();
       return v;
     }
   }
@@ -487,10 +486,10 @@ Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>*
 SignatureMatch Oracle::classify(const Verdict& v) {
   if (v.invalid) return SignatureMatch::Different;
   SignatureMatch m;
-  if (has_fail_regex_) {
+  if (!fail_regexes_.empty()) {
     m = !v.signature.fails() ? SignatureMatch::Pass
-        : std::regex_search(v.signature.message, fail_regex_) ? SignatureMatch::Same
-                                                               : SignatureMatch::Different;
+        : matches_fail_regex(v.signature.message) ? SignatureMatch::Same
+                                                  : SignatureMatch::Different;
   } else {
     m = match_signature(target_, v.signature);
   }
@@ -499,6 +498,11 @@ SignatureMatch Oracle::classify(const Verdict& v) {
     ++stats_.slipped;
   }
   return m;
+}
+
+bool Oracle::matches_fail_regex(const std::string& text) const {
+  return std::any_of(fail_regexes_.begin(), fail_regexes_.end(),
+                     [&](const std::regex& re) { return std::regex_search(text, re); });
 }
 
 OracleStatistics Oracle::statistics() const {
@@ -552,7 +556,14 @@ Verdict Oracle::run_check_script(const CheckScript& script, const CandidateRun& 
   }
   const int code = result->exit_code;
   auto listed = [&](const std::vector<int>& codes) { return std::find(codes.begin(), codes.end(), code) != codes.end(); };
-  const bool fails = code != 0 && !listed(options_.ignore_fail_codes) && (options_.fail_codes.empty() || listed(options_.fail_codes));
+  // Polygraphy's rule (the help of `polygraphy debug`'s check options; docs/oracle.md): an ignored code
+  // passes; with --fail-code only those codes fail, and only when a regex (if any) matches too;
+  // without it a regex decides alone (a match fails even on exit 0), else any non-zero code fails.
+  bool fails;
+  if (listed(options_.ignore_fail_codes)) fails = false;
+  else if (!options_.fail_codes.empty()) fails = listed(options_.fail_codes) && (fail_regexes_.empty() || matches_fail_regex(result->output));
+  else if (!fail_regexes_.empty()) fails = matches_fail_regex(result->output);
+  else fails = code != 0;
   if (fails) {
     s.kind = FailureKind::Error;
     s.normalized = "check script exit code " + std::to_string(code);

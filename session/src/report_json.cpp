@@ -69,6 +69,9 @@ std::string report_json(const ReductionReport& r) {
   j["reference"] = r.reference;
   j["expected"] = {{"source", r.expected_source}, {"values", r.expected_values}, {"reference_ran", r.reference_ran}};
   j["tolerance"] = {{"atol", r.tolerance.atol}, {"rtol", r.tolerance.rtol}, {"error_stat", to_string(r.tolerance.stat)}};
+  // Outputs of these element types were compared with looser defaults (no --atol/--rtol given).
+  for (const auto& [dtype, typed] : element_type_tolerances(r.tolerance))
+    j["tolerance"]["by_element_type"][std::string(dtype_name(dtype))] = {{"atol", typed.atol}, {"rtol", typed.rtol}};
   j["strategy"] = r.strategy;
   j["jobs"] = r.jobs;
   j["ranks"] = r.ranks;

@@ -42,7 +42,7 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
      << "\n```\n\n"
      << "**Engine:** `" << r.engine << "`, reference `" << r.reference << "`, tolerance atol "
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
-     << to_string(r.tolerance.stat) << ")\n\n";
+     << to_string(r.tolerance.stat) << describe_element_type_tolerances(r.tolerance) << ")\n\n";
   // A preset (`trt`) runs a command: show it, so that the reproducer can be run without `reduce`.
   if (auto spec = parse_engine_spec(r.engine))
     if (const std::string line = preset_command_line(*spec); !line.empty())

@@ -42,7 +42,7 @@ void print_oracle_header(const std::string& model_path, const Model& model, cons
     if (const std::string line = preset_command_line(*spec, o.options().environment); !line.empty())
       out << "engine command: " << line << "\n";
   out << "tolerance: atol " << format_number(t.atol) << ", rtol " << format_number(t.rtol) << ", " << to_string(t.stat)
-      << "\n";
+      << describe_element_type_tolerances(t) << "\n";
 }
 
 void print_verdict(const Verdict& v, std::ostream& out) {

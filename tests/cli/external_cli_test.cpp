@@ -77,6 +77,35 @@ TEST(CheckScriptCli, FailCodesAndRegexRefineTheDecision) {
   EXPECT_EQ(run_reduce({"check", model_in(dir), "--engine", engine, "--fail-code", "3"}).exit_code, 1);
 }
 
+// Polygraphy's semantics (docs/oracle.md): without --fail-code a regex decides alone, exit 0
+// included; several regexes, after one flag or repeated, fail on any match; with --fail-code a
+// listed code fails only when a regex (if given) matches too; --fail-code takes several codes.
+TEST(CheckScriptCli, FailRegexAndFailCodeFollowPolygraphy) {
+  TempDir dir;
+  const auto zero = "check:sh " + script(dir, "zero.sh", "echo 'BAD NODE: conv_3'; exit 0\n");
+  const auto three = "check:sh " + script(dir, "three.sh", "echo 'internal error: REALLY BAD'; exit 3\n");
+  auto code = [&](const std::string& engine, std::vector<std::string> extra) {
+    std::vector<std::string> args{"check", model_in(dir), "--engine", engine};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_reduce(args);
+    return r.exit_code;
+  };
+  EXPECT_EQ(code(zero, {}), 0);
+  EXPECT_EQ(code(zero, {"--fail-regex", "BAD NODE"}), 1);                       // a match on exit 0 fails
+  EXPECT_EQ(code(zero, {"--fail-regex", "REALLY BAD", "BAD NODE"}), 1);         // any of several, one flag
+  EXPECT_EQ(code(zero, {"--fail-regex", "REALLY BAD", "--fail-regex", "BAD NODE"}), 1);  // repeated
+  EXPECT_EQ(code(three, {"--fail-regex", "BAD NODE"}), 0);                      // no match: passes, exit 3 or not
+  EXPECT_EQ(code(three, {"--fail-code", "3", "--fail-regex", "BAD NODE"}), 0);  // listed code, no match
+  EXPECT_EQ(code(three, {"--fail-code", "3", "--fail-regex", "BAD NODE", "REALLY BAD"}), 1);
+  EXPECT_EQ(code(zero, {"--fail-code", "3", "--fail-regex", "BAD NODE"}), 0);   // a match on an unlisted code
+  EXPECT_EQ(code(three, {"--fail-code", "1", "3"}), 1);                         // several codes
+  EXPECT_EQ(code(three, {"--fail-code", "1", "2"}), 0);
+  EXPECT_EQ(code(three, {"--ignore-fail-code", "2", "3", "--fail-regex", "REALLY BAD"}), 0);
+  auto bad = run_reduce({"check", model_in(dir), "--engine", zero, "--fail-regex", "ok", "--fail-regex", "("});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("invalid --fail-regex '('"), std::string::npos) << bad.err;
+}
+
 TEST(CheckScriptCli, AHangingScriptIsKilledAtTheTimeout) {
   TempDir dir;
   const auto s = script(dir, "hang.sh", "sleep 120 &\nsleep 120\n");

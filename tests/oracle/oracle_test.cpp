@@ -1,6 +1,8 @@
 // Oracle: comparison rules, failure signatures, recorded reference values, candidate verdicts.
 #include <gtest/gtest.h>
 
+#include "core/half.h"
+
 #include <cmath>
 #include <limits>
 
@@ -139,6 +141,33 @@ TEST(Comparison, Fp16EnginesGetLooserDefaults) {
   EXPECT_EQ(default_tolerance(precision("opt:bf16")).atol, 5e-2);
   EXPECT_EQ(default_tolerance(precision("isolated:opt:fp16")).rtol, 1e-2);  // the precision of the wrapped engine
   EXPECT_EQ(default_tolerance(precision("opt:fp16,fp32")).atol, 1e-4);      // the last precision given wins
+}
+
+// The defaults follow the outputs' element type: a float16 output 4 FP16 ulps off near 1 (the FP16
+// export against ONNX Runtime) passes with an FP32 engine's defaults; given tolerances are the
+// user's for every output.
+TEST(Comparison, DefaultsFollowTheOutputsElementType) {
+  auto halves = [](std::vector<float> v) {
+    std::vector<uint16_t> h;
+    for (float x : v) h.push_back(float_to_half(x));
+    return Tensor::from_vector(DType::Float16, {static_cast<int64_t>(v.size())}, h).value();
+  };
+  const Tensor expected = halves({1.0f, 0.5f}), actual = halves({1.0039f, 0.5f});
+  const Tolerance defaults = default_tolerance(Precision::FP32);
+  EXPECT_TRUE(compare_tensors("y", actual, expected, defaults).passed);
+  EXPECT_EQ(defaults.for_element_type(DType::Float16).atol, 1e-2);
+  EXPECT_EQ(defaults.for_element_type(DType::BFloat16).rtol, 5e-2);
+  EXPECT_EQ(defaults.for_element_type(DType::Float).atol, 1e-4);
+  // The same difference in float32 is a mismatch with the same defaults.
+  EXPECT_FALSE(compare_tensors("y", floats({2}, {1.0039f, 0.5f}), floats({2}, {1.0f, 0.5f}), defaults).passed);
+  Tolerance given = defaults;
+  given.by_element_type = false;  // --atol/--rtol given
+  EXPECT_FALSE(compare_tensors("y", actual, expected, given).passed);
+  EXPECT_EQ(describe_element_type_tolerances(given), "");
+  EXPECT_EQ(describe_element_type_tolerances(defaults),
+            "; float16 outputs atol 0.01 rtol 0.01, bfloat16 outputs atol 0.05 rtol 0.05");
+  // An fp16 engine's defaults already cover float16 outputs: only bfloat16 is looser.
+  EXPECT_EQ(describe_element_type_tolerances(default_tolerance(Precision::FP16)), "; bfloat16 outputs atol 0.05 rtol 0.05");
 }
 
 TEST(Signature, NormalizationMasksNumbersAddressesPathsAndGraphNames) {

@@ -63,7 +63,17 @@ Expected<SharedWeights> write_shared_weights(const Model& model, const std::file
                                              size_t threshold = 1024);
 
 // Runs the ONNX checker on a model (in memory) or a saved file; its message becomes the error.
+// The linked library (ONNX 1.12) knows IR <= 8 and opsets <= 17: it refuses anything newer.
 Status check_model(const Model& model);
 Status check_model_file(const std::filesystem::path& path);
+
+// Whether the linked ONNX library knows the model's IR version and every opset it imports from
+// the domains it has schemas for (other domains are left to the engines).
+bool onnx_checker_knows(const Model& model);
+// The check every model written for an engine passes: the project's own structural validation
+// (the one every loaded model passes: SSA, definitions, cycles, arity, attributes), then ONNX's
+// checker only where it knows the model's IR version and opsets, never to refuse what is newer
+// than the library (a PyTorch export at IR 10, opset 20, is as valid as one at IR 8).
+Status check_model_for_engines(const Model& model);
 
 }  // namespace reduce

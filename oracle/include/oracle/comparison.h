@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/status.h"
 #include "core/tensor.h"
@@ -26,12 +28,26 @@ struct Tolerance {
   double rtol = 1e-3;
   ErrorStat stat = ErrorStat::Elemwise;
   double quantile = 0.99;  // for ErrorStat::Quantile
+  // The defaults (no --atol/--rtol given): an output stored in float16 or bfloat16 is compared with
+  // at least its type's tolerances, whatever the engine's precision, since the reference itself
+  // rounds it to that type (a model exported in FP16 is a few FP16 ulps from ONNX Runtime's).
+  bool by_element_type = false;
+
+  // The tolerance an output of element type `t` is compared with.
+  Tolerance for_element_type(DType t) const;
 };
 
 // Default tolerances for an engine's precision: fp32 engines atol 1e-4 / rtol 1e-3; fp16 engines
 // atol 1e-2 / rtol 1e-2 (half has 11 significant bits: ~5e-4 per rounding, accumulated over layers);
 // bf16 engines atol 5e-2 / rtol 5e-2 (8 significant bits). The precision: EngineSpec::precision().
+// They follow the outputs' element type (Tolerance::by_element_type).
 Tolerance default_tolerance(Precision precision);
+
+// The element types whose outputs get looser tolerances than `t` itself states, with what they
+// get: {float16, {atol 1e-2, rtol 1e-2}}, ... (empty unless t.by_element_type).
+std::vector<std::pair<DType, Tolerance>> element_type_tolerances(const Tolerance& t);
+// "; float16 outputs atol 0.01 rtol 0.01, bfloat16 outputs atol 0.05 rtol 0.05" (empty when none).
+std::string describe_element_type_tolerances(const Tolerance& t);
 
 struct OutputComparison {
   std::string name;

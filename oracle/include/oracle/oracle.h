@@ -37,10 +37,14 @@ struct OracleOptions {
   std::string reference = "ref";  // spec of the engine that gives expected values
   EngineEnvironment environment;
   Tolerance tolerance;
-  // When set, a failure is "the same" when the candidate fails and this matches the engine's
-  // message (errors, crashes, check: script output) — instead of comparing normalized messages.
-  std::string fail_regex;
-  // check: scripts: exit codes that mean "interesting" (empty: any non-zero) and codes that never do.
+  // Polygraphy's check options, with Polygraphy's semantics (docs/oracle.md). When any regex is
+  // given, a failure is "the same" when the candidate fails and any of them matches the engine's
+  // message (errors, crashes, check: script output), instead of comparing normalized messages.
+  // A check: script fails when: its exit code is not in `ignore_fail_codes`, and, with
+  // `fail_codes`, its code is one of them and (with regexes) its output matches one; without
+  // `fail_codes`, its output matches one of the regexes (exit 0 included) or, with none, its code
+  // is not 0.
+  std::vector<std::string> fail_regexes;
   std::vector<int> fail_codes;
   std::vector<int> ignore_fail_codes;
   RecordOptions record;
@@ -182,8 +186,8 @@ class Oracle {
   void release_slot(int slot);
   std::unique_ptr<Engine> reference_;
   std::unordered_set<std::string> names_;  // node and value names, masked in messages
-  std::regex fail_regex_;
-  bool has_fail_regex_ = false;
+  std::vector<std::regex> fail_regexes_;
+  bool matches_fail_regex(const std::string& text) const;
   EngineSpec spec_;         // of the engine under test (unset for an engine instance)
   bool external_ = false;  // EngineSpec::external(): run the ONNX checker on candidates first
   FailureSignature target_;
