@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,31 @@ TEST(ExportedOpenCv, TorchScriptBertReducesToTheIdentityOnAWeight) {
   EXPECT_EQ(reduced->ir_version, 8);
   const std::string error = read_bytes(out / "actual" / "error.txt");
   EXPECT_NE(error.find("Identity"), std::string::npos) << error;
+}
+
+// OpenCV 4.6 on dynamo exports: it has no GroupNormalization (opset 18 and later), and it reads
+// ReduceMean's axes (an input since opset 18) wrongly, so the Conv after it gets the wrong channel
+// count. Each refusal reduces to what it needs, keeping the export's IR version and opset.
+TEST(ExportedOpenCv, DynamoExportsReduceToTheOpsOpenCvRefuses) {
+  struct Case {
+    std::string fixture;
+    std::multiset<std::string> ops;
+  };
+  for (const Case& c : {Case{"unet_attn_dynamo_op23", {"GroupNormalization"}},
+                        Case{"mobilenetv3_dynamo", {"Conv", "ReduceMean"}}}) {
+    TempDir dir;
+    const fs::path out = dir / "out";
+    auto r = run_reduce({model_of(c.fixture), "--engine", "opencv", "--inputs", data_of(c.fixture), "-j", "2", "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << c.fixture << "\n" << r.out << r.err;
+    auto reduced = load_model(out / "model.onnx");
+    ASSERT_TRUE(reduced.ok()) << reduced.error().message();
+    std::multiset<std::string> ops;
+    for (const Node& n : reduced->graph.nodes) ops.insert(n.op_type);
+    EXPECT_EQ(ops, c.ops) << c.fixture;
+    EXPECT_EQ(version_lines((out / "model.onnx").string()), version_lines(model_of(c.fixture))) << c.fixture;
+    const std::string error = read_bytes(out / "actual" / "error.txt");
+    EXPECT_NE(error.find(*c.ops.begin()), std::string::npos) << c.fixture << "\n" << error;
+  }
 }
 
 }  // namespace
