@@ -23,6 +23,7 @@ void print_start(const SessionOptions& s, const Model& model, const Oracle& orac
   std::cerr << "reduce: " << s.model_path.string() << " (" << count_nodes(model.graph) << " nodes) on "
             << oracle.options().engine << ", reference " << oracle.options().reference << " (recorded in "
             << format_number(oracle.reference_seconds()) << " s)\n";
+  if (const std::string note = oracle.reference_refusal_note(); !note.empty()) std::cerr << "note: " << note << "\n";
 }
 
 void print_reduced(const ReductionReport& r, const SessionOptions& s) {

@@ -108,9 +108,20 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
       OutputComparison c = compare_tensors(name, computed, given, self->options_.tolerance);
       if (!c.passed) self->given_disagreements_.push_back(std::move(c));
     };
+  // Expected values from elsewhere (a check: script decides alone; --expected gives every graph
+  // output): a node the reference cannot run stops nothing, only the values that depend on it are
+  // unknown.
+  bool outputs_given = !o->options_.record.given.empty();
+  for (const auto& vi : model.graph.outputs)
+    outputs_given &= std::any_of(o->options_.record.given.begin(), o->options_.record.given.end(),
+                                 [&](const NamedTensor& g) { return g.name == vi.name; });
+  o->options_.record.partial = o->check_script_ != nullptr || outputs_given;
   const auto start = std::chrono::steady_clock::now();
   auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
-  if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
+  if (!recorded)
+    return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message() +
+                      " (give the expected values another way: --reference ENGINE that runs it, e.g. --reference ort, "
+                      "or --expected FILE with every output)");
   o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
   o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
   o->given_values_ = o->options_.record.given.size();
@@ -211,6 +222,7 @@ Expected<CandidateRun> Oracle::materialize(const Candidate& c) const {
   if (c.input_shapes.empty() && c.filled.empty() && c.dropped_attributes.empty()) {
     for (const auto& vi : run.model.graph.outputs) {
       const Tensor* t = recorded_->find(vi.name);
+      if (!t && check_script_) continue;  // the script decides; nothing is compared
       if (!t) return make_error("no recorded value for output '" + vi.name + "'");
       run.expected.push_back({vi.name, *t});
     }
@@ -498,6 +510,15 @@ SignatureMatch Oracle::classify(const Verdict& v) {
     ++stats_.slipped;
   }
   return m;
+}
+
+std::string Oracle::reference_refusal_note() const {
+  const RecordedValues& r = *recorded_;
+  if (r.refused_nodes() == 0) return {};
+  return "the reference (" + options_.reference + ") cannot run " + std::to_string(r.refused_nodes()) + " node(s), the first: " +
+         r.refusal() + "; the expected outputs come from " +
+         (check_script_ ? std::string("the check script") : options_.record.given_source) + ", and the " +
+         std::to_string(r.unknown_values()) + " value(s) that depend on them are unknown (candidates that need one are skipped)";
 }
 
 bool Oracle::matches_fail_regex(const std::string& text) const {

@@ -6,10 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "core/extract.h"
+#include "core/graph_algorithms.h"
+#include "core/graph_index.h"
 
 namespace reduce {
 
@@ -109,6 +113,78 @@ std::vector<std::vector<std::string>> value_groups(const Model& model, const std
     groups.back().push_back(v);
   }
   return groups;
+}
+
+// The part of `model` the reference can prepare: every node except those it refuses and those
+// that read what they compute. Each refused node is found by bisecting the topological prefixes
+// of what is left (a prefix holds its producers, so it needs only the graph's inputs): about
+// log2(nodes) prepares per refused node, and only when the whole model was refused.
+struct RunnablePart {
+  std::optional<Model> model;  // nullopt: nothing is left
+  std::string first_refusal;
+  size_t refused = 0;
+  size_t unknown_values = 0;
+};
+
+Expected<RunnablePart> runnable_part(const Model& model, Engine& reference, const Error& refusal) {
+  REDUCE_ASSIGN(Extractor extractor, Extractor::create(model));
+  REDUCE_ASSIGN(GraphIndex index, GraphIndex::build(model.graph));
+  const auto& order = index.topological_order();
+  NodeMask left(model.graph.nodes.size(), true);
+  RunnablePart part;
+  part.first_refusal = refusal.what;
+  auto kept = [&](size_t count) {  // the first `count` nodes still left, in topological order
+    std::vector<size_t> nodes;
+    for (size_t i : order) {
+      if (nodes.size() == count) break;
+      if (left[i]) nodes.push_back(i);
+    }
+    return nodes;
+  };
+  auto all_outputs = [&](const std::vector<size_t>& nodes) {
+    ExtractOptions eo;
+    for (size_t i : nodes)
+      for (const auto& v : model.graph.nodes[i].outputs)
+        if (!v.empty()) eo.outputs.push_back(v);
+    return eo;
+  };
+  // A prefix that cannot even be extracted (a value of a node the reference lacks has no type)
+  // counts as refused.
+  auto prepares = [&](const std::vector<size_t>& nodes) -> Expected<bool> {
+    if (nodes.empty()) return true;
+    auto sub = extractor.extract(nodes, all_outputs(nodes));
+    return sub.ok() && reference.prepare(*sub).ok();
+  };
+  for (bool first = true;; first = false) {
+    const size_t count = static_cast<size_t>(std::count(left.begin(), left.end(), true));
+    const std::vector<size_t> nodes = kept(count);
+    REDUCE_ASSIGN(bool whole, first ? Expected<bool>(false) : prepares(nodes));  // the whole model was refused
+    if (whole) {
+      if (!nodes.empty()) {
+        REDUCE_ASSIGN(Model sub, extractor.extract(nodes, all_outputs(nodes)));
+        part.model = std::move(sub);
+      }
+      break;
+    }
+    // The shortest prefix that is refused ends with a refused node: prefixes of `lo` nodes prepare,
+    // of `hi` nodes do not.
+    size_t lo = 0, hi = count;
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      REDUCE_ASSIGN(bool ok, prepares(kept(mid)));
+      (ok ? lo : hi) = mid;
+    }
+    const size_t refused = kept(hi).back();
+    ++part.refused;
+    const size_t start[] = {refused};
+    const NodeMask gone = descendants(index, start, left);
+    for (size_t i = 0; i < gone.size(); ++i)
+      if (gone[i] && left[i]) {
+        left[i] = false;
+        for (const auto& v : model.graph.nodes[i].outputs) part.unknown_values += !v.empty();
+      }
+  }
+  return part;
 }
 
 }  // namespace
@@ -218,14 +294,43 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
     if (options.on_given) options.on_given(name, value, g);
     return {};
   };
-  REDUCE_ASSIGN(auto prepared, reference.prepare(model));
+  auto whole = reference.prepare(model);
+  if (!whole && !options.partial) return whole.error();
+  // The part the reference can run, when it refuses the whole model and the expected values come
+  // from elsewhere: values that depend on a refused node stay unknown.
+  std::optional<Model> part;
+  const Model* ran = &model;
+  if (!whole) {
+    REDUCE_ASSIGN(RunnablePart runnable, runnable_part(model, reference, whole.error()));
+    rec.refusal_ = runnable.first_refusal;
+    rec.refused_nodes_ = runnable.refused;
+    rec.unknown_values_ = runnable.unknown_values;
+    if (!runnable.model) return finish();
+    part = std::move(runnable.model);
+    ran = &*part;
+    whole = reference.prepare(*ran);
+    if (!whole) return whole.error();
+  }
+  // The values to compute: every node output of what runs (and so the feed of its own inputs).
+  std::vector<std::string> wanted;
+  if (part) {
+    for (const Node& n : part->graph.nodes)
+      for (const auto& v : n.outputs)
+        if (!v.empty()) wanted.push_back(v);
+    std::erase_if(feed, [&](const auto& entry) {
+      return std::none_of(part->graph.inputs.begin(), part->graph.inputs.end(),
+                          [&](const ValueInfo& vi) { return vi.name == entry.first; });
+    });
+  }
+  const std::vector<std::string>& to_compute = part ? wanted : names;
+  auto& prepared = *whole;
   RunOptions ro;
   ro.cancel = options.cancel;
   if (prepared->streams_outputs()) {
-    ro.outputs = names;
+    ro.outputs = to_compute;
     if (!ro.outputs.empty()) REDUCE_TRY(run_streaming(*prepared, feed, ro, keep_computed));
   } else {
-    for (auto& group : value_groups(model, names, uint64_t{1} << 30)) {
+    for (auto& group : value_groups(*ran, to_compute, uint64_t{1} << 30)) {
       if (group.empty()) continue;
       ro.outputs = std::move(group);
       REDUCE_TRY(run_streaming(*prepared, feed, ro, keep_computed));

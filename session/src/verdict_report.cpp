@@ -37,6 +37,7 @@ void print_oracle_header(const std::string& model_path, const Model& model, cons
         << (o.reference_skipped() ? "every value given; the reference did not run"
                                   : std::to_string(o.given_values()) + " value(s) given; the reference computes the others")
         << ")\n";
+  if (const std::string note = o.reference_refusal_note(); !note.empty()) out << "note: " << note << "\n";
   // A preset (`trt`) names the command it runs, placeholders and all, so that it can be rerun by hand.
   if (auto spec = parse_engine_spec(o.options().engine))
     if (const std::string line = preset_command_line(*spec, o.options().environment); !line.empty())

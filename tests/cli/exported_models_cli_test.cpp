@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -147,6 +148,51 @@ TEST(ExportedOpenCv, TorchScriptBertReducesToTheIdentityOnAWeight) {
   EXPECT_EQ(reduced->ir_version, 8);
   const std::string error = read_bytes(out / "actual" / "error.txt");
   EXPECT_NE(error.find("Identity"), std::string::npos) << error;
+}
+
+// An ONNX Runtime contrib op (com.microsoft.Gelu) that the reference lacks: with the expected
+// outputs from elsewhere (--expected, or a check: script that decides alone) it stops nothing; one
+// line says what the reference refused and what is therefore unknown.
+const char* kContribOp = R"(
+<ir_version: 10, opset_import: ["" : 20, "com.microsoft" : 1]>
+contrib (float[2, 4] x) => (float[2, 4] y) {
+  a = Sigmoid(x)
+  b = Tanh(a)
+  g = com.microsoft.Gelu(b)
+  c = Relu(g)
+  y = Abs(c)
+}
+)";
+
+TEST(ReferenceRefusal, AContribOpStopsNothingWhenTheExpectedValuesComeFromElsewhere) {
+  TempDir dir;
+  write_bytes(dir / "m.onnxtxt", kContribOp);
+  const std::string m = (dir / "m.onnxtxt").string();
+  // Without expected values from elsewhere: one line saying how to give them.
+  auto refused = run_reduce({"check", m, "--engine", "ort"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("unsupported operator com.microsoft.Gelu"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--reference ENGINE"), std::string::npos) << refused.err;
+  auto golden = run_reduce({"run", m, "--engine", "ort", "--save-inputs", (dir / "in").string(), "--save-outputs",
+                            (dir / "out").string()});
+  ASSERT_EQ(golden.exit_code, 0) << golden.out << golden.err;
+  auto r = run_reduce({"check", m, "--engine", "ort", "--inputs", (dir / "in").string(), "--expected", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: the reference (ref) cannot run 1 node(s), the first: node producing 'g' (Gelu): "
+                       "unsupported operator com.microsoft.Gelu"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the 3 value(s) that depend on them are unknown"), std::string::npos) << r.out;
+  // A check: script decides alone: the reduction runs, on the values the reference could record.
+  const std::string has_tanh = script(dir, "has_tanh.sh", "if grep -aq Tanh \"$1\"; then exit 1; fi\nexit 0\n");
+  auto reduced = run_reduce({m, "--engine", "check:sh " + has_tanh + " {model}", "-o", (dir / "bundle").string()});
+  ASSERT_EQ(reduced.exit_code, 0) << reduced.out << reduced.err;
+  EXPECT_NE(reduced.err.find("note: the reference (ref) cannot run 1 node(s)"), std::string::npos) << reduced.err;
+  auto bundle = load_model(dir / "bundle" / "model.onnx");
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message();
+  EXPECT_LT(bundle->graph.nodes.size(), 5u);
+  EXPECT_TRUE(std::any_of(bundle->graph.nodes.begin(), bundle->graph.nodes.end(), [](const Node& n) { return n.op_type == "Tanh"; }));
+  EXPECT_FALSE(std::any_of(bundle->graph.nodes.begin(), bundle->graph.nodes.end(), [](const Node& n) { return n.op_type == "Sigmoid"; }));
 }
 
 // OpenCV 4.6 on dynamo exports: it has no GroupNormalization (opset 18 and later), and it reads

@@ -149,6 +149,9 @@ class Oracle {
   const std::string& given_source() const { return options_.record.given_source; }
   // True when every value was given and the reference did not run the model.
   bool reference_skipped() const { return !recorded_->reference_ran(); }
+  // One line when the reference could not run part of the model and the expected values come
+  // from elsewhere (RecordOptions::partial): what it refused and what is therefore unknown ("").
+  std::string reference_refusal_note() const;
 
   const Model& model() const { return *model_; }
   const std::vector<NamedTensor>& inputs() const { return inputs_; }

@@ -39,6 +39,10 @@ struct RecordOptions {
   std::vector<NamedTensor> given;
   std::string given_source;
   std::function<void(const std::string& name, const Tensor& computed, const Tensor& given)> on_given;
+  // When the reference cannot prepare the whole model (a contrib op, a plugin, an op it lacks) and
+  // the expected values come from elsewhere: record what it can, every value that does not depend
+  // on a node it refuses (RecordedValues::refused()), instead of failing.
+  bool partial = false;
 };
 
 class RecordedValues {
@@ -63,6 +67,12 @@ class RecordedValues {
   size_t size() const { return values_.size(); }
   // False when every node output was given (RecordOptions::given) and the reference did not run.
   bool reference_ran() const { return reference_ran_; }
+  // With RecordOptions::partial: the reference's refusal of the first node it could not prepare
+  // ("node 'g' (Gelu): unsupported operator com.microsoft.Gelu (opset 1)"), how many nodes it
+  // refused and how many values are unknown because of them (0, "": it ran the whole model).
+  const std::string& refusal() const { return refusal_; }
+  size_t refused_nodes() const { return refused_nodes_; }
+  size_t unknown_values() const { return unknown_values_; }
 
  private:
   // A folder this recording created, removed when the last copy of the recording goes.
@@ -75,6 +85,9 @@ class RecordedValues {
   uint64_t bytes_in_memory_ = 0;
   uint64_t bytes_spilled_ = 0;
   bool reference_ran_ = true;
+  std::string refusal_;
+  size_t refused_nodes_ = 0;
+  size_t unknown_values_ = 0;
   std::shared_ptr<const MappedFile> spilled_;  // the spill file, mapped
   std::shared_ptr<OwnedFolder> spill_folder_;
   std::shared_ptr<MemoryLedger> ledger_;       // charged with bytes_in_memory_ (moves leave it null)
