@@ -3,6 +3,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "core/extract.h"
+#include "core/model_io.h"
 #include "core/validate.h"
 #include "onnx_convert.h"
 
@@ -149,12 +150,17 @@ Expected<std::unordered_map<std::string, ValueType>> infer_value_types(const Mod
   onnx::ModelProto proto = detail::model_to_proto(model, &placement);
   TypeMap types;
   // Each round adds ranks that the fallback can derive, which lets ONNX go further downstream.
+  // On a model newer than the library (IR > 8, opsets > 17) its inference is a help, never a
+  // judge: when it throws, the declared types and our own rules stand.
+  const bool library_knows = onnx_checker_knows(model);
+  bool library_gave_up = false;
   for (int round = 0; round < 16; ++round) {
-    try {
+    if (!library_gave_up) try {
       onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
       onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
     } catch (const std::exception& e) {
-      return make_error(std::string("ONNX shape inference failed: ") + e.what());
+      if (library_knows) return make_error(std::string("ONNX shape inference failed: ") + e.what());
+      library_gave_up = true;
     }
     types = collect(proto, model);
     bool added = false;

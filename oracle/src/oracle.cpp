@@ -54,6 +54,21 @@ void redeclare_inputs(Model& model, const std::map<std::string, Shape, std::less
   }
 }
 
+// Declares, for each graph output whose shape is not fully known, the shape of its value (when
+// `value_of` has one of the declared element type).
+template <typename ValueOf>
+void declare_output_shapes(Model& model, ValueOf value_of) {
+  for (auto& vi : model.graph.outputs) {
+    bool unknown = !vi.type.has_shape;
+    for (const Dim& d : vi.type.dims) unknown |= !d.is_static();
+    const Tensor* t = unknown && vi.type.is_tensor() ? value_of(vi.name) : nullptr;
+    if (!t || t->dtype() != static_cast<DType>(vi.type.elem_type)) continue;
+    vi.type.has_shape = true;
+    vi.type.dims.clear();
+    for (int64_t d : t->shape()) vi.type.dims.push_back(Dim::fixed(d));
+  }
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector<NamedTensor> inputs,
@@ -218,6 +233,9 @@ Expected<CandidateRun> Oracle::materialize(const Candidate& c) const {
       run.inputs.push_back({vi.name, std::move(sliced)});
     }
   }
+  // Outputs too: a reproducer declares the shapes its outputs had in the original run, where
+  // shape inference gave up (ops newer than the ONNX library), so that importers see them.
+  if (c.input_shapes.empty()) declare_output_shapes(run.model, [&](const std::string& name) { return recorded_->find(name); });
   REDUCE_TRY(simplify(run.model, c));
   if (c.input_shapes.empty() && c.filled.empty() && c.dropped_attributes.empty()) {
     for (const auto& vi : run.model.graph.outputs) {
@@ -236,6 +254,10 @@ Expected<CandidateRun> Oracle::materialize(const Candidate& c) const {
   for (const auto& in : run.inputs) feed[in.name] = in.tensor;
   REDUCE_ASSIGN(TensorMap values, prepared->run(feed));
   for (const auto& vi : run.model.graph.outputs) run.expected.push_back({vi.name, values[vi.name]});
+  declare_output_shapes(run.model, [&](const std::string& name) -> const Tensor* {
+    auto it = values.find(name);
+    return it == values.end() ? nullptr : &it->second;
+  });
   return run;
 }
 
