@@ -16,15 +16,12 @@ using Args = std::vector<std::string>;
 
 // Ctrl-C during start-up: the libraries' static initialization takes most of the time before
 // `main` (about a second under the sanitizers), and a signal then would kill the process with no
-// word. SIGINT and SIGTERM are blocked from the first code that runs after the dynamic loader
+// word. SIGINT, SIGTERM, SIGHUP and SIGPIPE are blocked from the first code that runs after the dynamic loader
 // (.preinit_array runs before any library's initializers), so such a signal stays pending and
 // StopOnSignal turns it into a clean stop ("interrupted; nothing written"). Commands that do not
 // stop cleanly unblock them again.
 void block_stop_signals(int, char**, char**) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
+  const sigset_t signals = reduce::cli::stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 }
 [[gnu::section(".preinit_array"), gnu::used]] void (*const kBlockStopSignalsAtStart)(int, char**, char**) =
@@ -76,7 +73,7 @@ void print_usage(std::ostream& out) {
          "`reduce <command> --help` describes a command's options.\n"
          "Exit codes: 0 ok, 1 the model fails (check, compare), 2 bad usage or invalid input,\n"
          "3 the model to reduce does not fail, 4 `precision`: fails even in FP32, 5 an MPI worker rank lost rank 0,\n"
-         "130 interrupted (Ctrl-C, SIGTERM).\n";
+         "130 interrupted (Ctrl-C, SIGTERM, SIGHUP, SIGPIPE).\n";
 }
 
 // A command that is not stoppable ends at Ctrl-C the default way.

@@ -139,6 +139,10 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   if (vm.count("fail-regex")) o.fail_regexes = vm["fail-regex"].as<std::vector<std::string>>();
   if (vm.count("fail-code")) o.fail_codes = vm["fail-code"].as<std::vector<int>>();
   if (vm.count("ignore-fail-code")) o.ignore_fail_codes = vm["ignore-fail-code"].as<std::vector<int>>();
+  // An exit code is 0..255: another value would never match, silently.
+  for (const auto& [flag, codes] : {std::pair{"--fail-code", &o.fail_codes}, std::pair{"--ignore-fail-code", &o.ignore_fail_codes}})
+    for (int c : *codes)
+      if (c < 0 || c > 255) return Error{flag, std::to_string(c) + " is not an exit code (0..255)"};
   REDUCE_TRY(run_limits_from(vm, o.environment));
   if (vm.count("slot-env")) o.environment.env = vm["slot-env"].as<std::vector<std::string>>();
   substitute_rank(o.environment.env, mpi_launch_from_environment());

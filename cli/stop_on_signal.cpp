@@ -9,10 +9,15 @@
 
 namespace reduce::cli {
 
+sigset_t stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&signals, s);
+  return signals;
+}
+
 StopOnSignal::StopOnSignal() {
-  sigemptyset(&signals_);
-  sigaddset(&signals_, SIGINT);
-  sigaddset(&signals_, SIGTERM);
+  signals_ = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals_, &previous_mask_);
   // A signal already pending (it arrived while the signals were blocked, e.g. by the parent
   // process) is a stop request before anything is loaded.
@@ -43,10 +48,7 @@ int interrupted(const char* detail) {
 }
 
 void unblock_stop_signals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
+  const sigset_t signals = stop_signals();
   pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
 }
 

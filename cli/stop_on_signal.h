@@ -1,6 +1,9 @@
-// Ctrl-C (SIGINT) and SIGTERM as a stop request that reductions observe: the signals are blocked
-// in every thread and one thread waits for them (sigwait) and requests stop on a stop_source owned
-// here. Construct it in `main` before any other thread starts (threads inherit the blocked mask).
+// Ctrl-C (SIGINT), SIGTERM, SIGHUP (a closed terminal or SSH session) and SIGPIPE as a stop request
+// that reductions observe: the signals are blocked in every thread and one thread waits for them
+// (sigwait) and requests stop on a stop_source owned here. Construct it in `main` before any other
+// thread starts (threads inherit the blocked mask). A write to a closed pipe (`reduce ... | head -1`)
+// raises SIGPIPE in the writing thread only, where it stays blocked: the write fails and the
+// command goes on to its end (a reduction still writes its whole bundle) instead of dying.
 #pragma once
 
 #include <signal.h>
@@ -54,7 +57,10 @@ class CancelOnStop {
 // (e.g. "; nothing written"), and returns exit code 130.
 int interrupted(const char* detail = "");
 
-// Lets SIGINT and SIGTERM end the process again (a worker process inherits the blocked mask).
+// The signals above, as a set.
+sigset_t stop_signals();
+
+// Lets those signals end the process again (a worker process inherits the blocked mask).
 void unblock_stop_signals();
 
 }  // namespace reduce::cli

@@ -38,8 +38,9 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
      << (given ? "from `" + r.expected_source + "`, the rest from reference `" + r.reference + "`"
                : "reference `" + r.reference + "`")
      << ") in `expected/`, the engine's in `actual/`.\n\n```sh\n" << r.command << "\n"
-     << "reduce check model.onnx --engine '" << r.engine << "' --inputs inputs" << (given ? " --expected expected" : "")
-     << "\n```\n\n"
+     << "reduce check model.onnx --engine '" << r.engine << "'"
+     << (r.reference != "ref" ? " --reference '" + r.reference + "'" : std::string()) << " --inputs inputs"
+     << (given ? " --expected expected" : "") << "\n```\n\n"
      << "**Engine:** `" << r.engine << "`, reference `" << r.reference << "`, tolerance atol "
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
      << to_string(r.tolerance.stat) << describe_element_type_tolerances(r.tolerance) << ")\n\n";

@@ -101,6 +101,11 @@ TEST(CheckScriptCli, FailRegexAndFailCodeFollowPolygraphy) {
   EXPECT_EQ(code(three, {"--fail-code", "1", "3"}), 1);                         // several codes
   EXPECT_EQ(code(three, {"--fail-code", "1", "2"}), 0);
   EXPECT_EQ(code(three, {"--ignore-fail-code", "2", "3", "--fail-regex", "REALLY BAD"}), 0);
+  for (const char* code : {"256", "-1"}) {  // never an exit code: refused, not silently never matched
+    auto r = run_reduce({"check", model_in(dir), "--engine", zero, "--fail-code", code});
+    EXPECT_EQ(r.exit_code, 2) << code << r.out << r.err;
+    EXPECT_NE(r.err.find("is not an exit code (0..255)"), std::string::npos) << r.err;
+  }
   auto bad = run_reduce({"check", model_in(dir), "--engine", zero, "--fail-regex", "ok", "--fail-regex", "("});
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   EXPECT_NE(bad.err.find("invalid --fail-regex '('"), std::string::npos) << bad.err;

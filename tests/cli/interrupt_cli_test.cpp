@@ -120,12 +120,12 @@ std::string sleeping_engine(const TempDir& dir) {
   return "cmd:sh " + (dir / "engine.sh").string() + " {model} {inputs} {outputs}";
 }
 
-void expect_sigterm_kills_the_engine(const std::string& command) {
+void expect_sigterm_kills_the_engine(const std::string& command, int signal = SIGTERM) {
   TempDir dir;
   Background reduce = start_reduce(dir.path(), {command, model_in(dir), "--engine", sleeping_engine(dir)});
   ASSERT_TRUE(wait_for_file(dir / "engine.pid")) << "the engine never started: " << read_bytes(reduce.err);
   const pid_t engine = pid_in(dir / "engine.pid");
-  kill(reduce.pid, SIGTERM);
+  kill(reduce.pid, signal);
   EXPECT_EQ(wait_exit(reduce.pid), 130) << read_bytes(reduce.err);
   const std::string err = read_bytes(reduce.err);
   EXPECT_EQ(line_count(err), 1u) << err;
@@ -138,6 +138,11 @@ TEST(InterruptCli, SigtermOnCheckKillsTheCommandEngineAndExits130) { expect_sigt
 TEST(InterruptCli, SigtermOnCompareKillsTheCommandEngineAndExits130) { expect_sigterm_kills_the_engine("compare"); }
 
 TEST(InterruptCli, SigtermOnRunKillsTheCommandEngineAndExits130) { expect_sigterm_kills_the_engine("run"); }
+
+// A closed terminal or SSH session (SIGHUP), and SIGPIPE sent to the process, stop as SIGTERM does.
+TEST(InterruptCli, SighupOnCheckKillsTheCommandEngineAndExits130) { expect_sigterm_kills_the_engine("check", SIGHUP); }
+
+TEST(InterruptCli, SigpipeOnCheckKillsTheCommandEngineAndExits130) { expect_sigterm_kills_the_engine("check", SIGPIPE); }
 
 TEST(InterruptCli, SigintOnCheckKillsTheCommandEngineAndExits130) {
   TempDir dir;
@@ -189,7 +194,7 @@ TEST(InterruptCli, AnInterruptBeforeLoadingEndsCheckWithoutRunningTheEngine) {
 // A check: engine: the original (the only candidate with all six op types, as --passes
 // node-removal drops at least one node from every candidate) fails; while INTERRUPT exists, a
 // candidate waits for the journal (at most 10 s), interrupts `reduce` (its parent) and sleeps.
-std::string interrupting_engine(const TempDir& dir) {
+std::string interrupting_engine(const TempDir& dir, const std::string& signal = "INT") {
   const std::string journal = (dir / "out" / "journal").string(), flag = (dir / "interrupt").string();
   write_bytes(dir / "engine.sh",
               "#!/bin/sh\n"
@@ -198,7 +203,7 @@ std::string interrupting_engine(const TempDir& dir) {
               "if [ $original = 0 ] && [ -f " + flag + " ]; then\n"
               "  i=0\n"
               "  while [ ! -s " + journal + " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
-              "  kill -INT $PPID\n"
+              "  kill -" + signal + " $PPID\n"
               "  exec sleep 30\n"
               "fi\n"
               "echo 'engine: boom'\nexit 1\n");
@@ -220,6 +225,34 @@ TEST(InterruptCli, AReductionInterruptedBeforeItsFirstImprovementCanBeResumed) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_NE(resumed.err.find("resuming from 6 nodes"), std::string::npos) << resumed.err;
   EXPECT_NE(resumed.out.find("reduced 6 -> 1 nodes"), std::string::npos) << resumed.out;
+}
+
+// SIGHUP (the terminal closed) while a candidate's engine runs: a valid bundle that can be resumed.
+TEST(InterruptCli, ASighupDuringAReductionLeavesAResumableBundle) {
+  TempDir dir;
+  const std::string model = model_in(dir), engine = interrupting_engine(dir, "HUP"), out = (dir / "out").string();
+  Background reduce = start_reduce(dir.path(), {model, "--engine", engine, "--passes", "node-removal", "-j", "2", "-o", out});
+  ASSERT_EQ(wait_exit(reduce.pid), 130) << read_bytes(reduce.err);
+  EXPECT_NE(read_bytes(dir / "out" / "report.json").find("\"interrupted\": true"), std::string::npos);
+  fs::remove(dir / "interrupt");
+  auto resumed = run_reduce({model, "--engine", engine, "--passes", "node-removal", "-o", out, "--resume"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("reduced 6 -> 1 nodes"), std::string::npos) << resumed.out;
+}
+
+// `reduce ... 2>&1 | head -1`: the pipe closes after the first line. The writes that follow fail
+// instead of killing `reduce`, which goes on to write its whole bundle.
+TEST(InterruptCli, AClosedOutputPipeDoesNotKillTheReduction) {
+  TempDir dir;
+  write_bytes(dir / "engine.sh", "#!/bin/sh\nif grep -aq Tanh \"$1\"; then echo 'engine: boom'; exit 1; fi\nexit 0\n");
+  const std::string reduce_bin = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  const std::string command = "'" + reduce_bin + "' '" + model_in(dir) + "' --engine 'check:sh " + (dir / "engine.sh").string() +
+                              " {model}' -v -j 1 -o '" + (dir / "out").string() + "' 2>&1 | head -1";
+  auto r = testing::run_process({"sh", "-c", command});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* file : {"model.onnx", "report.json", "report.md", "bucket.txt"})
+    EXPECT_TRUE(fs::exists(dir / "out" / file)) << file;
+  EXPECT_NE(read_bytes(dir / "out" / "report.json").find("\"Tanh\": 1"), std::string::npos);
 }
 
 TEST(InterruptCli, AnInterruptWhileTheReproducerRunsStillCompletesTheBundle) {

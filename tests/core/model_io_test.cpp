@@ -49,6 +49,46 @@ big (float[2, 4096] X) => (float[2, 4096] Y)
   return m;
 }
 
+// The check before every external engine run: the project's own validation for every model, ONNX
+// 1.12's checker only where it knows the IR version and opsets (PyTorch 2.11 writes IR 10, opset 20).
+TEST(ModelIo, ModelsNewerThanTheOnnxLibraryAreCheckedByOurOwnValidation) {
+  const char* kTemplate = R"(
+<ir_version: IR, opset_import: ["" : OPSET]>
+g (float[2, 4] x) => (float[2, 4] y) {
+  a = Relu <foo = 1> (x)
+  y = Abs(a)
+}
+)";
+  auto model = [&](int ir, int opset) {
+    std::string text = kTemplate;
+    text.replace(text.find("IR"), 2, std::to_string(ir));
+    text.replace(text.find("OPSET"), 5, std::to_string(opset));
+    return parse_model(text);
+  };
+  // Known to the library: its checker runs (it refuses the unknown attribute).
+  EXPECT_TRUE(onnx_checker_knows(model(8, 17)));
+  EXPECT_FALSE(check_model_for_engines(model(8, 17)).ok());
+  // Newer IR or opset: accepted as our validation accepts it, never refused for being new.
+  for (auto [ir, opset] : {std::pair{9, 19}, std::pair{10, 20}, std::pair{10, 23}, std::pair{11, 23}, std::pair{8, 18}}) {
+    const Model m = model(ir, opset);
+    EXPECT_FALSE(onnx_checker_knows(m)) << ir << " " << opset;
+    EXPECT_FALSE(check_model(m).ok()) << ir << " " << opset;  // what the issue saw: the library refuses
+    Status s = check_model_for_engines(m);
+    EXPECT_TRUE(s.ok()) << ir << " " << opset << ": " << s.error().message();
+  }
+  // Our own validation still refuses a broken one, whatever its IR version.
+  Model broken = model(10, 20);
+  broken.graph.nodes[1].inputs[0] = "nowhere";
+  Status s = check_model_for_engines(broken);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("'nowhere', which nothing defines"), std::string::npos) << s.error().message();
+  // Other domains are the engine's business: a contrib op does not hide a model from the checker.
+  EXPECT_TRUE(onnx_checker_knows(parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+g (float[2, 4] x) => (float[2, 4] y) { y = com.microsoft.Gelu(x) }
+)")));
+}
+
 TEST(ModelIo, ConstantNodesBecomeInitializers) {
   Model m = parse_model(kSmallModel);
   EXPECT_EQ(m.graph.nodes.size(), 3u);

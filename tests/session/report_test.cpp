@@ -81,6 +81,24 @@ TEST(ReportMarkdown, HoldsTheErrorOriginSectionWhenTraced) {
   EXPECT_NE(report_markdown(r).find("## Where error is born (original model)"), std::string::npos);
 }
 
+// The check to paste repeats the reduction's reference when it is not the default one, and the
+// header says which per-type tolerances applied.
+TEST(ReportMarkdown, TheReproduceLineCarriesANonDefaultReferenceAndTheTypedTolerances) {
+  ReductionReport r = sample_report();
+  r.engine = "ort";
+  r.reference = "ref";
+  r.tolerance = default_tolerance(Precision::FP32);
+  std::string md = report_markdown(r);
+  EXPECT_NE(md.find("reduce check model.onnx --engine 'ort' --inputs inputs"), std::string::npos) << md;
+  EXPECT_NE(md.find("float16 outputs atol 0.01 rtol 0.01"), std::string::npos) << md;
+  r.reference = "ort:opt=disable";
+  md = report_markdown(r);
+  EXPECT_NE(md.find("reduce check model.onnx --engine 'ort' --reference 'ort:opt=disable' --inputs inputs"), std::string::npos)
+      << md;
+  const auto j = nlohmann::json::parse(report_json(r));
+  EXPECT_EQ(j["tolerance"]["by_element_type"]["float16"]["atol"], 1e-2) << j.dump(2);
+}
+
 TEST(Bucket, ReadsBackWhatItWrote) {
   const BucketRecord b = bucket_record(sample_report(), "Conv<>(in).0\nBatchNormalization<>(0).0\n");
   const auto back = parse_bucket(bucket_json_line(b));
