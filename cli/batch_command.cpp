@@ -88,6 +88,7 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
   const int code = ran->exit_code;
   if (ran->cancelled || code == kExitInterrupted) return "interrupted";
   if (code == kExitDoesNotFail) return "no failure";
+  if (code == kExitNotConfirmed) return "not confirmed (flaky)";
   if (code != 0) return "error (exit " + std::to_string(code) + ")";
   return "reduced";
 }

@@ -18,7 +18,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr int kMaxConfirm = 1000;  // each confirmation is one more engine run
 
 void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, const std::atomic<bool>* cancel,
                              std::ostream& out) {

@@ -14,7 +14,11 @@ inline constexpr int kExitUsage = 2;    // bad usage, unreadable or invalid inpu
 inline constexpr int kExitDoesNotFail = 3;    // the model to reduce does not fail
 inline constexpr int kExitNotPrecision = 4;   // `precision`: fails even with every float node in FP32
 inline constexpr int kExitRankZeroLost = 5;   // MPI worker rank: rank 0 silent for --rank-timeout
-inline constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C or SIGTERM
+inline constexpr int kExitNotConfirmed = 6;   // `reduce`: the reproducer did not fail again on every fresh run
+inline constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C, SIGTERM, SIGHUP or SIGPIPE
+
+// `check --confirm`, `reduce --confirm`: each confirmation is one more engine run.
+inline constexpr int kMaxConfirm = 1000;
 
 int info_command(const std::vector<std::string>& args);
 // run, check and compare: `stop` (Ctrl-C) kills the engine run in progress; they exit 130.

@@ -27,7 +27,8 @@ po::options_description reduce_options() {
       "Shrinks MODEL to the smallest model that still shows the same failure on the engine (same kind,\n"
       "same normalized error message, or a mismatch of comparable size) and writes a bundle: model.onnx,\n"
       "inputs/, expected/, actual/, report.json, report.md, graph.svg, journal.\n"
-      "Exit code: 0 bundle written, 3 the model does not fail, 2 bad usage or input.\n\noptions");
+      "Exit code: 0 bundle written, 3 the model does not fail, 6 the reproducer did not fail again on a fresh run,\n"
+      "2 bad usage or input.\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the failing model")
       ("output,o", po::value<std::string>(), "bundle folder (default: <model-stem>.reduced)")
       ("jobs,j", po::value<int>()->default_value(0), "checks in flight (0: --slots, else the number of cores; at most 1024)")
@@ -36,6 +37,9 @@ po::options_description reduce_options() {
       ("skip-passes", po::value<std::string>(), "comma-separated passes not to run")
       ("print-passes", "list the reduction passes and exit")
       ("resume", "continue from the bundle's journal")
+      ("confirm", po::value<int>()->default_value(1),
+       "fresh runs of the reproducer on the engine before it is reported (1..1000; never from the cache); "
+       "exit 6 when one does not fail the same way")
       ("save-format", po::value<std::string>()->default_value("pb"),
        "pb: the bundle's tensors as inputs/input_K.pb and expected/output_K.pb; polygraphy: also inputs.json and "
        "expected.json for `polygraphy run model.onnx --load-inputs inputs.json --load-outputs expected.json`")
@@ -145,6 +149,11 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
     return kExitUsage;
   }
   s.bundle.polygraphy = format == "polygraphy";
+  s.bundle.confirm = vm["confirm"].as<int>();
+  if (Status st = check_int_range("--confirm", s.bundle.confirm, 1, kMaxConfirm); !st.ok()) {
+    std::cerr << "error: " << st.error().message() << "\n";
+    return kExitUsage;
+  }
   parsed.flatten.inline_if = !vm.count("no-inline-if");
   parsed.flatten.unroll_loops = !vm.count("no-unroll-loops");
   const uint64_t budget = vm["max-unrolled-nodes"].as<uint64_t>();

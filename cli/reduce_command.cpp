@@ -31,6 +31,9 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
   bool first = true;
   for (const auto& [op, n] : r.reduced_op_types) std::cout << (first ? "" : ", ") << op << " x" << n, first = false;
   std::cout << ")" << (r.one_minimal ? ", 1-minimal" : "") << (r.interrupted ? ", interrupted" : "") << "\n"
+            << (r.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << r.confirmed << " of " << r.confirm_runs
+            << " fresh run(s) of the reproducer fail the same way"
+            << (r.not_confirmed() ? " (a flaky engine, or a failure that does not depend on the model alone)" : "") << "\n"
             << "failure: " << r.failure.to_string() << "\n"
             << r.checks << " checks, " << r.cache_hits << " cache hits, "
             << format_number(r.seconds) << " s\nbundle: " << s.out_dir.string() << "/\n";
@@ -50,7 +53,8 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
       return kExitDoesNotFail;
     case SessionStatus::Reduced:
       print_reduced(*o.report, s);
-      return o.report->interrupted ? kExitInterrupted : kExitOk;
+      if (o.report->interrupted) return kExitInterrupted;
+      return o.report->not_confirmed() ? kExitNotConfirmed : kExitOk;
   }
   return kExitUsage;
 }

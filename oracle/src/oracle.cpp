@@ -463,8 +463,8 @@ void Oracle::adopt(const Candidate& c, const Verdict& v) {
   cache_[candidate_hash(c)] = v;
 }
 
-Verdict Oracle::rerun(const Candidate& c, const std::atomic<bool>* cancel) {
-  Verdict v = run_candidate(c, cancel, nullptr, 0);
+Verdict Oracle::rerun(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual) {
+  Verdict v = run_candidate(c, cancel, actual, actual ? UINT64_MAX : 0);
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.evaluations;
   stats_.engine_seconds += v.seconds;

@@ -144,11 +144,22 @@ void write_polygraphy_files(const fs::path& dir, const CandidateRun& run, const 
   }
 }
 
-// actual/: the engine's outputs of the reproducer (or its error message). Returns its verdict.
-Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate,
-                               const CandidateRun& run) {
+// actual/: the engine's outputs of the reproducer (or its error message), from a fresh run: a
+// reproducer is reported only after it failed again on the engine. `confirm` runs in all (the
+// later ones end early on `cancel`), counted in the report. Returns the first run's verdict.
+Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const CandidateRun& run,
+                               int confirm, const std::atomic<bool>* cancel, ReductionReport& report) {
   TensorMap actual;
-  Verdict verdict = oracle.evaluate(candidate, nullptr, &actual);
+  Verdict verdict = oracle.rerun(candidate, nullptr, &actual);
+  report.confirm_runs = 1;
+  report.confirmed = oracle.classify(verdict) == SignatureMatch::Same;
+  for (int r = 1; r < confirm && !(cancel && cancel->load()); ++r) {
+    const Verdict again = oracle.rerun(candidate, cancel);
+    if (again.cancelled) break;
+    ++report.confirm_runs;
+    report.confirmed += oracle.classify(again) == SignatureMatch::Same;
+  }
+  report.engine_runs += static_cast<size_t>(report.confirm_runs);
   std::vector<NamedTensor> actual_list;
   for (const auto& e : run.expected)
     if (auto it = actual.find(e.name); it != actual.end()) actual_list.push_back({e.name, it->second});
@@ -195,7 +206,7 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   REDUCE_TRY(write_bundle_model(dir, run));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
   if (options.polygraphy) write_polygraphy_files(dir, run, oracle.options().reference, report);
-  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run));
+  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report));
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));
   REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));

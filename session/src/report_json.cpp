@@ -90,6 +90,7 @@ std::string report_json(const ReductionReport& r) {
                  {"recorded_spilled_bytes", r.recorded_spilled_bytes}};
   j["one_minimal"] = r.one_minimal;
   j["interrupted"] = r.interrupted;
+  j["confirm"] = {{"runs", r.confirm_runs}, {"failed_again", r.confirmed}};
   j["passes"] = passes_json(r);
   j["error_sources"] = Json::array();
   for (const auto& e : r.error_sources) j["error_sources"].push_back(error_source_json(e));

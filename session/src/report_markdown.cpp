@@ -16,6 +16,11 @@ void write_reduced_line(const ReductionReport& r, std::ostream& md) {
   for (const auto& [op, n] : r.reduced_op_types) md << (first ? "" : ", ") << op << " x" << n, first = false;
   md << ")" << (r.one_minimal ? ", 1-minimal (removing any single node makes the failure disappear)" : "")
      << (r.interrupted ? ", interrupted: best reproducer so far" : "") << ".\n\n";
+  if (r.confirm_runs > 0)
+    md << (r.not_confirmed() ? "**NOT CONFIRMED:** the reproducer failed the same way in only " : "**Confirmed:** the reproducer failed the same way in ")
+       << r.confirmed << " of " << r.confirm_runs << " fresh run(s) on the engine"
+       << (r.not_confirmed() ? ": the engine is flaky or the failure depends on something else than the model" : "")
+       << ".\n\n";
 }
 
 void write_what_does_not_matter(const ReductionReport& r, std::ostream& md) {

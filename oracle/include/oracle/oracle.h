@@ -105,7 +105,7 @@ class Oracle {
 
   // Runs a candidate on the engine again, whatever the cache holds (for flakiness checks); counted
   // as an evaluation, and the cache keeps its first verdict.
-  Verdict rerun(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr);
+  Verdict rerun(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr, TensorMap* actual = nullptr);
 
   // Runs the whole model on the engine under test with `nodes` kept in FP32 (engine/fp32_nodes.h:
   // `opt:fp16,fp32=...`, `cmd[fp32=...]:`), compared with the same recorded reference. Not cached.

@@ -18,6 +18,9 @@ struct BundleOptions {
   // inputs.json (Polygraphy's --load-inputs: one feed dict) and expected.json (RunResults of the
   // reference, --load-outputs), next to inputs/ and expected/, which every bundle keeps.
   bool polygraphy = false;
+  // Fresh runs of the reproducer on the engine (never the cache) before it is called one; the
+  // first one's outputs are actual/ (ReductionReport::confirm_runs, confirmed).
+  int confirm = 1;
 };
 
 // Op type -> count, without Constant nodes.

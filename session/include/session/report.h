@@ -99,6 +99,12 @@ struct ReductionReport {
   uint64_t recorded_spilled_bytes = 0;
   bool one_minimal = false;
   bool interrupted = false;  // stopped (Ctrl-C): the best reproducer so far
+  // The reproducer run again on the engine, never from the cache, before the bundle calls it one
+  // (`--confirm N`): how many fresh runs, and how many failed the same way. confirmed < confirm_runs:
+  // a reproducer that does not (always) fail again, reported as such (exit 6), never as success.
+  int confirm_runs = 0;
+  int confirmed = 0;
+  bool not_confirmed() const { return confirmed < confirm_runs; }
   std::vector<PassReport> passes;
   std::string command;      // the exact command to reproduce (shell-quoted)
   std::string environment;  // compiler, system, CPU
