@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 
 #include "cluster_reduction.h"
 #include "command.h"
 #include "mpi_launch.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
+#include "session/bundle_lock.h"
 #include "session/control_flow.h"
 #include "session/verdict_report.h"
 #include "stop_on_signal.h"
@@ -80,6 +82,16 @@ Expected<std::optional<FlattenedModel>> flatten(Oracle& oracle, const FlattenOpt
 int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole* cluster) {
   const SessionOptions& s = args.session;
   const bool worker = cluster && cluster->worker();
+  // Rank 0 (or the only process) owns the bundle folder from here to the end.
+  std::optional<BundleLock> lock;
+  if (!worker) {
+    auto acquired = BundleLock::acquire(s.out_dir);
+    if (!acquired) {
+      std::cerr << "error: " << acquired.error().message() << "\n";
+      return kExitUsage;
+    }
+    lock.emplace(std::move(*acquired));
+  }
   Model model;
   auto samples = load_and_create_oracles(args.vm, s.model_path, model, SampleUse::FirstFailing, stop);
   if (worker && !samples) return cluster->serve(nullptr, nullptr, samples.error().message());

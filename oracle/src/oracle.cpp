@@ -269,6 +269,11 @@ Verdict Oracle::verdict_from_error(const Error& error) const {
     case ErrorKind::Crash: s.kind = FailureKind::Crash; s.signal = error.signal; break;
     case ErrorKind::Timeout: s.kind = FailureKind::Timeout; break;
     case ErrorKind::Error: s.kind = FailureKind::Error; break;
+    case ErrorKind::Setup:
+      // The tool could not run the engine: not a verdict on the model, never a reproducer.
+      v.invalid = true;
+      v.invalid_reason = "not the engine's failure: " + error.message();
+      return v;
   }
   s.normalized = normalize_message(s.message, names_);
   return v;

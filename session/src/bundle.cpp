@@ -1,5 +1,6 @@
 // Writing the reproducer bundle.
 #include "session/bundle.h"
+#include "session/bundle_lock.h"
 
 #include "core/inline_if.h"
 #include "core/mapped_file.h"
@@ -61,6 +62,7 @@ constexpr const char* kBundleEntries[] = {"model.onnx", "model.data", "inputs", 
 
 // A bundle file, or the hidden temporary of one (".inputs.tmp", ".report.json.tmp123").
 bool is_bundle_entry(const std::string& name) {
+  if (name == kBundleLockName) return true;  // BundleLock's file
   // Hard links of the original's external-data files (SaveOptions::link_external_data).
   const std::string linked = "model.original";
   for (const std::string& prefix : {linked, "." + linked})
@@ -99,6 +101,7 @@ Status check_bundle_folder(const fs::path& dir, const fs::path& model, bool resu
   bool empty = true, marked = false;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
+    if (name == kBundleLockName) continue;  // a lock alone does not make a bundle
     empty = false;
     if (!is_bundle_entry(name))
       return Error{where, "output folder is not empty and is not a bundle (it holds '" + name + "'); choose another -o"};

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 namespace reduce {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::read_bytes;
 using testing::run_process;
 using testing::run_reduce;
@@ -156,6 +158,35 @@ TEST(CheckScriptCli, ConfirmRunsTheReproducerAgainAndCountsTheFailures) {
   EXPECT_NE(read_bytes(dir / "flaky" / "report.json").find("\"failed_again\": 2"), std::string::npos);
   auto zero = run_reduce({model_in(dir), "--engine", "check:sh " + dir.path().string() + "/steady.sh {model}", "--confirm", "0"});
   EXPECT_EQ(zero.exit_code, 2) << zero.err;
+}
+
+// The tool's own failures are never engine verdicts: with TMPDIR missing (or a file), `cmd:`,
+// `isolated:` and `opencv` used to say FAIL (error) on a passing model, and `reduce` made a
+// one-node "reproducer" of "temporary folder: No such file or directory". Now: exit 2, naming TMPDIR.
+TEST(SetupErrors, ABrokenTmpdirIsExitTwoNamingItNeverAFailure) {
+  TempDir dir;
+  write_bytes(dir / "a_file", "x");
+  const std::string reduce_bin = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  const std::string model = model_in(dir);
+  const std::vector<std::string> engines = {
+      "cmd:" + reduce_bin + " run {model} --inputs {inputs} --save-outputs {outputs}", "isolated:opt", "opencv"};
+  for (const std::string tmpdir : {(dir / "missing").string(), (dir / "a_file").string()}) {
+    for (const std::string& engine : engines) {
+      auto r = testing::run_process({"env", "TMPDIR=" + tmpdir, reduce_bin, "check", model, "--engine", engine});
+      EXPECT_EQ(r.exit_code, 2) << engine << " " << tmpdir << "\n" << r.out << r.err;
+      EXPECT_EQ(r.out.find("verdict: FAIL"), std::string::npos) << engine << "\n" << r.out;
+      EXPECT_NE((r.out + r.err).find("not the engine's failure"), std::string::npos) << engine << "\n" << r.out << r.err;
+      EXPECT_NE((r.out + r.err).find(tmpdir), std::string::npos) << engine << "\n" << r.out << r.err;
+    }
+    auto reduced = testing::run_process({"env", "TMPDIR=" + tmpdir, reduce_bin, model, "--engine", engines[0], "-o",
+                                         (dir / "out").string()});
+    EXPECT_EQ(reduced.exit_code, 2) << reduced.out << reduced.err;
+    EXPECT_FALSE(fs::exists(dir / "out" / "report.json"));
+  }
+  // A command that cannot start is the setup's problem too.
+  auto r = run_reduce({"check", model, "--engine", "cmd:/nonexistent/engine {model}"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out.find("verdict: FAIL"), std::string::npos) << r.out;
 }
 
 TEST(CheckScriptCli, AHangingScriptIsKilledAtTheTimeout) {

@@ -255,6 +255,33 @@ TEST(InterruptCli, AClosedOutputPipeDoesNotKillTheReduction) {
   EXPECT_NE(read_bytes(dir / "out" / "report.json").find("\"Tanh\": 1"), std::string::npos);
 }
 
+// Two reductions into one -o: the second is refused at once, naming the first's pid; the first's
+// bundle is its own. An output that cannot be written is refused before the engine runs at all.
+TEST(BundleFolder, ASecondReductionIntoTheSameFolderIsRefusedNamingTheHolder) {
+  TempDir dir;
+  const std::string out = (dir / "out").string();
+  Background first = start_reduce(dir.path(), {model_in(dir), "--engine", sleeping_engine(dir), "-o", out});
+  ASSERT_TRUE(wait_for_file(dir / "engine.pid")) << read_bytes(first.err);
+  auto second = run_reduce({model_in(dir), "--engine", "opt:fault=broadcast-batch1", "-o", out});
+  EXPECT_EQ(second.exit_code, 2) << second.out << second.err;
+  EXPECT_NE(second.err.find("another reduce (pid " + std::to_string(first.pid) + ") is writing this bundle"), std::string::npos)
+      << second.err;
+  kill(first.pid, SIGTERM);
+  EXPECT_EQ(wait_exit(first.pid), 130) << read_bytes(first.err);
+  // Once the first has ended, the folder is free again.
+  auto third = run_reduce({model_in(dir), "--engine", "opt:fault=broadcast-batch1", "-o", out});
+  EXPECT_EQ(third.exit_code, 0) << third.out << third.err;
+  EXPECT_FALSE(fs::exists(dir / "out" / ".lock"));
+}
+
+TEST(BundleFolder, AnUnwritableOutputIsRefusedBeforeTheEngineRuns) {
+  TempDir dir;
+  auto r = run_reduce({model_in(dir), "--engine", sleeping_engine(dir), "-o", "/proc/nope"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("error: /proc/nope: cannot create the bundle folder"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "engine.pid")) << "the engine ran before the output was checked";
+}
+
 TEST(InterruptCli, AnInterruptWhileTheReproducerRunsStillCompletesTheBundle) {
   TempDir dir;
   // Every run of a one-node model (the reproducer, during the search and in the final write)

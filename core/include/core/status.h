@@ -10,7 +10,9 @@ namespace reduce {
 
 // How a failure happened, for callers that must tell them apart (the oracle's verdicts): a
 // reported error, a process killed by a signal, or a run that exceeded its time limit.
-enum class ErrorKind { Error, Crash, Timeout };
+// Setup: the tool's own failure around an engine run (a temporary folder, writing the candidate or
+// its inputs, starting the engine's process), never the engine's verdict on the model.
+enum class ErrorKind { Error, Crash, Timeout, Setup };
 
 // A user-facing problem. `where` is the file (or other subject) and `what` the problem, so
 // the CLI can print the one-line form `error: <where>: <what>`.
@@ -70,6 +72,21 @@ class [[nodiscard]] Status {
   Error error_;
   bool ok_ = true;
 };
+
+// The same status or value, an error marked as the tool's own (ErrorKind::Setup).
+inline Status as_setup(Status s) {
+  if (s.ok()) return s;
+  Error e = s.error();
+  e.kind = ErrorKind::Setup;
+  return e;
+}
+template <typename T>
+Expected<T> as_setup(Expected<T> x) {
+  if (x.ok()) return x;
+  Error e = x.error();
+  e.kind = ErrorKind::Setup;
+  return e;
+}
 
 }  // namespace reduce
 

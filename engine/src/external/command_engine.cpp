@@ -45,19 +45,19 @@ class CommandPrepared : public PreparedModel {
     std::error_code ec;
     std::filesystem::create_directory(run / "inputs", ec);
     std::filesystem::create_directory(run / "outputs", ec);
-    if (ec) return Error{run.path().string(), "cannot create folder: " + ec.message()};
-    REDUCE_TRY(write_input_folder(run / "inputs", model_.graph, inputs));
+    if (ec) return Error{run.path().string(), "cannot create folder: " + ec.message(), ErrorKind::Setup};
+    REDUCE_TRY(as_setup(write_input_folder(run / "inputs", model_.graph, inputs)));
     Placeholders values = fp32_;
     values["model"] = model_path.string();
     values["inputs"] = (run / "inputs").string();
     values["outputs"] = (run / "outputs").string();
     // Polygraphy's files: `polygraphy run {model} --load-inputs {inputs_json} --save-outputs {outputs_json}`.
-    if (uses("inputs_json")) REDUCE_TRY(write_polygraphy_inputs(run / "inputs.json", {named_inputs(inputs)}));
+    if (uses("inputs_json")) REDUCE_TRY(as_setup(write_polygraphy_inputs(run / "inputs.json", {named_inputs(inputs)})));
     values["inputs_json"] = (run / "inputs.json").string();
     values["outputs_json"] = (run / "outputs.json").string();
     // trtexec's files: `trtexec --onnx={model} --loadInputs={trtexec_inputs} --exportOutput={trtexec_output_json}`.
     if (uses("trtexec_inputs")) {
-      REDUCE_ASSIGN(values["trtexec_inputs"], write_trtexec_inputs(run.path(), inputs));
+      REDUCE_ASSIGN(values["trtexec_inputs"], as_setup(write_trtexec_inputs(run.path(), inputs)));
     }
     values["trtexec_output_json"] = (run / "trtexec_outputs.json").string();
     ProcessOptions process;
@@ -66,7 +66,8 @@ class CommandPrepared : public PreparedModel {
     process.cancel = options.cancel;
     std::vector<std::string> argv = fill_placeholders(tokens_, values);
     argv.insert(argv.end(), fp32_arguments_.begin(), fp32_arguments_.end());
-    REDUCE_ASSIGN(ProcessResult result, run_process(argv, process));
+    // A command that cannot start (not found, no descriptors left) is the setup's problem.
+    REDUCE_ASSIGN(ProcessResult result, as_setup(run_process(argv, process)));
     if (result.cancelled) return Error{"", "cancelled"};
     if (result.timed_out)
       return Error{"", "command " + result.describe(process), ErrorKind::Timeout, result.signal};
@@ -150,7 +151,7 @@ class CommandPrepared : public PreparedModel {
     // Weights of the original's external data are a hard link of its file, not a copy per check.
     SaveOptions so;
     so.link_external_data = true;
-    REDUCE_TRY(save_model(*written, saved->path, so));
+    REDUCE_TRY(as_setup(save_model(*written, saved->path, so)));
     for (const auto& vi : written->graph.outputs)
       if (auto dtype = dtype_from_onnx(vi.type.elem_type)) saved->dtypes.emplace(vi.name, *dtype);
     saved_.push_back(std::move(saved));

@@ -4,18 +4,25 @@
 #include <stdlib.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace reduce {
 
 namespace fs = std::filesystem;
 
+// A folder that cannot be made is the tool's problem (TMPDIR missing, read-only or full), never
+// an engine's verdict: ErrorKind::Setup, naming the folder.
 Expected<TempFolder> TempFolder::create(const std::string& prefix) {
   std::error_code ec;
   const fs::path base = fs::temp_directory_path(ec);
-  if (ec) return Error{"temporary folder", ec.message()};
+  if (ec) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    return Error{std::string("temporary folder ") + (tmpdir ? tmpdir : "/tmp") + " (TMPDIR)", ec.message(), ErrorKind::Setup};
+  }
   std::string pattern = (base / (prefix + "XXXXXX")).string();
-  if (!::mkdtemp(pattern.data())) return Error{pattern, std::string("cannot create folder: ") + std::strerror(errno)};
+  if (!::mkdtemp(pattern.data()))
+    return Error{pattern, std::string("cannot create folder: ") + std::strerror(errno), ErrorKind::Setup};
   return TempFolder(fs::path(pattern));
 }
 

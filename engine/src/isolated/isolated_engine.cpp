@@ -236,7 +236,7 @@ class IsolatedEngine : public Engine {
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     REDUCE_ASSIGN(TempFolder folder, TempFolder::create("reduce-isolated-model-"));
-    REDUCE_TRY(save_model(model, folder / "model.onnx"));
+    REDUCE_TRY(as_setup(save_model(model, folder / "model.onnx")));
     auto prepared = std::make_unique<IsolatedPrepared>(model, spec_, pool_, std::move(folder));
     REDUCE_TRY(prepared->load());
     return std::unique_ptr<PreparedModel>(std::move(prepared));
