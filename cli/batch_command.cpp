@@ -35,7 +35,7 @@ po::options_description batch_options() {
       "usage: reduce batch DIR|MANIFEST -o OUT [options]\n\n"
       "Reduces every model of a manifest (tab-separated, with 'model' and 'engine' columns, as written\n"
       "by reduce-corpus) or of a folder (its manifest.tsv, else every .onnx with --engine) into\n"
-      "OUT/<model-stem>/. Models whose bundle is complete are skipped, so an interrupted batch resumes.\n"
+      "OUT/<model-stem>/ (<model-stem>-2, ... for later rows with the same stem). Models whose bundle is complete are skipped, so an interrupted batch resumes.\n"
       "Reproducers of the same failure and the same reduced graph form one bucket in OUT/summary.md\n"
       "and OUT/summary.json.\n\noptions");
   opts.add_options()("help,h", "show this help")("source", po::value<std::string>(), "manifest file or folder")
@@ -102,11 +102,11 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
   std::vector<BatchRow> rows;
   std::vector<size_t> todo;
   for (size_t i = 0; i < items.size(); ++i) {
-    rows.push_back({items[i], "reduced", read_bucket(out / items[i].model.stem()), false, {}});
+    rows.push_back({items[i], "reduced", read_bucket(out / items[i].folder), false, {}});
     if (rows.back().bucket) rows.back().already_done = true;
     else todo.push_back(i);
   }
-  auto bundle = [&](size_t i) { return out / items[i].model.stem(); };
+  auto bundle = [&](size_t i) { return out / items[i].folder; };
   auto reduce_item = [&](size_t i, const fs::path& dir, std::stop_token gone) {
     if (launch.rank == 0)
       std::cerr << "batch: [" << i + 1 << "/" << items.size() << "] " << items[i].model.string() << " on "

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace reduce::cli {
@@ -46,9 +47,26 @@ Expected<std::vector<BatchItem>> read_manifest(const fs::path& path) {
   return items;
 }
 
-}  // namespace
+// The first row with a stem keeps it as its folder; later rows with the same stem get STEM-2,
+// STEM-3, ... (skipping names another row has): stable for one manifest, so a batch resumes.
+void assign_folders(std::vector<BatchItem>& items) {
+  std::set<std::string> taken;
+  for (const auto& item : items) taken.insert(item.model.stem().string());
+  std::set<std::string> used;
+  for (auto& item : items) {
+    const std::string stem = item.model.stem().string();
+    std::string name = stem;
+    for (int k = 2; used.count(name); ++k) {
+      name = stem + "-" + std::to_string(k);
+      if (taken.count(name)) name = stem;  // another row's own stem: try the next number
+    }
+    used.insert(name);
+    taken.insert(name);
+    item.folder = name;
+  }
+}
 
-Expected<std::vector<BatchItem>> batch_items(const fs::path& source, const std::optional<std::string>& engine) {
+Expected<std::vector<BatchItem>> read_items(const fs::path& source, const std::optional<std::string>& engine) {
   std::error_code ec;
   const bool folder = fs::is_directory(source, ec);
   if (folder && fs::exists(source / "manifest.tsv")) return read_manifest(source / "manifest.tsv");
@@ -56,8 +74,16 @@ Expected<std::vector<BatchItem>> batch_items(const fs::path& source, const std::
   if (!engine) return Error{source.string(), "no manifest.tsv in this folder; give --engine"};
   std::vector<BatchItem> items;
   for (const auto& e : fs::directory_iterator(source, ec))
-    if (e.path().extension() == ".onnx") items.push_back({e.path(), *engine, "", ""});
+    if (e.path().extension() == ".onnx") items.push_back({e.path(), *engine, "", "", ""});
   std::sort(items.begin(), items.end(), [](const BatchItem& a, const BatchItem& b) { return a.model < b.model; });
+  return items;
+}
+
+}  // namespace
+
+Expected<std::vector<BatchItem>> batch_items(const fs::path& source, const std::optional<std::string>& engine) {
+  REDUCE_ASSIGN(std::vector<BatchItem> items, read_items(source, engine));
+  assign_folders(items);
   return items;
 }
 

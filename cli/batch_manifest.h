@@ -15,6 +15,9 @@ struct BatchItem {
   std::string engine;
   std::string expected_kind;  // from the manifest, may be empty
   std::string expected_ops;   // ground truth op multiset, may be empty
+  // The row's bundle folder under OUT: the model's stem, unique per row (batch_items): two rows with
+  // one stem (x/model.onnx and y/model.onnx, or one model under two engines) never share a bundle.
+  std::string folder;
 };
 
 // A manifest file (tab-separated, with 'model' and 'engine' columns, as written by reduce-corpus),

@@ -58,7 +58,7 @@ Json result_json(const BatchRow& row, const fs::path& out) {
           {"one_minimal", b.one_minimal},
           {"expected_op_types", row.item.expected_ops},
           {"reached_expected", reached_expected(row)},
-          {"bundle", (out / row.item.model.stem()).string()}};
+          {"bundle", (out / row.item.folder).string()}};
 }
 
 }  // namespace
@@ -95,7 +95,7 @@ std::string batch_summary_markdown(const std::vector<BatchRow>& rows, int ranks_
        << ")\n\nreduced graph: " << b.ops << "\n\n";
     for (size_t i : members)
       md << "- " << rows[i].item.model.filename().string() << " -> `"
-         << (fs::path(rows[i].item.model.stem()) / "model.onnx").string() << "`\n";
+         << (fs::path(rows[i].item.folder) / "model.onnx").string() << "`\n";
     md << "\n";
   }
   return md.str();

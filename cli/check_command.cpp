@@ -80,6 +80,9 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (verdict.cancelled) return interrupted();
   o.set_target(verdict.signature);
   print_verdict(verdict, std::cout);
+  if (verdict.runs > 1)
+    std::cout << (verdict.flaky() ? "FLAKY: " : "runs: ") << verdict.failing_runs << " of " << verdict.runs
+              << " runs show the failure (--repeat: the majority decides)\n";
   if (verdict.invalid) return kExitUsage;
   // Flakiness: rerun (never from the cache) and see whether the verdict holds.
   int same = 1;

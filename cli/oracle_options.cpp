@@ -84,6 +84,8 @@ void add_oracle_options(po::options_description& opts) {
       ("ignore-fail-code", po::value<std::vector<int>>()->multitoken()->composing(), "check: exit codes that never mean 'fails'")
       ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
        "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot}), {rank} and {local_rank} the MPI rank (e.g. CUDA_VISIBLE_DEVICES={local_rank})")
+      ("repeat", po::value<int>()->default_value(1),
+       "flaky engines: run every candidate N times and take the majority verdict (1..1000; default 1)")
       ("slots", po::value<int>()->default_value(0),
        "concurrent engine slots, numbered from 0 for {slot} (0: the number of jobs, or of cores; at most 1024)")
       ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores; at most 1024)")
@@ -150,6 +152,8 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
     if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
   o.environment.threads = vm["threads"].as<int>();
   REDUCE_TRY(check_int_range("--threads", o.environment.threads, 0, kMaxParallel));
+  o.repeat = vm["repeat"].as<int>();
+  REDUCE_TRY(check_int_range("--repeat", o.repeat, 1, kMaxConfirm));
   o.slots = vm["slots"].as<int>();
   REDUCE_TRY(check_int_range("--slots", o.slots, 0, kMaxParallel));
   if (vm.count("jobs")) REDUCE_TRY(check_int_range("-j", vm["jobs"].as<int>(), 0, kMaxParallel));

@@ -200,9 +200,12 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   Oracle& oracle = opened_samples.main();
   std::vector<Oracle*> samples;  // in sample order
   for (const auto& o : opened_samples.oracles) samples.push_back(o.get());
-  // A set names nodes: unnamed ones get names (the bundle's reports use them).
-  if (const size_t named = name_unnamed_nodes(model))
-    std::cout << "named " << named << " unnamed nodes node_K (engines see these names)\n";
+  // A set names nodes: each name must name one node (the bundle's model and reports use them).
+  const NodeRenaming renamed = make_node_names_unique(model);
+  if (renamed.unnamed) std::cout << "named " << renamed.unnamed << " unnamed nodes node_K (engines see these names)\n";
+  if (renamed.duplicates)
+    std::cout << "renamed " << renamed.duplicates << " nodes whose name an earlier node has to NAME_K, so that every "
+              << "name in the set means one node (engines see these names)\n";
 
   PrecisionOptions po_;
   po_.jobs = vm["jobs"].as<int>();

@@ -36,6 +36,9 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
             << (r.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << r.confirmed << " of " << r.confirm_runs
             << " fresh run(s) of the reproducer fail the same way"
             << (r.not_confirmed() ? " (a flaky engine, or a failure that does not depend on the model alone)" : "") << "\n"
+            << (r.flaky > 0 ? "flaky: " + std::to_string(r.flaky) + " checks gave different verdicts across their " +
+                                  std::to_string(r.repeat) + " runs (--repeat); each took the majority\n"
+                            : std::string())
             << "failure: " << r.failure.to_string() << "\n"
             << r.checks << " checks, " << r.cache_hits << " cache hits, "
             << format_number(r.seconds) << " s\nbundle: " << s.out_dir.string() << "/\n";

@@ -439,10 +439,11 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   }
   TensorMap outputs;
   // The caller's `actual` needs every output; otherwise they are kept only when small enough.
-  Verdict v = run_candidate(c, cancel, &outputs, actual ? UINT64_MAX : kKeptBytes / 4);
+  Verdict v = majority_of_runs(c, cancel, &outputs, actual ? UINT64_MAX : kKeptBytes / 4);
   std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.evaluations;
+  stats_.evaluations += static_cast<uint64_t>(v.runs);
   stats_.engine_seconds += v.seconds;
+  stats_.flaky += v.flaky();
   // A cancelled run may have been cut short: its verdict is not an answer, so it is not cached.
   if (cancel && cancel->load()) {
     v.cancelled = true;
@@ -522,16 +523,51 @@ Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>*
   return v;
 }
 
-SignatureMatch Oracle::classify(const Verdict& v) {
+SignatureMatch Oracle::match(const Verdict& v) const {
   if (v.invalid) return SignatureMatch::Different;
-  SignatureMatch m;
-  if (!fail_regexes_.empty()) {
-    m = !v.signature.fails() ? SignatureMatch::Pass
-        : matches_fail_regex(v.signature.message) ? SignatureMatch::Same
-                                                  : SignatureMatch::Different;
-  } else {
-    m = match_signature(target_, v.signature);
+  if (!fail_regexes_.empty())
+    return !v.signature.fails() ? SignatureMatch::Pass
+           : matches_fail_regex(v.signature.message) ? SignatureMatch::Same
+                                                     : SignatureMatch::Different;
+  return match_signature(target_, v.signature);
+}
+
+Verdict Oracle::majority_of_runs(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual,
+                                 uint64_t actual_limit) {
+  Verdict first = run_candidate(c, cancel, actual, actual_limit);
+  const int n = options_.repeat;
+  if (n <= 1 || first.invalid || (cancel && cancel->load())) return first;
+  // Before the target is known (the original's own runs), any failure counts.
+  auto shows = [&](const Verdict& v) { return has_target_ ? match(v) == SignatureMatch::Same : v.signature.fails(); };
+  std::vector<Verdict> runs;
+  runs.push_back(first);
+  double seconds = first.seconds;
+  int failing = shows(first);
+  for (int r = 1; r < n; ++r) {
+    Verdict again = run_candidate(c, cancel, nullptr, 0);
+    seconds += again.seconds;
+    if (cancel && cancel->load()) {
+      again.runs = r + 1;
+      again.seconds = seconds;
+      return again;
+    }
+    failing += shows(again);
+    runs.push_back(std::move(again));
   }
+  // The first run with the majority's outcome is the verdict: deterministic for the same answers.
+  const bool fails = 2 * failing > n;
+  size_t pick = 0;
+  while (pick + 1 < runs.size() && shows(runs[pick]) != fails) ++pick;
+  if (pick != 0 && actual) actual->clear();  // the outputs were the first run's
+  Verdict v = std::move(runs[pick]);
+  v.runs = n;
+  v.failing_runs = failing;
+  v.seconds = seconds;
+  return v;
+}
+
+SignatureMatch Oracle::classify(const Verdict& v) {
+  const SignatureMatch m = match(v);
   if (m == SignatureMatch::Different && !v.cache_hit) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.slipped;

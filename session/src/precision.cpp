@@ -6,6 +6,7 @@
 #include <optional>
 #include <cctype>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/candidate.h"
@@ -93,17 +94,29 @@ std::vector<size_t> rank_by_added_error(Oracle& oracle, const PrecisionOptions& 
 
 }  // namespace
 
-size_t name_unnamed_nodes(Model& model) {
+NodeRenaming make_node_names_unique(Model& model) {
   std::unordered_set<std::string> taken;
   for (const Node& n : model.graph.nodes) taken.insert(n.name);
-  size_t named = 0, k = 0;
+  NodeRenaming out;
+  std::unordered_set<std::string> seen;  // names of the nodes so far, in order
+  std::unordered_map<std::string, size_t> next;  // the next suffix to try per base name
+  auto fresh = [&](const std::string& base) {
+    std::string name;
+    do name = base + "_" + std::to_string(next[base]++);
+    while (!taken.insert(name).second);
+    return name;
+  };
   for (Node& n : model.graph.nodes) {
-    if (!n.name.empty()) continue;
-    do n.name = "node_" + std::to_string(k++);
-    while (!taken.insert(n.name).second);
-    ++named;
+    if (n.name.empty()) {
+      n.name = fresh("node");
+      ++out.unnamed;
+    } else if (!seen.insert(n.name).second) {
+      n.name = fresh(n.name);
+      ++out.duplicates;
+    }
+    seen.insert(n.name);
   }
-  return named;
+  return out;
 }
 
 std::vector<size_t> float_nodes(const Oracle& oracle) {

@@ -100,7 +100,8 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
                : chart_note.empty() ? "" : "No chart: " + chart_note + "\n\n")
      << "TensorRT:\n\n```sh\n" << tensorrt_flags(out.pinned) << "\n```\n\nPolygraphy:\n\n```sh\n"
      << polygraphy_flags(out.pinned) << "\n```\n\n"
-     << "The node names are those of `model.onnx` here (unnamed nodes were named `node_K`). "
+     << "The node names are those of `model.onnx` here (unnamed nodes were named `node_K`, and a name shared by "
+        "several nodes kept by the first and made `NAME_K` for the others). "
         "TensorRT layer names follow the ONNX node names only in the common case; check them with "
         "`--exportLayerInfo` or Polygraphy's `inspect model`.\n\nReproduce:\n\n```sh\n"
      << command << "\n```\n";

@@ -82,6 +82,8 @@ std::string report_json(const ReductionReport& r) {
   j["engine_runs"] = r.engine_runs;
   j["cache_hits"] = r.cache_hits;
   j["slipped"] = r.slipped;
+  j["repeat"] = r.repeat;
+  j["flaky"] = r.flaky;
   j["invalid"] = r.invalid;
   j["seconds"] = r.seconds;
   j["engine_seconds"] = r.engine_seconds;

@@ -88,7 +88,9 @@ void write_search(const ReductionReport& r, std::ostream& md) {
     md << "\n";
   }
   md << "**Search:** " << r.checks << " checks (" << r.engine_runs << " engine runs, " << r.cache_hits
-     << " cache hits, " << r.slipped << " slipped, " << r.invalid << " invalid) in " << format_number(r.seconds)
+     << " cache hits, " << r.slipped << " slipped, " << r.invalid << " invalid"
+     << (r.repeat > 1 ? ", each the majority of " + std::to_string(r.repeat) + " runs, " + std::to_string(r.flaky) + " flaky" : "")
+     << ") in " << format_number(r.seconds)
      << " s with -j " << r.jobs << ", strategy " << r.strategy << ".\n\n";
 }
 

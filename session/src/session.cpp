@@ -150,6 +150,8 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
   const OracleStatistics stats = oracle_.statistics();
   ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
+  report.repeat = oracle_.options().repeat;
+  report.flaky = stats.flaky;
   if (const auto& ledger = oracle_.options().environment.ledger) report.peak_held_bytes = ledger->peak();
   report.engine_seconds = stats.engine_seconds;
   report.slots = oracle_.options().slots;

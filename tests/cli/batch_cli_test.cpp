@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <set>
 
 #include "fault_models.h"
 #include "process_support.h"
@@ -74,6 +75,36 @@ TEST(BatchCli, EachRowIsRightForFailingPassingInvalidAndCrashingModels) {
   EXPECT_TRUE(std::filesystem::exists(out / "failing" / "model.onnx"));
   EXPECT_TRUE(std::filesystem::exists(out / "crashing" / "model.onnx"));
   EXPECT_FALSE(std::filesystem::exists(out / "passing" / "report.json"));
+}
+
+// Two rows with one stem (x/model and y/model, here one on two engines too) used to share
+// OUT/model/: the second overwrote the first and both rows showed its failure. Each row now has
+// its own bundle, and a second run resumes both.
+TEST(BatchCli, RowsWithTheSameStemGetBundlesOfTheirOwn) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "x");
+  std::filesystem::create_directories(dir / "y");
+  write_bytes(dir / "x" / "model.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "y" / "model.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "crash.sh", "#!/bin/sh\nif grep -aq Tanh \"$1\"; then echo 'engine: tanh refused'; exit 1; fi\nexit 0\n");
+  const std::string manifest = write_manifest(
+      dir, {{"x/model.onnxtxt", "opt:fault=broadcast-batch1"}, {"y/model.onnxtxt", "check:sh " + (dir / "crash.sh").string() + " {model}"}});
+  const auto out = dir / "out";
+  auto r = run_reduce({"batch", manifest, "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto summary = nlohmann::json::parse(read_bytes(out / "summary.json"));
+  ASSERT_EQ(summary.at("results").size(), 2u);
+  std::set<std::string> bundles, failures;
+  for (const auto& row : summary.at("results")) {
+    bundles.insert(row.at("bundle").get<std::string>());
+    failures.insert(row.at("failure").get<std::string>());
+  }
+  EXPECT_EQ(bundles, (std::set<std::string>{(out / "model").string(), (out / "model-2").string()}));
+  EXPECT_EQ(failures.size(), 2u) << summary.dump(2);
+  EXPECT_NE(read_bytes(out / "model-2" / "report.json").find("Tanh"), std::string::npos);
+  auto again = run_reduce({"batch", manifest, "-o", out.string()});
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("2 already done"), std::string::npos) << again.out;
 }
 
 TEST(BatchCli, AModelThatDoesNotFailDoesNotStopTheNextOne) {

@@ -189,6 +189,37 @@ TEST(SetupErrors, ABrokenTmpdirIsExitTwoNamingItNeverAFailure) {
   EXPECT_EQ(r.out.find("verdict: FAIL"), std::string::npos) << r.out;
 }
 
+// --repeat N: each candidate runs N times and the majority decides. An engine that also fails on
+// the first run of any model ("random" failures that do not come back) makes the plain search keep a
+// wrong reproducer, which the confirmation catches (exit 6); with --repeat 3 those failures are 1 of
+// 3, outvoted, and the reduction ends at the Tanh, confirmed, counting the flaky checks.
+TEST(CheckScriptCli, RepeatTakesTheMajorityOfRunsOnAFlakyEngine) {
+  TempDir dir;
+  const std::string seen = (dir / "seen").string();
+  const auto s = script(dir, "flaky.sh",
+                        "h=$(cksum < \"$1\" | cut -d' ' -f1)\n"
+                        "SEEN=$(grep -c \"^$h$\" '" + seen + "' 2>/dev/null)\n"
+                        "echo $h >> '" + seen + "'\n"
+                        "if grep -aq Tanh \"$1\" || [ \"${SEEN:-0}\" -eq 0 ]; then echo 'engine: boom'; exit 1; fi\nexit 0\n");
+  const std::string engine = "check:sh " + s + " {model}";
+  auto plain = run_reduce({model_in(dir), "--engine", engine, "-j", "1", "-o", (dir / "plain").string()});
+  EXPECT_EQ(plain.exit_code, 6) << plain.out << plain.err;
+  std::filesystem::remove(seen);
+  auto r = run_reduce({model_in(dir), "--engine", engine, "-j", "1", "--repeat", "3", "-o", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string report = read_bytes(dir / "out" / "report.json");
+  EXPECT_NE(report.find("\"Tanh\": 1"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"repeat\": 3"), std::string::npos) << report;
+  EXPECT_EQ(report.find("\"flaky\": 0"), std::string::npos) << report;
+  EXPECT_NE(r.out.find("flaky: "), std::string::npos) << r.out;
+  // `check --repeat`: the count of runs that showed the failure.
+  write_bytes(dir / "other.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) { y = Relu(x) }\n");
+  auto check = run_reduce({"check", (dir / "other.onnxtxt").string(), "--engine", engine, "--repeat", "3"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("FLAKY: 1 of 3 runs show the failure"), std::string::npos) << check.out;
+  EXPECT_EQ(run_reduce({"check", model_in(dir), "--engine", engine, "--repeat", "0"}).exit_code, 2);
+}
+
 TEST(CheckScriptCli, AHangingScriptIsKilledAtTheTimeout) {
   TempDir dir;
   const auto s = script(dir, "hang.sh", "sleep 120 &\nsleep 120\n");

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <set>
 
 #include "fault_models.h"
 #include "process_support.h"
@@ -117,6 +118,29 @@ TEST(PrecisionCli, UnnamedNodesAreNamedInTheBundlesModel) {
   auto r = run_reduce({"precision", (dir / "norm.onnxtxt").string(), "--engine", "opt:fp16", "-o", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("named 9 unnamed nodes"), std::string::npos) << r.out;
+  EXPECT_EQ(run_reduce({"check", (out / "model.onnx").string(), "--engine",
+                        "opt:fp16,fp32=@" + (out / "precision.txt").string()}).exit_code, 0);
+}
+
+// Eight nodes sharing one name: the set used to be "1 of 8 nodes" (that name pins all 8). Now each
+// node has a name of its own, and the set is the four that must stay in FP32.
+TEST(PrecisionCli, ADuplicateNameNamesOneNodeInTheSet) {
+  TempDir dir;
+  auto m = parse_model_text(testing::kSquareOverflow);
+  ASSERT_TRUE(m.ok());
+  for (Node& n : m->graph.nodes) n.name = "layer";
+  ASSERT_TRUE(save_model(*m, dir / "same.onnx").ok());
+  const auto out = dir / "bundle";
+  auto r = run_reduce({"precision", (dir / "same.onnx").string(), "--engine", "opt:fp16", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("renamed 8 nodes whose name an earlier node has"), std::string::npos) << r.out;
+  const std::string set = testing::read_bytes(out / "precision.txt");
+  EXPECT_EQ(std::count(set.begin(), set.end(), '\n'), 4) << set;
+  auto bundle = load_model(out / "model.onnx");
+  ASSERT_TRUE(bundle.ok());
+  std::set<std::string> names;
+  for (const Node& n : bundle->graph.nodes) names.insert(n.name);
+  EXPECT_EQ(names.size(), bundle->graph.nodes.size());
   EXPECT_EQ(run_reduce({"check", (out / "model.onnx").string(), "--engine",
                         "opt:fp16,fp32=@" + (out / "precision.txt").string()}).exit_code, 0);
 }

@@ -51,6 +51,10 @@ struct OracleOptions {
   // Concurrent evaluations get a slot each (0..slots-1); `{slot}` in environment.env entries is
   // replaced by the slot number (e.g. CUDA_VISIBLE_DEVICES={slot} pins a device per slot).
   int slots = 1;
+  // Flaky engines (`--repeat N`): every evaluation runs the candidate N times and takes the
+  // majority: it shows the failure when more than half of the runs do (the target's, once set;
+  // any failure before), else the first run that does not. 1: one run.
+  int repeat = 1;
 };
 
 struct Verdict {
@@ -61,6 +65,9 @@ struct Verdict {
   bool invalid = false;                   // not a runnable candidate (checker, or the reference failed)
   bool cancelled = false;                 // the caller cancelled the run: not an answer
   std::string invalid_reason;
+  int runs = 1;           // engine runs behind this verdict (OracleOptions::repeat)
+  int failing_runs = 0;   // of those, the ones that showed the failure (with repeat > 1)
+  bool flaky() const { return failing_runs > 0 && failing_runs < runs; }
 };
 
 // A candidate made concrete: what a bundle holds and what an engine receives.
@@ -75,6 +82,7 @@ struct OracleStatistics {
   uint64_t cache_hits = 0;
   uint64_t slipped = 0;      // failed differently
   uint64_t invalid = 0;
+  uint64_t flaky = 0;        // evaluations whose repeated runs (--repeat) disagreed
   // Seconds the engine under test spent preparing and running candidates (every evaluation,
   // cancelled ones included), without materializing, comparing or waiting for a slot.
   double engine_seconds = 0;
@@ -122,6 +130,8 @@ class Oracle {
   const FailureSignature& target() const { return target_; }
   // Same / different / pass relative to the target; counts slippage.
   SignatureMatch classify(const Verdict& verdict);
+  // classify without counting: the same answer, no statistics.
+  SignatureMatch match(const Verdict& verdict) const;
 
   // Runs the engine on the full model with every value requested and compares each with the
   // recorded reference (for `reduce compare`); nodes in topological order.
@@ -164,6 +174,8 @@ class Oracle {
  private:
   Oracle() = default;
   // `actual` (when given) receives the engine's outputs if they total at most `actual_limit` bytes.
+  // run_candidate `repeat` times, by majority (OracleOptions::repeat).
+  Verdict majority_of_runs(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual, uint64_t actual_limit);
   Verdict run_candidate(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual,
                         uint64_t actual_limit);
   Verdict verdict_from_error(const Error& error) const;

@@ -89,6 +89,9 @@ struct ReductionReport {
   uint64_t engine_runs = 0;  // verdicts that ran the engine under test (the original's check included)
   uint64_t cache_hits = 0;
   uint64_t slipped = 0;
+  // --repeat N: runs per evaluation, and the evaluations whose runs disagreed (a flaky engine).
+  int repeat = 1;
+  uint64_t flaky = 0;
   uint64_t invalid = 0;
   double seconds = 0;
   double engine_seconds = 0;  // of those, the engine under test's (summed over slots)
