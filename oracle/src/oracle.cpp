@@ -133,10 +133,7 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   o->options_.record.partial = o->check_script_ != nullptr || outputs_given;
   const auto start = std::chrono::steady_clock::now();
   auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
-  if (!recorded)
-    return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message() +
-                      " (give the expected values another way: --reference ENGINE that runs it, e.g. --reference ort, "
-                      "or --expected FILE with every output)");
+  if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
   o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
   o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
   o->given_values_ = o->options_.record.given.size();
@@ -554,8 +551,11 @@ Verdict Oracle::majority_of_runs(const Candidate& c, const std::atomic<bool>* ca
     failing += shows(again);
     runs.push_back(std::move(again));
   }
-  // The first run with the majority's outcome is the verdict: deterministic for the same answers.
-  const bool fails = 2 * failing > n;
+  // The first run with the decided outcome is the verdict: deterministic for the same answers.
+  const bool fails = 2 * failing > n && (!has_target_ || failing >= original_failing_runs_);
+  if (!has_target_)
+    for (int seen = original_failing_runs_.load(); seen < failing && !original_failing_runs_.compare_exchange_weak(seen, failing);) {
+    }
   size_t pick = 0;
   while (pick + 1 < runs.size() && shows(runs[pick]) != fails) ++pick;
   if (pick != 0 && actual) actual->clear();  // the outputs were the first run's

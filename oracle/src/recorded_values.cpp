@@ -295,7 +295,12 @@ Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& refe
     return {};
   };
   auto whole = reference.prepare(model);
-  if (!whole && !options.partial) return whole.error();
+  if (!whole && !options.partial) {
+    Error e = whole.error();
+    e.what += " (give the expected values another way: --reference ENGINE that runs it, e.g. --reference ort, or "
+              "--expected FILE with every output)";
+    return e;
+  }
   // The part the reference can run, when it refuses the whole model and the expected values come
   // from elsewhere: values that depend on a refused node stay unknown.
   std::optional<Model> part;

@@ -51,9 +51,12 @@ struct OracleOptions {
   // Concurrent evaluations get a slot each (0..slots-1); `{slot}` in environment.env entries is
   // replaced by the slot number (e.g. CUDA_VISIBLE_DEVICES={slot} pins a device per slot).
   int slots = 1;
-  // Flaky engines (`--repeat N`): every evaluation runs the candidate N times and takes the
-  // majority: it shows the failure when more than half of the runs do (the target's, once set;
-  // any failure before), else the first run that does not. 1: one run.
+  // Flaky engines (`--repeat N`): every evaluation runs the candidate N times. Before the target is
+  // set (the original's own runs) the majority decides; after, a candidate shows the target's
+  // failure when it does so in a majority of its runs and at least as often as the original did
+  // (a failure that comes back less reliably than the original's is not the same one: random
+  // failures of the engine are outvoted). The verdict is the first run with the outcome decided.
+  // 1: one run.
   int repeat = 1;
 };
 
@@ -207,6 +210,9 @@ class Oracle {
   bool external_ = false;  // EngineSpec::external(): run the ONNX checker on candidates first
   FailureSignature target_;
   bool has_target_ = false;
+  // The most failing runs of an evaluation before the target was set (--repeat): the original's, or
+  // a candidate's that ran beside it (then the bound is only stricter).
+  std::atomic<int> original_failing_runs_{0};
   double reference_seconds_ = 0;
   std::vector<OutputComparison> given_disagreements_;
   size_t given_values_ = 0;
