@@ -37,7 +37,7 @@ for repeat in 1 3 7; do
       -o "$run/out" > "$run/log" 2>&1
     code=$?
     set -e
-    ops=$(grep '^reduced ' "$run/log" | sed 's/^reduced //; s/, 1-minimal//' || true)
+    ops=$(grep -E '^reduced [0-9]+ ->' "$run/log" | sed 's/^reduced //; s/, 1-minimal//' || true)
     runs=$(grep -o '"engine_runs": [0-9]*' "$run/out/report.json" | head -1 | cut -d' ' -f2)
     flaky=$(grep -o '"flaky": [0-9]*' "$run/out/report.json" | head -1 | cut -d' ' -f2)
     fails=0
