@@ -86,6 +86,19 @@ TEST(OrtCli, SileroVadWithDeclaredInputShapesIsRefused) {
       << r.out;
 }
 
+// ONNX Runtime writes `.ses` and `mat-debug-PID.log` into TMPDIR; they go into the worker's own
+// folder, removed with it: a check leaves TMPDIR as it found it.
+TEST(OrtCli, ACheckLeavesNothingInTmpdir) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "tmp");
+  auto r = run_reduce_with({"TMPDIR=" + (dir / "tmp").string()},
+                           {"check", model("oww_hello_deepa.onnx"), "--engine", "ort", "--seed", "2026"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "tmp")) left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << left.size() << " left, the first: " << (left.empty() ? "" : left[0]);
+}
+
 TEST(OrtCli, TheOptimizerAgainstItselfOnPpOcrRec) {
   auto r = run_reduce({"check", model("ppocr_rec.onnx"), "--engine", "ort", "--reference", "ort:opt=disable",
                        "--input-shape", "x:1x3x48x320", "--seed", "2026"});

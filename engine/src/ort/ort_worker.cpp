@@ -54,7 +54,11 @@ Expected<std::unique_ptr<OrtWorker>> OrtWorker::start(const OrtWorkerConfig& con
                                 std::to_string(config.threads),
                                 config.options.provider};
   // Its own process group: a Ctrl-C at the terminal reaches reduce, which cancels runs itself.
-  auto spawned = spawn_socket_worker(args, config.env, log, true);
+  // What ONNX Runtime leaves in TMPDIR (session files, debug logs) goes into the worker's own
+  // folder, removed with the worker.
+  std::vector<std::string> env = config.env;
+  env.push_back("TMPDIR=" + folder.path().string());
+  auto spawned = spawn_socket_worker(args, env, log, true);
   if (!spawned) return make_error("cannot start node (Node.js, needed by the ort engine): " + spawned.error().what);
   auto worker = std::unique_ptr<OrtWorker>(new OrtWorker(std::move(folder), spawned->socket));
   worker->pid_ = spawned->pid;
