@@ -94,7 +94,7 @@ std::vector<size_t> rank_by_added_error(Oracle& oracle, const PrecisionOptions& 
 
 }  // namespace
 
-NodeRenaming make_node_names_unique(Model& model) {
+NodeRenaming make_node_names_unique(Model& model, bool name_unnamed) {
   std::unordered_set<std::string> taken;
   for (const Node& n : model.graph.nodes) taken.insert(n.name);
   NodeRenaming out;
@@ -108,6 +108,7 @@ NodeRenaming make_node_names_unique(Model& model) {
   };
   for (Node& n : model.graph.nodes) {
     if (n.name.empty()) {
+      if (!name_unnamed) continue;
       n.name = fresh("node");
       ++out.unnamed;
     } else if (!seen.insert(n.name).second) {

@@ -69,7 +69,8 @@ struct NodeRenaming {
   size_t unnamed = 0;     // named node_K
   size_t duplicates = 0;  // renamed NAME_K
 };
-NodeRenaming make_node_names_unique(Model& model);
+// `name_unnamed` false: only shared names are changed (nodes without a name stay so).
+NodeRenaming make_node_names_unique(Model& model, bool name_unnamed = true);
 
 // The nodes of the oracle's model that compute a float value (Constant nodes excluded), ascending.
 std::vector<size_t> float_nodes(const Oracle& oracle);
