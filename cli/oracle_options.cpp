@@ -10,7 +10,6 @@
 #include "command.h"
 #include "input_options.h"
 #include "mpi_launch.h"
-#include "session/precision.h"
 #include "session/verdict_report.h"
 #include "stop_on_signal.h"
 

@@ -2,6 +2,8 @@
 #include "core/model.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace reduce {
@@ -54,6 +56,32 @@ const ValueInfo* Graph::find_value_info(std::string_view value_name) const {
     for (const auto& vi : *list)
       if (vi.name == value_name) return &vi;
   return nullptr;
+}
+
+NodeRenaming make_node_names_unique(Model& model, bool name_unnamed) {
+  std::unordered_set<std::string> taken;
+  for (const Node& n : model.graph.nodes) taken.insert(n.name);
+  NodeRenaming out;
+  std::unordered_set<std::string> seen;  // names of the nodes so far, in order
+  std::unordered_map<std::string, size_t> next;  // the next suffix to try per base name
+  auto fresh = [&](const std::string& base) {
+    std::string name;
+    do name = base + "_" + std::to_string(next[base]++);
+    while (!taken.insert(name).second);
+    return name;
+  };
+  for (Node& n : model.graph.nodes) {
+    if (n.name.empty()) {
+      if (!name_unnamed) continue;
+      n.name = fresh("node");
+      ++out.unnamed;
+    } else if (!seen.insert(n.name).second) {
+      n.name = fresh(n.name);
+      ++out.duplicates;
+    }
+    seen.insert(n.name);
+  }
+  return out;
 }
 
 std::optional<int64_t> Model::opset(std::string_view domain) const {

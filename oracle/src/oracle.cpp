@@ -54,19 +54,15 @@ void redeclare_inputs(Model& model, const std::map<std::string, Shape, std::less
   }
 }
 
-// Declares, for each graph output whose shape is not fully known, the shape of its value (when
-// `value_of` has one of the declared element type).
-template <typename ValueOf>
-void declare_output_shapes(Model& model, ValueOf value_of) {
-  for (auto& vi : model.graph.outputs) {
-    bool unknown = !vi.type.has_shape;
-    for (const Dim& d : vi.type.dims) unknown |= !d.is_static();
-    const Tensor* t = unknown && vi.type.is_tensor() ? value_of(vi.name) : nullptr;
-    if (!t || t->dtype() != static_cast<DType>(vi.type.elem_type)) continue;
-    vi.type.has_shape = true;
-    vi.type.dims.clear();
-    for (int64_t d : t->shape()) vi.type.dims.push_back(Dim::fixed(d));
-  }
+// A tensor declaration whose shape inference left dims unknown gets the shape `value` has (the
+// value it had in the original run, as the engine saw it), when the element types agree.
+void declare_shape_of(ValueInfo& vi, const Tensor* value) {
+  bool unknown = !vi.type.has_shape;
+  for (const Dim& d : vi.type.dims) unknown |= !d.is_static();
+  if (!unknown || !vi.type.is_tensor() || !value || value->dtype() != static_cast<DType>(vi.type.elem_type)) return;
+  vi.type.has_shape = true;
+  vi.type.dims.clear();
+  for (int64_t d : value->shape()) vi.type.dims.push_back(Dim::fixed(d));
 }
 
 }  // namespace
@@ -213,15 +209,8 @@ Expected<CandidateRun> Oracle::materialize(const Candidate& c) const {
     if (run.model.graph.find_initializer(vi.name)) continue;
     const Tensor* t = recorded_->find(vi.name);
     if (!t) return make_error("no recorded value for input '" + vi.name + "'");
-    // A cut value whose shape inference left dims unknown is declared with the shape it had in the
-    // original run, as the engine saw it there (the model's own inputs keep their declaration).
-    bool unknown = !vi.type.has_shape;
-    for (const Dim& d : vi.type.dims) unknown |= !d.is_static();
-    if (unknown && !original_inputs.count(vi.name) && vi.type.is_tensor()) {
-      vi.type.has_shape = true;
-      vi.type.dims.clear();
-      for (int64_t d : t->shape()) vi.type.dims.push_back(Dim::fixed(d));
-    }
+    // Cut values only: the model's own inputs keep their declaration.
+    if (!original_inputs.count(vi.name)) declare_shape_of(vi, t);
     auto shape = c.input_shapes.find(vi.name);
     if (shape == c.input_shapes.end()) {
       run.inputs.push_back({vi.name, *t});
@@ -232,7 +221,8 @@ Expected<CandidateRun> Oracle::materialize(const Candidate& c) const {
   }
   // Outputs too: a reproducer declares the shapes its outputs had in the original run, where
   // shape inference gave up (ops newer than the ONNX library), so that importers see them.
-  if (c.input_shapes.empty()) declare_output_shapes(run.model, [&](const std::string& name) { return recorded_->find(name); });
+  if (c.input_shapes.empty())
+    for (auto& vi : run.model.graph.outputs) declare_shape_of(vi, recorded_->find(vi.name));
   REDUCE_TRY(simplify(run.model, c));
   if (c.input_shapes.empty() && c.filled.empty() && c.dropped_attributes.empty()) {
     for (const auto& vi : run.model.graph.outputs) {
@@ -251,10 +241,8 @@ Expected<CandidateRun> Oracle::materialize(const Candidate& c) const {
   for (const auto& in : run.inputs) feed[in.name] = in.tensor;
   REDUCE_ASSIGN(TensorMap values, prepared->run(feed));
   for (const auto& vi : run.model.graph.outputs) run.expected.push_back({vi.name, values[vi.name]});
-  declare_output_shapes(run.model, [&](const std::string& name) -> const Tensor* {
-    auto it = values.find(name);
-    return it == values.end() ? nullptr : &it->second;
-  });
+  for (auto& vi : run.model.graph.outputs)
+    if (auto it = values.find(vi.name); it != values.end()) declare_shape_of(vi, &it->second);
   return run;
 }
 
@@ -536,10 +524,11 @@ Verdict Oracle::majority_of_runs(const Candidate& c, const std::atomic<bool>* ca
   if (n <= 1 || first.invalid || (cancel && cancel->load())) return first;
   // Before the target is known (the original's own runs), any failure counts.
   auto shows = [&](const Verdict& v) { return has_target_ ? match(v) == SignatureMatch::Same : v.signature.fails(); };
-  std::vector<Verdict> runs;
-  runs.push_back(first);
   double seconds = first.seconds;
   int failing = shows(first);
+  std::vector<Verdict> runs;
+  runs.reserve(static_cast<size_t>(n));
+  runs.push_back(std::move(first));
   for (int r = 1; r < n; ++r) {
     Verdict again = run_candidate(c, cancel, nullptr, 0);
     seconds += again.seconds;

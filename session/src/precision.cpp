@@ -6,7 +6,6 @@
 #include <optional>
 #include <cctype>
 #include <map>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "core/candidate.h"
@@ -93,32 +92,6 @@ std::vector<size_t> rank_by_added_error(Oracle& oracle, const PrecisionOptions& 
 }
 
 }  // namespace
-
-NodeRenaming make_node_names_unique(Model& model, bool name_unnamed) {
-  std::unordered_set<std::string> taken;
-  for (const Node& n : model.graph.nodes) taken.insert(n.name);
-  NodeRenaming out;
-  std::unordered_set<std::string> seen;  // names of the nodes so far, in order
-  std::unordered_map<std::string, size_t> next;  // the next suffix to try per base name
-  auto fresh = [&](const std::string& base) {
-    std::string name;
-    do name = base + "_" + std::to_string(next[base]++);
-    while (!taken.insert(name).second);
-    return name;
-  };
-  for (Node& n : model.graph.nodes) {
-    if (n.name.empty()) {
-      if (!name_unnamed) continue;
-      n.name = fresh("node");
-      ++out.unnamed;
-    } else if (!seen.insert(n.name).second) {
-      n.name = fresh(n.name);
-      ++out.duplicates;
-    }
-    seen.insert(n.name);
-  }
-  return out;
-}
 
 std::vector<size_t> float_nodes(const Oracle& oracle) {
   const Graph& g = oracle.model().graph;

@@ -116,21 +116,25 @@ TEST(CheckScriptCli, FailRegexAndFailCodeFollowPolygraphy) {
 // A check: script whose verdict on a model depends on how often it has seen that exact file
 // before (SEEN: earlier sightings): every candidate of the search is new to it, a fresh run of
 // the reproducer is not. Deterministic whatever order the runs start in.
+// `fails_when` is a shell condition on "$1" and $SEEN.
 std::string sighting_script(const TempDir& dir, const std::string& name, const std::string& fails_when) {
   const std::string seen = (dir / (name + ".seen")).string();
   return script(dir, name,
                 "h=$(cksum < \"$1\" | cut -d' ' -f1)\n"
                 "SEEN=$(grep -c \"^$h$\" '" + seen + "' 2>/dev/null)\n"
                 "echo $h >> '" + seen + "'\n"
-                "if grep -aq Tanh \"$1\" && " + fails_when + "; then echo 'engine: boom'; exit 1; fi\nexit 0\n");
+                "if " + fails_when + "; then echo 'engine: boom'; exit 1; fi\nexit 0\n");
 }
+
+// Fails while the model has the Tanh and `also` holds.
+std::string tanh_and(const std::string& also) { return "grep -aq Tanh \"$1\" && " + also; }
 
 // A reproducer is reported only after it failed again on the engine, never from the cache: an
 // engine whose failure does not come back on a second run of the same file ("reduced 6 -> 1
 // nodes, 1-minimal", exit 0 before) is not confirmed, exit 6, and the bundle says so.
 TEST(CheckScriptCli, AReproducerThatDoesNotFailAgainIsNotConfirmed) {
   TempDir dir;
-  const auto s = sighting_script(dir, "first_sight.sh", "[ \"${SEEN:-0}\" -eq 0 ]");
+  const auto s = sighting_script(dir, "first_sight.sh", tanh_and("[ \"${SEEN:-0}\" -eq 0 ]"));
   auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
   EXPECT_NE(r.out.find("NOT CONFIRMED: 0 of 1 fresh run(s) of the reproducer fail the same way"), std::string::npos) << r.out;
@@ -147,12 +151,12 @@ TEST(CheckScriptCli, ConfirmRunsTheReproducerAgainAndCountsTheFailures) {
     return run_reduce({model_in(dir), "--engine", "check:sh " + engine + " {model}", "-j", "1", "--confirm", "4",
                        "-o", (dir / out).string()});
   };
-  auto good = confirm(sighting_script(dir, "steady.sh", "true"), "steady");
+  auto good = confirm(sighting_script(dir, "steady.sh", tanh_and("true")), "steady");
   EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
   EXPECT_NE(good.out.find("confirmed: 4 of 4 fresh run(s)"), std::string::npos) << good.out;
   EXPECT_NE(read_bytes(dir / "steady" / "report.md").find("**Confirmed:** the reproducer failed the same way in 4 of 4"),
             std::string::npos);
-  auto flaky = confirm(sighting_script(dir, "flaky.sh", "[ $(( ${SEEN:-0} % 2 )) -eq 0 ]"), "flaky");
+  auto flaky = confirm(sighting_script(dir, "flaky.sh", tanh_and("[ $(( ${SEEN:-0} % 2 )) -eq 0 ]")), "flaky");
   EXPECT_EQ(flaky.exit_code, 6) << flaky.out << flaky.err;
   EXPECT_NE(flaky.out.find("NOT CONFIRMED: 2 of 4 fresh run(s)"), std::string::npos) << flaky.out;
   EXPECT_NE(read_bytes(dir / "flaky" / "report.json").find("\"failed_again\": 2"), std::string::npos);
@@ -195,12 +199,8 @@ TEST(SetupErrors, ABrokenTmpdirIsExitTwoNamingItNeverAFailure) {
 // 3, outvoted, and the reduction ends at the Tanh, confirmed, counting the flaky checks.
 TEST(CheckScriptCli, RepeatTakesTheMajorityOfRunsOnAFlakyEngine) {
   TempDir dir;
-  const std::string seen = (dir / "seen").string();
-  const auto s = script(dir, "flaky.sh",
-                        "h=$(cksum < \"$1\" | cut -d' ' -f1)\n"
-                        "SEEN=$(grep -c \"^$h$\" '" + seen + "' 2>/dev/null)\n"
-                        "echo $h >> '" + seen + "'\n"
-                        "if grep -aq Tanh \"$1\" || [ \"${SEEN:-0}\" -eq 0 ]; then echo 'engine: boom'; exit 1; fi\nexit 0\n");
+  const std::string seen = (dir / "random.sh.seen").string();
+  const auto s = sighting_script(dir, "random.sh", "grep -aq Tanh \"$1\" || [ \"${SEEN:-0}\" -eq 0 ]");
   const std::string engine = "check:sh " + s + " {model}";
   auto plain = run_reduce({model_in(dir), "--engine", engine, "-j", "1", "-o", (dir / "plain").string()});
   EXPECT_EQ(plain.exit_code, 6) << plain.out << plain.err;

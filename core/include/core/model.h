@@ -137,6 +137,16 @@ struct Model {
   std::optional<int64_t> opset(std::string_view domain) const;
 };
 
+// Makes every node name name one node, so that a set of nodes (`reduce precision`'s set, `fp32=`) and every
+// report row means exactly the nodes it lists: nodes without a name get `node_K`, and a name
+// already taken by an earlier node becomes `NAME_K` (the first node keeps it). All unique.
+struct NodeRenaming {
+  size_t unnamed = 0;     // named node_K
+  size_t duplicates = 0;  // renamed NAME_K
+};
+// `name_unnamed` false: only shared names are changed (nodes without a name stay so).
+NodeRenaming make_node_names_unique(Model& model, bool name_unnamed = true);
+
 // Names a graph reads from enclosing scopes: used but neither its input, initializer, nor produced in it.
 std::vector<std::string> outer_scope_names(const Graph& graph);
 

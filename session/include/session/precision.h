@@ -62,16 +62,6 @@ struct PrecisionOutcome {
   std::optional<ErrorOrigin> origin;
 };
 
-// Makes every node name name one node, so that a set of nodes (precision.txt, `fp32=`) and every
-// report row means exactly the nodes it lists: nodes without a name get `node_K`, and a name
-// already taken by an earlier node becomes `NAME_K` (the first node keeps it). All unique.
-struct NodeRenaming {
-  size_t unnamed = 0;     // named node_K
-  size_t duplicates = 0;  // renamed NAME_K
-};
-// `name_unnamed` false: only shared names are changed (nodes without a name stay so).
-NodeRenaming make_node_names_unique(Model& model, bool name_unnamed = true);
-
 // The nodes of the oracle's model that compute a float value (Constant nodes excluded), ascending.
 std::vector<size_t> float_nodes(const Oracle& oracle);
 
