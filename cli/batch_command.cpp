@@ -64,12 +64,17 @@ std::optional<BucketRecord> read_bucket(const fs::path& dir) {
 // its own row only. Its progress goes to our stderr as it comes. A stop request reaches it as
 // SIGTERM (it writes its bundle and exits 130), then SIGKILL after a grace period. In an MPI job
 // the reduction runs alone on its rank (a job of one), and only rank 0's shows its progress.
-std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::variables_map& vm, const MpiLaunch& launch,
-                       std::stop_token stop) {
+std::vector<std::string> reduce_arguments_of(const BatchItem& item, const fs::path& dir, const po::variables_map& vm) {
   std::vector<std::string> args{item.model.string(), "--engine", item.engine, "-o", dir.string(), "-j",
                                 std::to_string(vm["jobs"].as<int>())};
   if (vm.count("reduce-option"))
     for (const auto& extra : vm["reduce-option"].as<std::vector<std::string>>()) args.push_back(extra);
+  return args;
+}
+
+std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::variables_map& vm, const MpiLaunch& launch,
+                       std::stop_token stop) {
+  const std::vector<std::string> args = reduce_arguments_of(item, dir, vm);
   // Usage errors are found here, without starting a process.
   const auto parsed = parse_reduce_arguments(args);
   if (const int* usage = std::get_if<int>(&parsed)) return "error (exit " + std::to_string(*usage) + ")";
@@ -89,6 +94,7 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
   if (ran->cancelled || code == kExitInterrupted) return "interrupted";
   if (code == kExitDoesNotFail) return "no failure";
   if (code == kExitNotConfirmed) return "not confirmed (flaky)";
+  if (code == kExitModelIndependent) return "model-independent (fails on a one-node model)";
   if (code != 0) return "error (exit " + std::to_string(code) + ")";
   return "reduced";
 }
@@ -156,7 +162,10 @@ std::string count_line(const std::vector<BatchRow>& rows) {
     if (row.already_done) ++done;
     else if (row.status == "reduced") ++now;
     else if (row.status == "no failure") ++passing;
-    else if (row.status.rfind("error", 0) == 0) ++errors;
+    // No reproducer to trust: an error, an unconfirmed one, or a failure of the engine's setup.
+    else if (row.status.rfind("error", 0) == 0 || row.status.rfind("not confirmed", 0) == 0 ||
+             row.status.rfind("model-independent", 0) == 0)
+      ++errors;
     else ++interrupted;  // "interrupted", "not started"
   }
   std::ostringstream line;
@@ -203,6 +212,15 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (items->empty()) {
     std::cerr << "error: " << source.string() << ": no models\n";
     return kExitUsage;
+  }
+  // A bad --reduce-option is the batch's usage error (its one line printed), not every row's.
+  if (vm.count("reduce-option")) {
+    const auto parsed = parse_reduce_arguments(reduce_arguments_of(items->front(), out / items->front().folder, vm));
+    if (const int* done = std::get_if<int>(&parsed)) return *done == kExitOk ? kExitUsage : *done;
+    if (auto oracle = oracle_options_from(std::get<ReduceArguments>(parsed).vm); !oracle) {
+      std::cerr << "error: " << oracle.error().message() << "\n";
+      return kExitUsage;
+    }
   }
   std::error_code ec;
   fs::create_directories(out, ec);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/tensor_set.h"
+#include "oracle_options.h"
 #include "oracle/inputs.h"
 
 namespace reduce::cli {
@@ -81,8 +82,10 @@ Expected<std::vector<TensorSample>> read_expected_samples(const po::variables_ma
   if (!vm.count("expected")) return out;
   if (!vm.count("inputs"))
     return make_error("--expected: expected values belong to the inputs they were computed from; give those with --inputs");
+  // --max-memory bounds what compressed tensor files may inflate to.
+  REDUCE_ASSIGN(const uint64_t read_limit, max_memory_from(vm));
   for (const auto& path : vm["expected"].as<std::vector<std::string>>()) {
-    REDUCE_ASSIGN(auto read, read_tensor_samples(path, "output"));
+    REDUCE_ASSIGN(auto read, read_tensor_samples(path, "output", read_limit));
     for (auto& sample : read) {
       if (out.size() == kMaxTensorSamples)
         return Error{path, "more than " + std::to_string(kMaxTensorSamples) + " expected samples in all"};
@@ -105,9 +108,10 @@ Expected<std::vector<InputSample>> prepare_input_samples(const po::variables_map
       if (!s.ok()) return s.error().at(model_path.string());
     }
   if (vm.count("inputs")) {
+    REDUCE_ASSIGN(const uint64_t read_limit, max_memory_from(vm));
     std::vector<InputSample> samples;
     for (const auto& path : vm["inputs"].as<std::vector<std::string>>()) {
-      REDUCE_ASSIGN(auto read, read_tensor_samples(path));
+      REDUCE_ASSIGN(auto read, read_tensor_samples(path, "input", read_limit));
       for (auto& sample : read) {
         if (samples.size() == kMaxTensorSamples)
           return Error{path, "more than " + std::to_string(kMaxTensorSamples) + " input samples in all"};

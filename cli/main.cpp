@@ -73,8 +73,8 @@ void print_usage(std::ostream& out) {
          "`reduce <command> --help` describes a command's options.\n"
          "Exit codes: 0 ok, 1 the model fails (check, compare), 2 bad usage or invalid input,\n"
          "3 the model to reduce does not fail, 4 `precision`: fails even in FP32, 5 an MPI worker rank lost rank 0,\n"
-         "6 the reproducer did not fail again on every fresh run (--confirm), 130 interrupted (Ctrl-C, SIGTERM,\n"
-         "SIGHUP, SIGPIPE).\n";
+         "6 the reproducer did not fail again on every fresh run (--confirm), 7 the engine fails the same way on a\n"
+         "one-node model (a setup problem, not this model's), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP, SIGPIPE).\n";
 }
 
 // A command that is not stoppable ends at Ctrl-C the default way.

@@ -107,10 +107,13 @@ Status run_limits_from(const po::variables_map& vm, EngineEnvironment& environme
   REDUCE_TRY(check_finite_non_negative("--timeout", environment.timeout_seconds));
   if (environment.timeout_seconds > kMaxTimeoutSeconds)
     return Error{"--timeout", "must be at most " + std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " s (one week; 0: no limit)"};
-  if (vm.count("max-memory")) {
-    REDUCE_ASSIGN(environment.max_memory_bytes, parse_byte_size("--max-memory", vm["max-memory"].as<std::string>()));
-  }
+  REDUCE_ASSIGN(environment.max_memory_bytes, max_memory_from(vm));
   return {};
+}
+
+Expected<uint64_t> max_memory_from(const po::variables_map& vm) {
+  if (!vm.count("max-memory")) return uint64_t{0};
+  return parse_byte_size("--max-memory", vm["max-memory"].as<std::string>());
 }
 
 Status check_fp32_nodes_of(const std::string& spec, const Model& model, const std::string& model_path) {

@@ -36,6 +36,8 @@ void add_oracle_options(boost::program_options::options_description& opts);
 void add_run_limit_options(boost::program_options::options_description& opts);
 // Reads them into `environment`; errors name the option.
 Status run_limits_from(const boost::program_options::variables_map& vm, EngineEnvironment& environment);
+// --max-memory in bytes (0 when not given, or the command has no such option).
+Expected<uint64_t> max_memory_from(const boost::program_options::variables_map& vm);
 
 // The FP32 nodes of an engine spec (`opt:fp16,fp32=...`, `cmd[fp32=...]:`) must all be nodes of the
 // model the command was given: the first that is not is an error naming it (and its file).

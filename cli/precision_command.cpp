@@ -54,10 +54,14 @@ po::options_description precision_options() {
       "node in FP32, then searches (nodes that add the most error alone first) for a 1-minimal set:\n"
       "without any one of its nodes the model fails again. Same set for every -j.\n"
       "Exit code: 0 found, 2 bad usage or input, 3 the model does not fail, 4 it fails even with every\n"
-      "float node in FP32 (not a precision problem), 130 interrupted (the best set so far is kept).\n\noptions");
+      "float node in FP32 (not a precision problem), 6 the answer did not hold on a fresh run (--confirm),\n"
+      "130 interrupted (the best set so far is kept).\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("output,o", po::value<std::string>(), "bundle folder: precision.txt, report.md, report.json")
       ("jobs,j", po::value<int>()->default_value(1), "sets checked at once")
+      ("confirm", po::value<int>()->default_value(1),
+       "fresh runs, after the search, of the model with the set in FP32 (must pass on every sample) and as it is "
+       "(must fail the same way), 1..1000; exit 6 when one does not")
       ("local-runs", po::value<int>()->default_value(2000),
        "at most this many nodes run alone to rank them by the error they add (0: none)")
       ("strategy", po::value<std::string>()->default_value("default"),
@@ -80,6 +84,10 @@ void print_fp32_set(const PrecisionOutcome& out) {
             << ", " << out.checks << " sets checked"
             << (out.samples > 1 ? ", passes on all " + std::to_string(out.samples) + " samples" : std::string()) << ":\n";
   for (const auto& p : out.pinned) std::cout << "  " << p.name << " (" << p.op_type << ")\n";
+  if (out.confirm_runs > 0)
+    std::cout << (out.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << "with the set " << out.set_passed_again << " of "
+              << out.confirm_runs << " fresh run(s) pass, as it is " << out.original_failed_again << " of " << out.confirm_runs
+              << " fail the same way" << (out.not_confirmed() ? " (a flaky engine: do not trust this set)" : "") << "\n";
   std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
 }
 
@@ -113,7 +121,8 @@ std::string outcome_line(const PrecisionOutcome& out) {
   }
   std::string names;
   for (const auto& p : out.pinned) names += (names.empty() ? "" : ", ") + p.name;
-  return std::to_string(out.pinned.size()) + " nodes in FP32 (" + std::to_string(out.checks) + " sets checked): " + names;
+  return std::to_string(out.pinned.size()) + " nodes in FP32 (" + std::to_string(out.checks) + " sets checked" +
+         (out.not_confirmed() ? ", NOT CONFIRMED on a fresh run" : "") + "): " + names;
 }
 
 // The set at each tolerance, loose to tight. Exit 0 when some tolerance found a set; otherwise the
@@ -161,7 +170,8 @@ int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& optio
     }
     std::cout << "sweep: " << out_dir << "/sweep.json" << (tightest_found ? " (bundle: the tightest tolerance with a set)" : "") << "\n";
   }
-  return tightest_found ? kExitOk : code;
+  if (tightest_found) return tightest_found->not_confirmed() ? kExitNotConfirmed : kExitOk;
+  return code;
 }
 
 }  // namespace
@@ -175,6 +185,7 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   const std::string model_path = vm["model"].as<std::string>();
   Status usable = check_int_range("-j", vm["jobs"].as<int>(), 1, kMaxParallel);
   if (usable.ok()) usable = check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns);
+  if (usable.ok()) usable = check_int_range("--confirm", vm["confirm"].as<int>(), 1, kMaxConfirm);
   const std::string strategy = vm["strategy"].as<std::string>(), direction = vm["direction"].as<std::string>();
   if (usable.ok() && std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), strategy) ==
                          std::end(kPrecisionStrategies))
@@ -212,6 +223,7 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   po_.max_local_runs = static_cast<size_t>(vm["local-runs"].as<int>());
   po_.strategy = strategy;
   po_.from_outputs = direction == "reverse";
+  po_.confirm = vm["confirm"].as<int>();
   po_.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
   if (!sweep.empty()) return run_sweep(samples, po_, sweep, out_dir, command_line(args), stop);
   auto found = find_fp32_nodes(samples, po_, stop);
@@ -238,7 +250,7 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
     std::cout << "bundle: " << out_dir << " (precision.txt, model.onnx, report.md, report.json)\n";
   }
   if (out.stopped) return interrupted("; the best set so far is kept");
-  return kExitOk;
+  return out.not_confirmed() ? kExitNotConfirmed : kExitOk;
 }
 
 }  // namespace reduce::cli

@@ -28,7 +28,7 @@ po::options_description reduce_options() {
       "same normalized error message, or a mismatch of comparable size) and writes a bundle: model.onnx,\n"
       "inputs/, expected/, actual/, report.json, report.md, graph.svg, journal.\n"
       "Exit code: 0 bundle written, 3 the model does not fail, 6 the reproducer did not fail again on a fresh run,\n"
-      "2 bad usage or input.\n\noptions");
+      "7 the engine fails the same way on a one-node model (not this model's failure), 2 bad usage or input.\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the failing model")
       ("output,o", po::value<std::string>(), "bundle folder (default: <model-stem>.reduced)")
       ("jobs,j", po::value<int>()->default_value(0), "checks in flight (0: --slots, else the number of cores; at most 1024)")
@@ -40,6 +40,9 @@ po::options_description reduce_options() {
       ("confirm", po::value<int>()->default_value(1),
        "fresh runs of the reproducer on the engine before it is reported (1..1000; never from the cache); "
        "exit 6 when one does not fail the same way")
+      ("allow-model-independent",
+       "reduce even when the engine fails the same way on a one-node model (a check that fails on anything on "
+       "purpose); by default that stops before the search with exit 7, since any one node would \"reproduce\" it")
       ("save-format", po::value<std::string>()->default_value("pb"),
        "pb: the bundle's tensors as inputs/input_K.pb and expected/output_K.pb; polygraphy: also inputs.json and "
        "expected.json for `polygraphy run model.onnx --load-inputs inputs.json --load-outputs expected.json`")
@@ -143,6 +146,7 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   s.command_line = command_line(args);
   s.reduce = std::get<ReduceOptions>(std::move(ro));
   s.resume = vm.count("resume") > 0;
+  s.allow_model_independent = vm.count("allow-model-independent") > 0;
   const std::string format = vm["save-format"].as<std::string>();
   if (format != "pb" && format != "polygraphy") {
     std::cerr << "error: --save-format: a bundle is pb or polygraphy, not '" << format << "'\n";

@@ -1,6 +1,7 @@
 // `reduce MODEL.onnx --engine SPEC`: shrinks a failing model to the smallest model that still shows
 // the same failure and writes the reproducer bundle. Exit 0 with a bundle, 3 when the original
-// does not fail, 2 for bad usage or input, 130 when interrupted. Parses, runs a reduction session
+// does not fail, 6 when the reproducer does not fail again, 7 when a one-node model fails the same
+// way, 2 for bad usage or input, 130 when interrupted. Parses, runs a reduction session
 // (session/), prints its outcome.
 #include <unistd.h>
 
@@ -44,6 +45,22 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
             << format_number(r.seconds) << " s\nbundle: " << s.out_dir.string() << "/\n";
 }
 
+// The engine's setup fails, not this model: a reduction would end at any one node.
+void print_model_independent(const SessionOutcome& o, const Oracle& oracle) {
+  std::string what;
+  if (auto probe = oracle.one_node_model(); probe && !probe->model.graph.nodes.empty()) {
+    const Node& node = probe->model.graph.nodes.front();
+    what = " (" + node.op_type + (node.inputs.empty() ? "" : " of '" + node.inputs.front() + "'") + ")";
+  }
+  std::cout << "the engine fails the same way on a one-node model" << what
+            << ": the failure does not depend on this model; nothing to reduce. Check the engine's command "
+               "and setup on its own (a refused flag, a missing library, a script that fails on anything), or "
+               "pass --allow-model-independent to reduce anyway\n";
+  std::cout << "failure: " << o.original.signature.to_string() << "\n"
+            << "one-node model: " << o.one_node.signature.to_string() << "\n";
+  if (!o.one_node.signature.message.empty()) std::cout << "message: " << shown_message(o.one_node.signature.message) << "\n";
+}
+
 // Prints the outcome; returns the exit code.
 int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle& oracle) {
   switch (o.status) {
@@ -56,6 +73,9 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
       std::cout << "the model does not fail on " << oracle.options().engine << ": nothing to reduce\n";
       print_verdict(o.original, std::cout);
       return kExitDoesNotFail;
+    case SessionStatus::ModelIndependent:
+      print_model_independent(o, oracle);
+      return kExitModelIndependent;
     case SessionStatus::Reduced:
       print_reduced(*o.report, s);
       if (o.report->interrupted) return kExitInterrupted;

@@ -2,6 +2,7 @@
 #include <zip.h>
 
 #include <algorithm>
+#include <new>
 #include <random>
 #include <set>
 #include <string_view>
@@ -45,8 +46,10 @@ std::string zip_error_text(int code) {
   return text;
 }
 
-// Reads one entry whole; its declared sizes are checked against the archive before allocating.
-Expected<Tensor> read_entry(zip_t* zip, zip_uint64_t index, const zip_stat_t& st, uint64_t archive_size) {
+// Reads one entry whole; its declared sizes are checked against the archive and against `budget`
+// (what the archive's entries may still hold in all) before allocating.
+Expected<Tensor> read_entry(zip_t* zip, zip_uint64_t index, const zip_stat_t& st, uint64_t archive_size,
+                            uint64_t budget) {
   constexpr zip_uint64_t kNeeded = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
   if ((st.valid & kNeeded) != kNeeded) return make_error("the archive does not record its size");
   if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
@@ -63,6 +66,9 @@ Expected<Tensor> read_entry(zip_t* zip, zip_uint64_t index, const zip_stat_t& st
   if (st.size > kMaxNpyHeader && st.size - kMaxNpyHeader > max_tensor_bytes())
     return make_error("its " + std::to_string(st.size) + " bytes exceed the size limit of " +
                       std::to_string(max_tensor_bytes()) + " bytes");
+  if (st.size > budget)
+    return make_error("inflates to " + std::to_string(st.size) + " bytes, more than the " + std::to_string(budget) +
+                      " bytes left of the limit (--max-memory)");
 
   ZipEntry file(zip_fopen_index(zip, index, 0));
   if (!file) return make_error(std::string("cannot open: ") + zip_strerror(zip));
@@ -93,7 +99,8 @@ Expected<Tensor> read_entry(zip_t* zip, zip_uint64_t index, const zip_stat_t& st
     return make_error("its .npy header needs " + std::to_string(data_size) + " bytes of data, the file has " +
                       std::to_string(st.size - header_size));
   // The tensor will be a view of this buffer; new[] aligns it for every element type.
-  std::shared_ptr<std::byte[]> buffer(new std::byte[st.size ? st.size : 1]);
+  std::shared_ptr<std::byte[]> buffer(new (std::nothrow) std::byte[st.size ? st.size : 1]);
+  if (!buffer) return make_error("cannot allocate its " + std::to_string(st.size) + " bytes (out of memory)");
   std::copy(head.begin(), head.end(), buffer.get());
   REDUCE_TRY(read_to(buffer.get(), st.size));
   // Reading up to the end is what makes libzip check the CRC.
@@ -138,7 +145,8 @@ Status write_empty_zip(const fs::path& path) {
 
 }  // namespace
 
-Expected<std::vector<NamedTensor>> read_npz(const fs::path& path) {
+Expected<std::vector<NamedTensor>> read_npz(const fs::path& path, uint64_t max_bytes) {
+  uint64_t budget = max_bytes ? max_bytes : UINT64_MAX;
   const std::string where = path.string();
   // Mapped (only regular files: a FIFO is refused, not waited on); libzip reads the map.
   REDUCE_ASSIGN(auto file, MappedFile::open(path));
@@ -166,8 +174,9 @@ Expected<std::vector<NamedTensor>> read_npz(const fs::path& path) {
     const std::string entry = st.name;
     if (entry.size() < kNpySuffix.size() || !entry.ends_with(kNpySuffix))
       return Error{where, "entry '" + entry + "' is not a .npy file"};
-    auto tensor = read_entry(zip.get(), index, st, archive_size);
+    auto tensor = read_entry(zip.get(), index, st, archive_size, budget);
     if (!tensor) return Error{where, "entry '" + entry + "': " + tensor.error().what};
+    budget -= std::min(budget, static_cast<uint64_t>(st.size));
     tensors.push_back(NamedTensor{entry.substr(0, entry.size() - kNpySuffix.size()), std::move(tensor).value()});
   }
   return tensors;

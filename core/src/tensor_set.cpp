@@ -86,11 +86,12 @@ std::string type_mismatch(const NamedTensor& t, const ValueInfo& declared, const
 
 }  // namespace
 
-Expected<std::vector<TensorSample>> read_tensor_samples(const fs::path& path, std::string_view prefix) {
+Expected<std::vector<TensorSample>> read_tensor_samples(const fs::path& path, std::string_view prefix,
+                                                        uint64_t max_bytes) {
   std::error_code ec;
   if (is_polygraphy_json(path)) return read_polygraphy_json(path);
   if (!fs::is_directory(path, ec)) {
-    REDUCE_ASSIGN(auto tensors, read_tensor_set(path, prefix));
+    REDUCE_ASSIGN(auto tensors, read_tensor_set(path, prefix, max_bytes));
     return std::vector<TensorSample>{{path.string(), std::move(tensors)}};
   }
   std::vector<std::pair<long, fs::path>> sets;
@@ -119,23 +120,23 @@ Expected<std::vector<TensorSample>> read_tensor_samples(const fs::path& path, st
     samples = archives;
   }
   if (samples.empty()) {  // one sample: the folder itself
-    REDUCE_ASSIGN(auto tensors, read_tensor_set(path, prefix));
+    REDUCE_ASSIGN(auto tensors, read_tensor_set(path, prefix, max_bytes));
     return std::vector<TensorSample>{{path.string(), std::move(tensors)}};
   }
   std::vector<TensorSample> out;
   for (const auto& p : samples) {
-    REDUCE_ASSIGN(auto tensors, read_tensor_set(p, prefix));
+    REDUCE_ASSIGN(auto tensors, read_tensor_set(p, prefix, max_bytes));
     out.push_back({p.string(), std::move(tensors)});
   }
   return out;
 }
 
-Expected<std::vector<NamedTensor>> read_tensor_set(const fs::path& path, std::string_view prefix) {
+Expected<std::vector<NamedTensor>> read_tensor_set(const fs::path& path, std::string_view prefix, uint64_t max_bytes) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return read_folder(path, prefix);
   if (!fs::exists(path, ec)) return Error{path.string(), "no such file or folder"};
   const auto ext = path.extension();
-  if (ext == ".npz") return read_npz(path);
+  if (ext == ".npz") return read_npz(path, max_bytes);
   if (ext == ".npy") {
     REDUCE_ASSIGN(Tensor t, read_npy(path));
     return std::vector<NamedTensor>{{path.stem().string(), std::move(t)}};

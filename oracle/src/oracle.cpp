@@ -266,15 +266,21 @@ Verdict Oracle::verdict_from_error(const Error& error) const {
 
 Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual,
                               uint64_t actual_limit) {
-  Verdict v;
   auto run = materialize(c);
   if (!run) {
+    Verdict v;
     v.invalid = true;
     v.invalid_reason = run.error().message();
     return v;
   }
+  return run_materialized(*run, cancel, actual, actual_limit);
+}
+
+Verdict Oracle::run_materialized(const CandidateRun& run, const std::atomic<bool>* cancel, TensorMap* actual,
+                                 uint64_t actual_limit) {
   if (external_) {
-    if (Status st = check_model_for_engines(run->model); !st.ok()) {
+    if (Status st = check_model_for_engines(run.model); !st.ok()) {
+      Verdict v;
       v.invalid = true;
       v.invalid_reason = st.error().message();
       return v;
@@ -286,8 +292,8 @@ Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cance
     int slot;
     ~SlotGuard() { o->release_slot(slot); }
   } guard{this, slot};
-  if (check_script_) return run_check_script(*check_script_, *run, slot_environments_[slot], cancel);
-  return run_on(*slot_engines_[slot], *run, cancel, actual, actual_limit);
+  if (check_script_) return run_check_script(*check_script_, run, slot_environments_[slot], cancel);
+  return run_on(*slot_engines_[slot], run, cancel, actual, actual_limit);
 }
 
 Verdict Oracle::run_on(Engine& engine, const CandidateRun& c, const std::atomic<bool>* cancel, TensorMap* actual,
@@ -424,7 +430,8 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   }
   TensorMap outputs;
   // The caller's `actual` needs every output; otherwise they are kept only when small enough.
-  Verdict v = majority_of_runs(c, cancel, &outputs, actual ? UINT64_MAX : kKeptBytes / 4);
+  const RunOnce run_once = [&](TensorMap* into, uint64_t limit) { return run_candidate(c, cancel, into, limit); };
+  Verdict v = majority_of_runs(run_once, cancel, &outputs, actual ? UINT64_MAX : kKeptBytes / 4);
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.evaluations += static_cast<uint64_t>(v.runs);
   stats_.engine_seconds += v.seconds;
@@ -517,9 +524,9 @@ SignatureMatch Oracle::match(const Verdict& v) const {
   return match_signature(target_, v.signature);
 }
 
-Verdict Oracle::majority_of_runs(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual,
+Verdict Oracle::majority_of_runs(const RunOnce& run_once, const std::atomic<bool>* cancel, TensorMap* actual,
                                  uint64_t actual_limit) {
-  Verdict first = run_candidate(c, cancel, actual, actual_limit);
+  Verdict first = run_once(actual, actual_limit);
   const int n = options_.repeat;
   if (n <= 1 || first.invalid || (cancel && cancel->load())) return first;
   // Before the target is known (the original's own runs), any failure counts.
@@ -530,7 +537,7 @@ Verdict Oracle::majority_of_runs(const Candidate& c, const std::atomic<bool>* ca
   runs.reserve(static_cast<size_t>(n));
   runs.push_back(std::move(first));
   for (int r = 1; r < n; ++r) {
-    Verdict again = run_candidate(c, cancel, nullptr, 0);
+    Verdict again = run_once(nullptr, 0);
     seconds += again.seconds;
     if (cancel && cancel->load()) {
       again.runs = r + 1;

@@ -175,10 +175,29 @@ Status search_fp32_set(const std::vector<Oracle*>& samples, const PrecisionOptio
   out.one_minimal = r.one_minimal;
   out.stopped = r.stopped;
   out.seconds = r.seconds;
+  return {};
+}
+
+// Runs the answer again (never from a cache): the set in FP32 must pass on every sample and the
+// model as it is must fail the same way, `confirm` times each. The set's first run is `after`.
+void confirm_answer(const std::vector<Oracle*>& samples, const std::vector<bool>& pinnable, int confirm,
+                    std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+  Oracle& oracle = *samples[0];
+  const Graph& g = oracle.model().graph;
   std::vector<size_t> set;
   for (const auto& p : out.pinned) set.push_back(p.node);
-  out.after = check_pinned(samples, names_of(g, set, pinnable), &cancelled);
-  return {};
+  for (int r = 0; r < confirm; ++r) {
+    Verdict with_set = check_pinned(samples, names_of(g, set, pinnable), &cancelled);
+    Verdict as_is = oracle.rerun(Candidate::whole(g), &cancelled);
+    if (with_set.cancelled || as_is.cancelled || cancelled) {
+      out.stopped = true;
+      return;
+    }
+    ++out.confirm_runs;
+    out.set_passed_again += !with_set.invalid && !with_set.signature.fails();
+    out.original_failed_again += oracle.match(as_is) == SignatureMatch::Same;
+    if (r == 0) out.after = std::move(with_set);
+  }
 }
 
 // Polygraphy's `debug precision`: keeps the first K float nodes of the topological order (or the
@@ -261,6 +280,7 @@ Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const P
     REDUCE_TRY(search_fp32_set(samples, options, candidates, pinnable, cancelled, out));
   else if (search)
     REDUCE_TRY(search_fp32_prefix(samples, options, pinnable, cancelled, out));
+  if (search && !out.stopped) confirm_answer(samples, pinnable, std::max(options.confirm, 1), cancelled, out);
   return out;
 }
 

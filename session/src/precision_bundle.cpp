@@ -75,6 +75,8 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   j["before"] = verdict_json(out.before);
   j["after"] = verdict_json(out.after);
   j["error_svg"] = chart;
+  j["confirm"] = {{"runs", out.confirm_runs}, {"set_passed_again", out.set_passed_again},
+                  {"original_failed_again", out.original_failed_again}};
   j["fp32_nodes"] = nlohmann::json::array();
   for (const auto& p : out.pinned)
     j["fp32_nodes"].push_back({{"name", p.name}, {"op_type", p.op_type}, {"local_error_over_tolerance", p.local_error}});
@@ -94,6 +96,11 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   for (const auto& p : out.pinned)
     md << "| " << p.name << " | " << p.op_type << " | "
        << (p.local_error < 0 ? std::string("inherits (an input is beyond the engine's range)") : number(p.local_error)) << " |\n";
+  if (out.confirm_runs > 0)
+    md << "\n" << (out.not_confirmed() ? "**Not confirmed**" : "Confirmed") << " on fresh runs: with the set in FP32 the model passed "
+       << out.set_passed_again << " of " << out.confirm_runs << " times, as it is it failed the same way "
+       << out.original_failed_again << " of " << out.confirm_runs << " times"
+       << (out.not_confirmed() ? " (the engine is flaky: this set is not an answer to rely on)" : "") << ".\n";
   md << "\nWorst output error / tolerance: " << number(worst_ratio(out.before)) << " before, "
      << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
      << (chart ? "Error per node with nothing in FP32 (added alone vs accumulated): ![error per node](error.svg)\n\n"

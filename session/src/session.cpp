@@ -44,6 +44,8 @@ class Session {
   Candidate start_;  // where the search starts: the whole model, or the journal's last candidate
   Verdict original_;
   bool original_fails_ = false;
+  Verdict one_node_;
+  bool model_independent_ = false;
   Status write_status_;  // the first failed write of a best-so-far model
 };
 
@@ -95,6 +97,19 @@ void Session::check_original() {
   if (original_fails_) {
     oracle_.set_target(original_.signature);
     log_.line("reduce: failure to keep: " + original_.signature.to_string());
+    // Only a failure to run at all can be the setup's: a one-node model's values differ on an
+    // FP16 engine at a tight enough tolerance, which says nothing about the setup.
+    const FailureKind kind = original_.signature.kind;
+    const bool setup_shaped = kind == FailureKind::Error || kind == FailureKind::Crash || kind == FailureKind::Timeout;
+    if (setup_shaped && !options_.allow_model_independent) {
+      one_node_ = oracle_.evaluate_one_node_model(&stop_);
+      model_independent_ = !one_node_.cancelled && oracle_.match(one_node_) == SignatureMatch::Same;
+    }
+  }
+  if (model_independent_) {
+    log_.silence();
+    stop_.store(true);
+  } else if (original_fails_) {
     // The journal starts with the start candidate before any improvement can be appended (the
     // gate is still closed): a bundle folder interrupted at any moment from now on can be resumed.
     if (!options_.resume) write_status_ = append_journal(options_.out_dir, start_);
@@ -102,7 +117,7 @@ void Session::check_original() {
     log_.silence();
     stop_.store(true);  // calls off this session only
   }
-  gate_.open(original_fails_);
+  gate_.open(original_fails_ && !model_independent_);
 }
 
 SessionOutcome Session::run() {
@@ -115,9 +130,11 @@ SessionOutcome Session::run() {
   log_.finish();
   SessionOutcome outcome;
   outcome.original = original_;
-  if (original_.cancelled) outcome.status = SessionStatus::StoppedBeforeStart;
+  outcome.one_node = one_node_;
+  if (original_.cancelled || one_node_.cancelled) outcome.status = SessionStatus::StoppedBeforeStart;
   else if (original_.invalid) return failed(Error{options_.model_path.string(), original_.invalid_reason});
   else if (!original_fails_) outcome.status = SessionStatus::DoesNotFail;
+  else if (model_independent_) outcome.status = SessionStatus::ModelIndependent;
   else if (!result) return failed(result.error().at(options_.model_path.string()));
   else if (!write_status_.ok()) return failed(write_status_.error());
   else return write_result(*result);

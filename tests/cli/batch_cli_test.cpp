@@ -1,6 +1,8 @@
 // `reduce batch` end to end: every model is its own reduction, so a model that does not fail, an
 // invalid model or a crashing engine gives its own row and never stops the models after it.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -51,20 +53,24 @@ TEST(BatchCli, EachRowIsRightForFailingPassingInvalidAndCrashingModels) {
   write_bytes(dir / "passing.onnxtxt", testing::kBroadcastChain);
   write_bytes(dir / "invalid.onnx", "this is not a protobuf");
   write_bytes(dir / "crashing.onnxtxt", testing::kBroadcastChain);
-  write_bytes(dir / "crash.sh", "#!/bin/sh\nkill -SEGV $$\n");
+  // Crashes on models with a Tanh; `always.sh` crashes on any model (a broken setup).
+  write_bytes(dir / "crash.sh", "#!/bin/sh\ngrep -aq Tanh \"$1\" && kill -SEGV $$\nexit 0\n");
+  write_bytes(dir / "always.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "always.sh", "#!/bin/sh\nkill -SEGV $$\n");
   const std::string manifest = write_manifest(dir, {{"failing.onnxtxt", "opt:fault=broadcast-batch1"},
                                                     {"passing.onnxtxt", "ref"},
                                                     {"invalid.onnx", "opt"},
-                                                    {"crashing.onnxtxt", "check:sh " + (dir / "crash.sh").string()}});
+                                                    {"crashing.onnxtxt", "check:sh " + (dir / "crash.sh").string() + " {model}"},
+                                                    {"always.onnxtxt", "check:sh " + (dir / "always.sh").string()}});
   const auto out = dir / "out";
   auto r = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("4 models (2 reduced now, 0 already done, 1 without failure, 1 failed), 2 buckets"),
+  EXPECT_NE(r.out.find("5 models (2 reduced now, 0 already done, 1 without failure, 2 failed), 2 buckets"),
             std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("interrupted"), std::string::npos) << r.err;
 
   auto rows = results_by_model(out);
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows["failing.onnxtxt"].at("status"), "reduced");
   EXPECT_EQ(rows["failing.onnxtxt"].at("failure"), "mismatch");
   EXPECT_EQ(rows["failing.onnxtxt"].at("op_types"), "Mul:1");
@@ -72,6 +78,8 @@ TEST(BatchCli, EachRowIsRightForFailingPassingInvalidAndCrashingModels) {
   EXPECT_EQ(rows["invalid.onnx"].at("status"), "error (exit 2)");
   EXPECT_EQ(rows["crashing.onnxtxt"].at("status"), "reduced");
   EXPECT_EQ(rows["crashing.onnxtxt"].at("failure"), "crash: signal 11");
+  EXPECT_EQ(rows["always.onnxtxt"].at("status"), "model-independent (fails on a one-node model)");
+  EXPECT_FALSE(std::filesystem::exists(out / "always" / "model.onnx"));
   EXPECT_TRUE(std::filesystem::exists(out / "failing" / "model.onnx"));
   EXPECT_TRUE(std::filesystem::exists(out / "crashing" / "model.onnx"));
   EXPECT_FALSE(std::filesystem::exists(out / "passing" / "report.json"));
@@ -159,13 +167,18 @@ TEST(BatchCli, AReductionProcessThatDiesIsOnlyItsOwnRow) {
   EXPECT_EQ(rows["failing.onnxtxt"].at("failure"), "mismatch");
 }
 
-TEST(BatchCli, BadReduceOptionsAreEachModelsUsageErrorWithoutStartingIt) {
+// A bad --reduce-option used to fail every row and exit 0 with a summary of failures: it is the
+// batch's usage error, said once, before any folder is made.
+TEST(BatchCli, ABadReduceOptionIsTheBatchsUsageErrorBeforeAnyWork) {
   TempDir dir;
   const std::string manifest = passing_then_failing(dir);
-  auto r = run_reduce({"batch", manifest, "-o", (dir / "out").string(), "--reduce-option=--atol=nan"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("2 models (0 reduced now, 0 already done, 2 failed), 0 buckets"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("--atol"), std::string::npos) << r.err;
+  for (const char* bad : {"--reduce-option=--atol=nan", "--reduce-option=--no-such-option"}) {
+    auto r = run_reduce({"batch", manifest, "-o", (dir / "out").string(), bad});
+    EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.out << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "out")) << bad;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // External engines from the CLI: check: scripts decide (fail codes, regex, timeout, crash), cmd:
 // engines run a model, paths with shell syntax arrive intact, and --slot-env pins a slot per run.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -67,6 +68,87 @@ TEST(CheckScriptCli, EngineRunsInTheReportCountTheScriptRuns) {
   EXPECT_NE(report.find("\"engine_runs\": " + std::to_string(runs) + ","), std::string::npos) << runs << "\n" << report;
   // Refused and cached candidates are checks too, but never reach the script.
   EXPECT_EQ(report.find("\"checks\": " + std::to_string(runs) + ","), std::string::npos) << report;
+}
+
+// An engine that fails on every model (TensorRT 11 refusing --fp16, a missing library, a script
+// that always fails) used to be shrunk to a one-node "reproducer" of its usage error. It is a setup
+// problem: exit 7 before the search, nothing written; --allow-model-independent reduces anyway.
+TEST(ModelIndependentCli, AnEngineThatFailsOnEveryModelIsNotShrunk) {
+  TempDir dir;
+  const auto refuses = script(dir, "refuses.sh", "echo '[E] Unknown option: --fp16' >&2\nexit 1\n");
+  const std::vector<std::string> engines = {"check:sh " + refuses + " {model}",
+                                            "cmd:sh " + refuses + " {model} {inputs} {outputs}"};
+  for (const std::string& engine : engines) {
+    auto r = run_reduce({model_in(dir), "--engine", engine, "-o", (dir / "out").string()});
+    EXPECT_EQ(r.exit_code, 7) << engine << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("fails the same way on a one-node model (Identity of 'X')"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Unknown option"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "out" / "model.onnx"));
+    EXPECT_FALSE(fs::exists(dir / "out" / "report.json"));
+  }
+  auto anyway = run_reduce({model_in(dir), "--engine", engines[0], "--allow-model-independent", "-j", "1", "-o",
+                            (dir / "anyway").string()});
+  EXPECT_EQ(anyway.exit_code, 0) << anyway.out << anyway.err;
+  EXPECT_TRUE(fs::exists(dir / "anyway" / "report.json"));
+  // A failure of this model is reduced as before: the one-node model passes.
+  const auto tanh = script(dir, "tanh.sh", "if grep -aq Tanh \"$1\"; then exit 1; fi\nexit 0\n");
+  EXPECT_EQ(run_reduce({model_in(dir), "--engine", "check:sh " + tanh + " {model}", "-o", (dir / "tanh").string()}).exit_code, 0);
+}
+
+// `reduce precision --confirm`: after the search, the set is run again (it must pass) and so is the
+// model as it is (it must fail the same way). An engine whose failure does not come back on a second
+// sight of the same model gives a set that means nothing: exit 6, and the bundle says so.
+TEST(CheckScriptCli, APrecisionAnswerIsConfirmedOnFreshRuns) {
+  TempDir dir;
+  // Fails unless the Mul (node_2 once named) is in FP32.
+  const auto steady = script(dir, "steady.sh", "case \"$2\" in *node_2*) exit 0;; esac\necho 'engine: boom'; exit 1\n");
+  auto r = run_reduce({"precision", model_in(dir), "--engine", "check:sh " + steady + " {model} {fp32_nodes}", "--confirm",
+                       "2", "-o", (dir / "steady").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(read_bytes(dir / "steady" / "precision.txt"), "node_2\n");
+  EXPECT_NE(r.out.find("confirmed: with the set 2 of 2 fresh run(s) pass, as it is 2 of 2 fail the same way"), std::string::npos) << r.out;
+  const std::string report = read_bytes(dir / "steady" / "report.json");
+  EXPECT_NE(report.find("\"original_failed_again\": 2"), std::string::npos) << report;
+  // The same, but a model and set it has seen before always passes: the first sight of the model
+  // as it is failed, its fresh run does not.
+  const std::string seen = (dir / "once.sh.seen").string();
+  const auto once = script(dir, "once.sh",
+                           "h=$(printf '%s' \"$2\" | cat \"$1\" - | cksum | cut -d' ' -f1)\n"
+                           "n=$(grep -c \"^$h$\" '" + seen + "' 2>/dev/null)\necho $h >> '" + seen + "'\n"
+                           "[ \"$n\" -gt 0 ] && exit 0\ncase \"$2\" in *node_2*) exit 0;; esac\necho 'engine: boom'; exit 1\n");
+  auto flaky = run_reduce({"precision", model_in(dir), "--engine", "check:sh " + once + " {model} {fp32_nodes}", "-o",
+                           (dir / "once").string()});
+  EXPECT_EQ(flaky.exit_code, 6) << flaky.out << flaky.err;
+  EXPECT_NE(flaky.out.find("NOT CONFIRMED"), std::string::npos) << flaky.out;
+  EXPECT_NE(read_bytes(dir / "once" / "report.md").find("**Not confirmed**"), std::string::npos);
+  EXPECT_EQ(run_reduce({"precision", model_in(dir), "--engine", "check:sh " + steady + " {model} {fp32_nodes}",
+                        "--confirm", "0"}).exit_code, 2);
+}
+
+// Whether a process runs (exists and is not a zombie waiting for a parent that does not reap).
+bool running(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// A process an engine starts in a session of its own (`setsid`, a daemon) escapes the kill of the
+// engine's process group; it is ended with the run all the same, also after a timeout.
+TEST(CheckScriptCli, ASetsidGrandchildOfAnEngineEndsWithTheRun) {
+  TempDir dir;
+  for (const char* how : {"exit 1", "sleep 30"}) {
+    const fs::path pid_file = dir / "grandchild.pid";
+    std::filesystem::remove(pid_file);
+    const auto s = script(dir, "daemon.sh", "setsid sleep 300 >/dev/null 2>&1 < /dev/null &\necho $! > '" +
+                                                 pid_file.string() + "'\n" + how + "\n");
+    auto r = run_reduce({"check", model_in(dir), "--engine", "check:sh " + s + " {model}", "--timeout", "2"});
+    EXPECT_EQ(r.exit_code, 1) << how << "\n" << r.out << r.err;
+    const std::string pid = read_bytes(pid_file);
+    ASSERT_FALSE(pid.empty());
+    EXPECT_FALSE(running(pid.substr(0, pid.find('\n')))) << how << ": the setsid grandchild " << pid << " outlived the run";
+  }
 }
 
 TEST(CheckScriptCli, FailCodesAndRegexRefineTheDecision) {
@@ -174,7 +256,7 @@ TEST(SetupErrors, ABrokenTmpdirIsExitTwoNamingItNeverAFailure) {
   const std::string model = model_in(dir);
   const std::vector<std::string> engines = {
       "cmd:" + reduce_bin + " run {model} --inputs {inputs} --save-outputs {outputs}", "isolated:opt", "opencv"};
-  for (const std::string tmpdir : {(dir / "missing").string(), (dir / "a_file").string()}) {
+  for (const std::string& tmpdir : {(dir / "missing").string(), (dir / "a_file").string()}) {
     for (const std::string& engine : engines) {
       auto r = testing::run_process({"env", "TMPDIR=" + tmpdir, reduce_bin, "check", model, "--engine", engine});
       EXPECT_EQ(r.exit_code, 2) << engine << " " << tmpdir << "\n" << r.out << r.err;
@@ -193,6 +275,54 @@ TEST(SetupErrors, ABrokenTmpdirIsExitTwoNamingItNeverAFailure) {
   EXPECT_EQ(r.out.find("verdict: FAIL"), std::string::npos) << r.out;
 }
 
+// `check` on every engine that writes files under TMPDIR, run as `[launcher] bash -c '(PREFIX; exec
+// reduce check ...) | cat'` with TMPDIR=`tmpdir`: exit 2 saying it is not the engine's failure and naming
+// `names`, never a verdict.
+void expect_setup_error(const std::string& model, const std::string& tmpdir, const std::vector<std::string>& launcher,
+                        const std::string& prefix, const std::string& names) {
+  const std::string reduce_bin = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  for (const std::string& engine : {"cmd:" + reduce_bin + " run {model} --inputs {inputs} --save-outputs {outputs}",
+                                   std::string("isolated:opt"), std::string("opencv")}) {
+    std::vector<std::string> argv = launcher;
+    // The output reaches the test through a pipe: a file limit set in `prefix` applies to reduce only.
+    argv.insert(argv.end(), {"bash", "-c",
+                             "(" + prefix + "\nTMPDIR=\"$1\" exec \"$2\" check \"$3\" --engine \"$4\") 2>&1 | cat\n"
+                             "exit ${PIPESTATUS[0]}", "bash", tmpdir, reduce_bin, model, engine});
+    auto r = testing::run_process(argv);
+    EXPECT_EQ(r.exit_code, 2) << engine << " " << prefix << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out.find("verdict: FAIL"), std::string::npos) << engine << "\n" << r.out;
+    EXPECT_NE((r.out + r.err).find("not the engine's failure"), std::string::npos) << engine << "\n" << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find(names), std::string::npos) << engine << "\n" << r.out << r.err;
+  }
+}
+
+// A full disk: files may not grow (RLIMIT_FSIZE 0, SIGXFSZ ignored: writes fail with EFBIG, as
+// they fail with ENOSPC on a full filesystem), wherever TMPDIR is.
+TEST(SetupErrors, AFullTmpdirIsExitTwoNeverAFailure) {
+  TempDir dir;
+  expect_setup_error(model_in(dir), dir.path().string(), {}, "trap '' XFSZ; ulimit -f 0", dir.path().string());
+}
+
+// A read-only and a full filesystem as TMPDIR, each a tiny tmpfs in a mount namespace of the test's
+// own (root in this sandbox and in CI; elsewhere a folder without write permission stands in for
+// the read-only one).
+TEST(SetupErrors, AReadOnlyOrFullFilesystemAsTmpdirIsExitTwoNeverAFailure) {
+  TempDir dir;
+  const std::string model = model_in(dir);
+  const std::string mnt = (dir / "mnt").string();
+  fs::create_directories(mnt);
+  if (testing::run_process({"unshare", "-m", "true"}).exit_code != 0) {
+    if (::geteuid() == 0) GTEST_SKIP() << "root without mount namespaces: no way to make a folder read-only";
+    fs::permissions(mnt, fs::perms::owner_read | fs::perms::owner_exec);
+    expect_setup_error(model, mnt, {}, "true", mnt);
+    return;
+  }
+  expect_setup_error(model, mnt, {"unshare", "-m"}, "mount -t tmpfs -o ro,size=64k tmpfs \"$1\" || exit 99", mnt);
+  expect_setup_error(model, mnt, {"unshare", "-m"},
+                     "mount -t tmpfs -o size=64k tmpfs \"$1\" || exit 99\ndd if=/dev/zero of=\"$1/fill\" bs=4k 2>/dev/null",
+                     "No space left on device");
+}
+
 // --repeat N: each candidate runs N times and the majority decides. An engine that also fails on
 // the first run of any model ("random" failures that do not come back) makes the plain search keep a
 // wrong reproducer, which the confirmation catches (exit 6); with --repeat 3 those failures are 1 of
@@ -202,8 +332,14 @@ TEST(CheckScriptCli, RepeatTakesTheMajorityOfRunsOnAFlakyEngine) {
   const std::string seen = (dir / "random.sh.seen").string();
   const auto s = sighting_script(dir, "random.sh", "grep -aq Tanh \"$1\" || [ \"${SEEN:-0}\" -eq 0 ]");
   const std::string engine = "check:sh " + s + " {model}";
+  // It fails on the first sight of any model: the one-node model shows it (exit 7); told to reduce
+  // anyway, the confirmation does (exit 6).
   auto plain = run_reduce({model_in(dir), "--engine", engine, "-j", "1", "-o", (dir / "plain").string()});
-  EXPECT_EQ(plain.exit_code, 6) << plain.out << plain.err;
+  EXPECT_EQ(plain.exit_code, 7) << plain.out << plain.err;
+  std::filesystem::remove(seen);
+  auto anyway = run_reduce({model_in(dir), "--engine", engine, "-j", "1", "-o", (dir / "plain").string(),
+                            "--allow-model-independent"});
+  EXPECT_EQ(anyway.exit_code, 6) << anyway.out << anyway.err;
   std::filesystem::remove(seen);
   auto r = run_reduce({model_in(dir), "--engine", engine, "-j", "1", "--repeat", "3", "-o", (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;

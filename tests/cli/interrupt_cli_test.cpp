@@ -193,7 +193,8 @@ TEST(InterruptCli, AnInterruptBeforeLoadingEndsCheckWithoutRunningTheEngine) {
 
 // A check: engine: the original (the only candidate with all six op types, as --passes
 // node-removal drops at least one node from every candidate) fails; while INTERRUPT exists, a
-// candidate waits for the journal (at most 10 s), interrupts `reduce` (its parent) and sleeps.
+// candidate waits for the journal (at most 10 s), interrupts `reduce` (its parent) and sleeps. It
+// fails on any model: reductions with it take --allow-model-independent.
 std::string interrupting_engine(const TempDir& dir, const std::string& signal = "INT") {
   const std::string journal = (dir / "out" / "journal").string(), flag = (dir / "interrupt").string();
   write_bytes(dir / "engine.sh",
@@ -214,14 +215,16 @@ std::string interrupting_engine(const TempDir& dir, const std::string& signal = 
 TEST(InterruptCli, AReductionInterruptedBeforeItsFirstImprovementCanBeResumed) {
   TempDir dir;
   const std::string model = model_in(dir), engine = interrupting_engine(dir), out = (dir / "out").string();
-  Background reduce = start_reduce(dir.path(), {model, "--engine", engine, "--passes", "node-removal", "-j", "2", "-o", out});
+  Background reduce = start_reduce(dir.path(), {model, "--engine", engine, "--passes", "node-removal", "-j", "2", "-o", out,
+                                                 "--allow-model-independent"});
   ASSERT_EQ(wait_exit(reduce.pid), 130) << read_bytes(reduce.err);
   // Interrupted with no improvement: the bundle holds the original, and its journal the start.
   EXPECT_NE(read_bytes(dir / "out" / "report.json").find("\"interrupted\": true"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir / "out" / "report.md"));
   EXPECT_EQ(line_count(read_bytes(dir / "out" / "journal")), 1u);
   fs::remove(dir / "interrupt");
-  auto resumed = run_reduce({model, "--engine", engine, "--passes", "node-removal", "-o", out, "--resume"});
+  auto resumed = run_reduce({model, "--engine", engine, "--passes", "node-removal", "-o", out, "--resume",
+                              "--allow-model-independent"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_NE(resumed.err.find("resuming from 6 nodes"), std::string::npos) << resumed.err;
   EXPECT_NE(resumed.out.find("reduced 6 -> 1 nodes"), std::string::npos) << resumed.out;
@@ -231,11 +234,13 @@ TEST(InterruptCli, AReductionInterruptedBeforeItsFirstImprovementCanBeResumed) {
 TEST(InterruptCli, ASighupDuringAReductionLeavesAResumableBundle) {
   TempDir dir;
   const std::string model = model_in(dir), engine = interrupting_engine(dir, "HUP"), out = (dir / "out").string();
-  Background reduce = start_reduce(dir.path(), {model, "--engine", engine, "--passes", "node-removal", "-j", "2", "-o", out});
+  Background reduce = start_reduce(dir.path(), {model, "--engine", engine, "--passes", "node-removal", "-j", "2", "-o", out,
+                                                 "--allow-model-independent"});
   ASSERT_EQ(wait_exit(reduce.pid), 130) << read_bytes(reduce.err);
   EXPECT_NE(read_bytes(dir / "out" / "report.json").find("\"interrupted\": true"), std::string::npos);
   fs::remove(dir / "interrupt");
-  auto resumed = run_reduce({model, "--engine", engine, "--passes", "node-removal", "-o", out, "--resume"});
+  auto resumed = run_reduce({model, "--engine", engine, "--passes", "node-removal", "-o", out, "--resume",
+                              "--allow-model-independent"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_NE(resumed.out.find("reduced 6 -> 1 nodes"), std::string::npos) << resumed.out;
 }
@@ -285,7 +290,7 @@ TEST(BundleFolder, AnUnwritableOutputIsRefusedBeforeTheEngineRuns) {
 TEST(InterruptCli, AnInterruptWhileTheReproducerRunsStillCompletesTheBundle) {
   TempDir dir;
   // Every run of a one-node model (the reproducer, during the search and in the final write)
-  // interrupts `reduce`, then fails like every other model.
+  // interrupts `reduce`, then fails like every other model (hence --allow-model-independent).
   write_bytes(dir / "engine.sh",
               "#!/bin/sh\n"
               "n=0\n"
@@ -293,7 +298,8 @@ TEST(InterruptCli, AnInterruptWhileTheReproducerRunsStillCompletesTheBundle) {
               "[ $n = 1 ] && kill -INT $PPID\n"
               "echo 'engine: boom'\nexit 1\n");
   const std::string engine = "check:sh " + (dir / "engine.sh").string() + " {model}", out = (dir / "out").string();
-  Background reduce = start_reduce(dir.path(), {model_in(dir), "--engine", engine, "--passes", "node-removal", "-o", out});
+  Background reduce = start_reduce(dir.path(), {model_in(dir), "--engine", engine, "--passes", "node-removal", "-o", out,
+                                                 "--allow-model-independent"});
   const int code = wait_exit(reduce.pid);
   EXPECT_TRUE(code == 130 || code == 0) << code << read_bytes(reduce.err);
   for (const char* file : {"model.onnx", "journal", "report.json", "report.md", "bucket.txt"})

@@ -161,5 +161,24 @@ TEST(SamplesCli, ABadSampleIsExit2WithOneLineNamingIt) {
   EXPECT_EQ(missing.err, "error: " + (dir / "absent").string() + ": no such file or folder\n");
 }
 
+// A few kilobytes of .npz that inflate to megabytes (gigabytes, in the wild): --max-memory bounds
+// them before anything is allocated, with one line naming the archive and the entry.
+TEST(SamplesCli, AnArchiveThatInflatesBeyondMaxMemoryIsRefusedNamingTheEntry) {
+  TempDir dir;
+  const fs::path model = save_square_overflow(dir);
+  auto x = Tensor::allocate(DType::Float, {4, 16});
+  auto zeros = Tensor::allocate(DType::Float, {1024, 1024});
+  ASSERT_TRUE(x.ok() && zeros.ok());
+  const fs::path bomb = dir / "bomb.npz";
+  ASSERT_TRUE(write_npz(bomb, {{"X", *x}, {"pad", *zeros}}, true).ok());
+  ASSERT_LT(fs::file_size(bomb), 16384u);
+  for (const char* command : {"check", "run", "compare"}) {
+    auto r = run_reduce({command, model.string(), "--engine", "opt:fp16", "--inputs", bomb.string(), "--max-memory", "1M"});
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.out << r.err;
+    EXPECT_EQ(r.err.rfind("error: " + bomb.string() + ": entry 'pad.npy': inflates to 4194432 bytes", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace reduce

@@ -632,6 +632,20 @@ TEST(Npz, EntryWithHugeShapeIsRefusedBeforeAllocating) {
   expect_error(t.error(), dir / "t.npz", "needs 8000000000000 bytes of data, the file has 8");
 }
 
+// A small archive of zeros can inflate to gigabytes: with a limit (--max-memory), the sizes the
+// archive declares are checked against what is left of it before anything is allocated.
+TEST(Npz, EntriesThatInflateBeyondTheLimitAreRefusedBeforeAllocating) {
+  TempDir dir;
+  std::vector<NamedTensor> tensors{{"small", sample(DType::Float)}, {"zeros", *Tensor::allocate(DType::Float, {512, 512})}};
+  ASSERT_TRUE(write_npz(dir / "t.npz", tensors, true).ok());
+  ASSERT_LT(fs::file_size(dir / "t.npz"), 8192u);
+  EXPECT_TRUE(read_npz(dir / "t.npz", 2u << 20).ok());
+  auto t = read_npz(dir / "t.npz", 1u << 20);
+  ASSERT_FALSE(t.ok());
+  expect_error(t.error(), dir / "t.npz", "entry 'zeros.npy': inflates to 1048704 bytes, more than the");
+  EXPECT_NE(t.error().what.find("(--max-memory)"), std::string::npos) << t.error().what;
+}
+
 TEST(Npz, StoredEntryWithInconsistentSizesIsAnError) {
   TempDir dir;
   write_bytes(dir / "t.npz", hand_written_zip({{"x.npy", npy_image(1, dict("<f4", "(1,)"), "abcd"), 0, 0x7fffffffu}}));

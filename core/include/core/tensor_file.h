@@ -41,7 +41,10 @@ Expected<std::string> npy_bytes(const Tensor& tensor);
 
 // --- NumPy .npz: a zip of .npy entries, stored or deflated ---
 // Entry "x.npy" gives the tensor named "x"; tensors come in archive order. Other entries are refused.
-Expected<std::vector<NamedTensor>> read_npz(const std::filesystem::path& path);
+// The entries together may inflate to at most `max_bytes` (0: each up to max_tensor_bytes()), checked
+// from the sizes the archive declares before anything is allocated: a small archive of zeros can
+// claim gigabytes.
+Expected<std::vector<NamedTensor>> read_npz(const std::filesystem::path& path, uint64_t max_bytes = 0);
 // Writes one "<name>.npy" entry per tensor, deflated when `compress` (np.savez_compressed).
 Status write_npz(const std::filesystem::path& path, const std::vector<NamedTensor>& tensors, bool compress);
 

@@ -16,7 +16,10 @@ namespace reduce {
 // - a folder: ONNX test data (`input_K.pb` or `output_K.pb`, ordered by K; a `test_data_set_N` folder
 //   is one) or `.npy` files named after the values. `prefix` selects "input" or "output" files.
 // Unnamed .pb tensors keep an empty name and are bound by position.
-Expected<std::vector<NamedTensor>> read_tensor_set(const std::filesystem::path& path, std::string_view prefix = "input");
+// `max_bytes` (0: no limit but max_tensor_bytes() per tensor) bounds what compressed files (.npz)
+// may inflate to (`--max-memory`); other files hold their bytes as they are.
+Expected<std::vector<NamedTensor>> read_tensor_set(const std::filesystem::path& path, std::string_view prefix = "input",
+                                                   uint64_t max_bytes = 0);
 
 // One input sample: the tensors of one run and where they were read from.
 struct TensorSample {
@@ -34,7 +37,7 @@ inline constexpr size_t kMaxTensorSamples = 1000;
 // - anything else read_tensor_set reads: one sample.
 // Errors name the file or folder (an empty folder of samples, a missing `test_data_set_N`, too many).
 Expected<std::vector<TensorSample>> read_tensor_samples(const std::filesystem::path& path,
-                                                        std::string_view prefix = "input");
+                                                        std::string_view prefix = "input", uint64_t max_bytes = 0);
 
 // Binds tensors to the graph's inputs that have no initializer (the ones a run must be given):
 // by name when every tensor has a name, otherwise by position. Unknown names, duplicates, too many

@@ -9,9 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <thread>
 
 extern char** environ;
@@ -63,6 +66,63 @@ bool has_ended(pid_t pid) {
   while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0)
     if (errno != EINTR) return true;
   return info.si_pid == pid;
+}
+
+// The environment entry that marks every process of one run: descendants inherit it, also those
+// that leave the process group (setsid, a daemon's double fork), which a group kill misses. One
+// name per run, so that a run inside a run (`batch` starting reductions) carries both marks.
+std::string new_run_marker() {
+  std::random_device random;
+  std::string marker = "REDUCE_RUN_";
+  char hex[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(hex, sizeof hex, "%08x", random());
+    marker += hex;
+  }
+  return marker + "=1";
+}
+
+// Whether /proc/PID/environ holds `entry` as a whole entry (processes of other users, and
+// zombies, read as nothing).
+bool environment_holds(const char* pid, const std::string& entry) {
+  const std::string path = std::string("/proc/") + pid + "/environ";
+  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) return false;
+  std::string text;
+  char buffer[65536];
+  constexpr size_t kMaxEnvironment = size_t{16} << 20;
+  for (ssize_t n; text.size() < kMaxEnvironment && (n = ::read(fd.fd, buffer, sizeof buffer)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  for (size_t at = text.find(entry); at != std::string::npos; at = text.find(entry, at + 1))
+    if ((at == 0 || text[at - 1] == '\0') && (at + entry.size() == text.size() || text[at + entry.size()] == '\0'))
+      return true;
+  return false;
+}
+
+// Kills every process marked with `entry`: what is left of a run after its group was killed.
+// Rounds until none is found, since one may fork while the list is read.
+void kill_marked(const std::string& entry) {
+  const pid_t self = ::getpid();
+  for (int round = 0; round < 20; ++round) {
+    DIR* proc = ::opendir("/proc");
+    if (!proc) return;
+    bool found = false;
+    while (const dirent* e = ::readdir(proc)) {
+      if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+      const pid_t pid = static_cast<pid_t>(std::strtol(e->d_name, nullptr, 10));
+      if (pid == self || !environment_holds(e->d_name, entry)) continue;
+      ::kill(pid, SIGKILL);
+      found = true;
+    }
+    ::closedir(proc);
+    if (!found) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(round < 5 ? 1 : 10));
+  }
 }
 
 // Reads what the pipe holds now (non-blocking); returns false at end of file.
@@ -208,7 +268,10 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   const ChildAttributes child(true);
   const auto start = Clock::now();
   pid_t pid = 0;
-  const int spawn_error = spawn(pid, program, actions, child, argv, environment_with(options.env));
+  const std::string marker = new_run_marker();
+  std::vector<std::string> env = options.env;
+  env.push_back(marker);
+  const int spawn_error = spawn(pid, program, actions, child, argv, environment_with(env));
   posix_spawn_file_actions_destroy(&actions);
   write_end.reset();
   if (spawn_error != 0) return Error{program, std::string("cannot start: ") + std::strerror(spawn_error)};
@@ -260,8 +323,10 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
       idle_ms = std::min(idle_ms * 2, 20);
     }
   }
-  // The leader is gone: what is left of its group (background children) goes with it.
+  // The leader is gone: what is left of its group (background children) goes with it, and so do
+  // descendants that left the group (a `setsid` grandchild).
   ::kill(-pid, SIGKILL);
+  kill_marked(marker);
   if (pipe_open) drain(read_end.fd, result, options.max_output_bytes);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -118,6 +119,15 @@ class Oracle {
   // as an evaluation, and the cache keeps its first verdict.
   Verdict rerun(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr, TensorMap* actual = nullptr);
 
+  // A one-node model with the original's IR version, opsets and names: an Identity of its first
+  // input (a Constant when it has none). An engine that fails on it the same way as on the original
+  // fails whatever the model (a refused flag, a missing library, a script that fails on anything):
+  // a reduction would shrink that to any one node and call it a reproducer.
+  Expected<CandidateRun> one_node_model() const;
+  // Runs it on the engine under test (by majority with `repeat`); not cached, counted as an
+  // evaluation. Compare with match() once the target is set.
+  Verdict evaluate_one_node_model(const std::atomic<bool>* cancel = nullptr);
+
   // Runs the whole model on the engine under test with `nodes` kept in FP32 (engine/fp32_nodes.h:
   // `opt:fp16,fp32=...`, `cmd[fp32=...]:`), compared with the same recorded reference. Not cached.
   // Invalid when the engine takes no per-node precision (EngineSpec::controls_precision decides
@@ -177,8 +187,13 @@ class Oracle {
  private:
   Oracle() = default;
   // `actual` (when given) receives the engine's outputs if they total at most `actual_limit` bytes.
-  // run_candidate `repeat` times, by majority (OracleOptions::repeat).
-  Verdict majority_of_runs(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual, uint64_t actual_limit);
+  // One engine run of something, its outputs into `actual` up to `limit` bytes.
+  using RunOnce = std::function<Verdict(TensorMap* actual, uint64_t limit)>;
+  // run_once `repeat` times, by majority (OracleOptions::repeat).
+  Verdict majority_of_runs(const RunOnce& run_once, const std::atomic<bool>* cancel, TensorMap* actual, uint64_t actual_limit);
+  // A materialized candidate on the engine under test (the ONNX checker first for external engines).
+  Verdict run_materialized(const CandidateRun& run, const std::atomic<bool>* cancel, TensorMap* actual,
+                           uint64_t actual_limit);
   Verdict run_candidate(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual,
                         uint64_t actual_limit);
   Verdict verdict_from_error(const Error& error) const;

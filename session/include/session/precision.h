@@ -26,6 +26,10 @@ struct PrecisionOptions {
   // with `from_outputs`, Polygraphy's --direction reverse), are kept in FP32. One set at a time.
   std::string strategy = "default";
   bool from_outputs = false;
+  // Fresh runs, after the search, of the model with the set in FP32 (must pass on every sample)
+  // and of the model as it is (must fail the same way): a flaky engine's answer is not reported
+  // as found.
+  int confirm = 1;
 };
 
 // The strategies `PrecisionOptions::strategy` takes.
@@ -55,6 +59,13 @@ struct PrecisionOutcome {
   size_t checks = 0;               // sets checked (the reducer's count, or the baseline's)
   std::string strategy = "default";  // with " reverse" for a baseline from the outputs
   bool one_minimal = false;        // removing any one node of the set makes the model fail
+  // PrecisionOptions::confirm: fresh runs of each, and how many gave the searched answer again.
+  int confirm_runs = 0;
+  int set_passed_again = 0;        // the set in FP32 passed on every sample
+  int original_failed_again = 0;   // nothing in FP32 failed the same way
+  bool not_confirmed() const {
+    return confirm_runs > 0 && (set_passed_again < confirm_runs || original_failed_again < confirm_runs);
+  }
   bool stopped = false;
   double seconds = 0;
   // Where error is born in the model with nothing in FP32 (the default strategy's ranking): the

@@ -30,6 +30,10 @@ struct SessionOptions {
   ControlFlowReport control_flow;  // what was inlined before (the session fills nodes_in_bodies)
   // Other processes that check candidates (MPI ranks); null: every check runs here.
   RemoteChecks* remote = nullptr;
+  // Reduce even when the engine fails the same way on a one-node model (Oracle::one_node_model):
+  // a check that fails on purpose on anything. Otherwise such a failure stops the session
+  // (SessionStatus::ModelIndependent) before the search.
+  bool allow_model_independent = false;
 };
 
 // Where the session's progress and log lines go.
@@ -43,11 +47,13 @@ enum class SessionStatus {
   DoesNotFail,        // the original passes: nothing to reduce, nothing written
   StoppedBeforeStart,  // stopped before the original's check ended: nothing written
   Failed,             // bad input or a write error (`error`)
+  ModelIndependent,   // the engine fails the same way on a one-node model (`one_node`): nothing written
 };
 
 struct SessionOutcome {
   SessionStatus status = SessionStatus::Failed;
   Verdict original;                      // the original model's verdict
+  Verdict one_node;                      // the one-node model's, when it ran
   std::optional<ReductionReport> report;  // Reduced
   std::optional<Error> error;             // Failed
 };
