@@ -196,13 +196,15 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
   REDUCE_ASSIGN(model, load_model(model_path));
   // A node name names one node, in reports, sets of nodes and reproducers alike (every rank renames
   // the same way).
-  if (const size_t shared = make_node_names_unique(model, false).duplicates; shared > 0 && mpi_launch_from_environment().rank == 0)
+  const size_t shared = make_node_names_unique(model, false).duplicates;
+  if (shared > 0 && mpi_launch_from_environment().rank == 0)
     std::cerr << "note: " << model_path.string() << ": " << shared
               << " nodes have a name an earlier node has; they are renamed NAME_K, so that every name means one node\n";
   REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));
   REDUCE_ASSIGN(auto samples, prepare_input_samples(vm, model, model_path));
   REDUCE_ASSIGN(auto expected, read_expected_samples(vm, model, samples.size()));
   SampleOracles out;
+  out.renamed_nodes = shared;
   out.oracles.resize(samples.size());
   out.verdicts.resize(samples.size());
   for (const auto& sample : samples) out.sources.push_back(sample.source);

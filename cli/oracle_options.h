@@ -59,6 +59,7 @@ struct SampleOracles {
   std::vector<std::string> sources;              // per sample: the file or folder, or "seed N"
   std::vector<std::optional<Verdict>> verdicts;  // per sample: the model's verdict, when checked here
   size_t chosen = 0;                             // the sample the command goes on with
+  size_t renamed_nodes = 0;                      // nodes renamed NAME_K on load (shared names)
 
   Oracle& main() const { return *oracles[chosen]; }
   // Every kept oracle, the chosen one first.

@@ -128,7 +128,7 @@ std::string outcome_line(const PrecisionOutcome& out) {
 // The set at each tolerance, loose to tight. Exit 0 when some tolerance found a set; otherwise the
 // exit code of the tightest tolerance's outcome.
 int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& options, const std::vector<double>& sweep, const std::string& out_dir,
-              const std::string& command, std::stop_token stop) {
+              const std::string& command, const NodeRenaming& renamed, std::stop_token stop) {
   nlohmann::json rows = nlohmann::json::array();
   std::optional<PrecisionOutcome> tightest_found;
   int code = kExitOk;
@@ -156,6 +156,7 @@ int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& optio
     code = found->kind == PrecisionOutcome::Kind::Found         ? kExitOk
            : found->kind == PrecisionOutcome::Kind::DoesNotFail ? kExitDoesNotFail
                                                                  : kExitNotPrecision;
+    found->renamed = renamed;
     if (found->kind == PrecisionOutcome::Kind::Found) tightest_found = std::move(*found);
   }
   if (!out_dir.empty()) {
@@ -225,12 +226,14 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   po_.from_outputs = direction == "reverse";
   po_.confirm = vm["confirm"].as<int>();
   po_.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
-  if (!sweep.empty()) return run_sweep(samples, po_, sweep, out_dir, command_line(args), stop);
+  const NodeRenaming all_renamed{renamed.unnamed, renamed.duplicates + opened_samples.renamed_nodes};
+  if (!sweep.empty()) return run_sweep(samples, po_, sweep, out_dir, command_line(args), all_renamed, stop);
   auto found = find_fp32_nodes(samples, po_, stop);
   if (!found) {
     std::cerr << "error: " << model_path << ": " << found.error().message() << "\n";
     return kExitUsage;
   }
+  found->renamed = all_renamed;
   const PrecisionOutcome& out = *found;
   if (out.stopped && out.pinned.empty()) return interrupted("; nothing written");
   if (out.kind == PrecisionOutcome::Kind::DoesNotFail) {

@@ -130,6 +130,7 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole
   }
   SessionOptions session = s;
   session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
+  session.renamed_nodes = samples->renamed_nodes;
   auto flat = flatten(given, args.flatten, worker, stop);
   if (worker && !flat) return cluster->serve(nullptr, nullptr, flat.error().message());
   if (stop.stop_requested()) return interrupted("; nothing written");

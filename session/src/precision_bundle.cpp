@@ -75,6 +75,8 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   j["before"] = verdict_json(out.before);
   j["after"] = verdict_json(out.after);
   j["error_svg"] = chart;
+  j["renamed_nodes"] = out.renamed.duplicates;
+  j["named_nodes"] = out.renamed.unnamed;
   j["confirm"] = {{"runs", out.confirm_runs}, {"set_passed_again", out.set_passed_again},
                   {"original_failed_again", out.original_failed_again}};
   j["fp32_nodes"] = nlohmann::json::array();
@@ -101,6 +103,9 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
        << out.set_passed_again << " of " << out.confirm_runs << " times, as it is it failed the same way "
        << out.original_failed_again << " of " << out.confirm_runs << " times"
        << (out.not_confirmed() ? " (the engine is flaky: this set is not an answer to rely on)" : "") << ".\n";
+  if (out.renamed.duplicates > 0 || out.renamed.unnamed > 0)
+    md << "\nRenamed before the search: " << out.renamed.duplicates << " node(s) that had an earlier node's name (now `NAME_K`), "
+       << out.renamed.unnamed << " unnamed node(s) (now `node_K`).\n";
   md << "\nWorst output error / tolerance: " << number(worst_ratio(out.before)) << " before, "
      << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
      << (chart ? "Error per node with nothing in FP32 (added alone vs accumulated): ![error per node](error.svg)\n\n"

@@ -82,6 +82,7 @@ std::string report_json(const ReductionReport& r) {
   j["engine_runs"] = r.engine_runs;
   j["cache_hits"] = r.cache_hits;
   j["slipped"] = r.slipped;
+  j["renamed_nodes"] = r.renamed_nodes;
   j["repeat"] = r.repeat;
   j["flaky"] = r.flaky;
   j["invalid"] = r.invalid;

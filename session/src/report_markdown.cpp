@@ -59,6 +59,9 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
   else if (!r.polygraphy_files_note.empty())
     md << "**Polygraphy:** no inputs.json/expected.json: " << r.polygraphy_files_note << "\n\n";
   md << "**Environment:** " << r.environment << "\n\n";
+  if (r.renamed_nodes > 0)
+    md << "**Renamed:** " << r.renamed_nodes << " node(s) had the name of an earlier node and were renamed `NAME_K` "
+       << "before the search, so that every node name here means one node.\n\n";
   const ControlFlowReport& cf = r.control_flow;
   if (cf.inlined_if > 0 || cf.unrolled_loops > 0) {
     md << "**Control flow:** the model as given has " << cf.given_nodes << " top-level nodes; ";

@@ -146,6 +146,7 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
   r.model_path = options_.model_path.string();
   r.samples = options_.samples;
   r.control_flow = options_.control_flow;
+  r.renamed_nodes = options_.renamed_nodes;
   r.command = options_.command_line;
   r.strategy = options_.reduce.strategy;
   r.jobs = options_.reduce.jobs;

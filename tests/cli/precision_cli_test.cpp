@@ -137,6 +137,9 @@ TEST(PrecisionCli, ADuplicateNameNamesOneNodeInTheSet) {
   EXPECT_NE(r.err.find("8 nodes have a name an earlier node has; they are renamed NAME_K"), std::string::npos) << r.err;
   const std::string set = testing::read_bytes(out / "precision.txt");
   EXPECT_EQ(std::count(set.begin(), set.end(), '\n'), 4) << set;
+  // And said so in the report.
+  EXPECT_EQ(nlohmann::json::parse(testing::read_bytes(out / "report.json")).at("renamed_nodes"), 8);
+  EXPECT_NE(testing::read_bytes(out / "report.md").find("8 node(s) that had an earlier node's name"), std::string::npos);
   auto bundle = load_model(out / "model.onnx");
   ASSERT_TRUE(bundle.ok());
   std::set<std::string> names;
@@ -147,6 +150,8 @@ TEST(PrecisionCli, ADuplicateNameNamesOneNodeInTheSet) {
   // `reduce` too: its reproducer's nodes have names of their own.
   auto reduced = run_reduce({(dir / "same.onnx").string(), "--engine", "opt:fp16", "-o", (dir / "reduced").string()});
   ASSERT_EQ(reduced.exit_code, 0) << reduced.out << reduced.err;
+  EXPECT_EQ(nlohmann::json::parse(testing::read_bytes(dir / "reduced" / "report.json")).at("renamed_nodes"), 8);
+  EXPECT_NE(testing::read_bytes(dir / "reduced" / "report.md").find("**Renamed:** 8 node(s)"), std::string::npos);
   auto reproducer = load_model(dir / "reduced" / "model.onnx");
   ASSERT_TRUE(reproducer.ok());
   std::set<std::string> kept;

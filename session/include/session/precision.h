@@ -60,6 +60,7 @@ struct PrecisionOutcome {
   std::string strategy = "default";  // with " reverse" for a baseline from the outputs
   bool one_minimal = false;        // removing any one node of the set makes the model fail
   // PrecisionOptions::confirm: fresh runs of each, and how many gave the searched answer again.
+  NodeRenaming renamed;             // nodes named or renamed on load (filled by the caller), reported
   int confirm_runs = 0;
   int set_passed_again = 0;        // the set in FP32 passed on every sample
   int original_failed_again = 0;   // nothing in FP32 failed the same way

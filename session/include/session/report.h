@@ -56,6 +56,8 @@ struct ReductionReport {
   size_t original_op_types = 0;
   InputSamples samples;
   ControlFlowReport control_flow;
+  // Nodes renamed NAME_K on load because an earlier node had their name (a name means one node).
+  size_t renamed_nodes = 0;
   // The reproducer.
   size_t reduced_nodes = 0;
   std::map<std::string, size_t> reduced_op_types;  // op type -> count, without Constant nodes

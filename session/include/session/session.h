@@ -28,6 +28,7 @@ struct SessionOptions {
   BundleOptions bundle;  // files the bundle holds on request (Polygraphy's)
   InputSamples samples;  // recorded in the report
   ControlFlowReport control_flow;  // what was inlined before (the session fills nodes_in_bodies)
+  size_t renamed_nodes = 0;  // nodes renamed on load (make_node_names_unique): reported
   // Other processes that check candidates (MPI ranks); null: every check runs here.
   RemoteChecks* remote = nullptr;
   // Reduce even when the engine fails the same way on a one-node model (Oracle::one_node_model):
