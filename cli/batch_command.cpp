@@ -18,7 +18,7 @@
 #include "command_line.h"
 #include "mpi_launch.h"
 #include "core/mapped_file.h"
-#include "engine/process.h"
+#include "adapters/process.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
 #include "stop_on_signal.h"

@@ -9,8 +9,8 @@
 #include "command.h"
 #include "command_line.h"
 #include "oracle_options.h"
-#include "engine/conformance.h"
-#include "engine/engine_spec.h"
+#include "adapters/conformance.h"
+#include "adapters/engine_spec.h"
 
 namespace reduce::cli {
 

@@ -12,7 +12,7 @@
 #include "core/model_io.h"
 #include "core/tensor_set.h"
 #include "engine/engine.h"
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "engine/optimized.h"
 #include "input_options.h"
 #include "oracle/inputs.h"

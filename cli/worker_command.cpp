@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "command.h"
-#include "engine/engine_spec.h"
-#include "engine/isolated_worker.h"
+#include "adapters/engine_spec.h"
+#include "adapters/isolated_worker.h"
 
 namespace reduce::cli {
 

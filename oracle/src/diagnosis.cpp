@@ -138,7 +138,7 @@ DiagnosisLine binding_variant(Oracle& oracle, const std::atomic<bool>* cancel) {
     return l;
   }
   auto spec = parse_engine_spec(oracle.options().engine);
-  if (!oracle.options().engine_instance && spec && spec->innermost().kind == EngineKind::Check) {
+  if (!oracle.options().engine_instance && spec && !spec->gives_values()) {
     not_applicable(l, "a check: script gives no outputs to compare", "only engines that return outputs can be compared per order");
     return l;
   }

@@ -11,7 +11,7 @@
 
 #include "core/half.h"
 #include "core/model_io.h"
-#include "engine/command_template.h"
+#include "adapters/command_template.h"
 #include "leading_slice.h"
 
 namespace reduce {
@@ -91,14 +91,14 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
     o->slot_environments_.push_back(env);
     if (o->options_.engine_instance) {
       o->slot_engines_.push_back(o->options_.engine_instance);
-    } else if (spec.kind != EngineKind::Check) {
+    } else if (spec.gives_values()) {
       REDUCE_ASSIGN(auto engine, make_engine(spec, env));
       o->slot_engines_.push_back(std::move(engine));
     }
   }
   o->slot_busy_.assign(slots, false);
   if (!o->slot_engines_.empty()) o->engine_ = o->slot_engines_[0];
-  if (!o->options_.engine_instance && spec.kind == EngineKind::Check) {
+  if (!o->options_.engine_instance && !spec.gives_values()) {
     REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.command, spec.fp32_nodes));
     o->check_script_ = std::make_unique<CheckScript>(std::move(script));
   }
@@ -499,7 +499,7 @@ Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>*
     int slot;
     ~SlotGuard() { o->release_slot(slot); }
   } guard{this, slot};
-  if (pinned->kind == EngineKind::Check) {
+  if (!pinned->gives_values()) {
     auto script = CheckScript::parse(pinned->command, pinned->fp32_nodes);
     if (!script) return invalid(script.error().message());
     v = run_check_script(*script, *run, slot_environments_[slot], cancel);

@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "engine/process.h"
+#include "adapters/process.h"
 
 namespace reduce {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "engine/process.h"
+#include "adapters/process.h"
 
 namespace reduce {
 

@@ -23,7 +23,7 @@ bool OracleTest::runs_in_process(const Oracle& oracle) {
   if (oracle.options().engine_instance) return true;
   auto spec = parse_engine_spec(oracle.options().engine);
   if (!spec) return false;
-  return spec->kind == EngineKind::Ref || spec->kind == EngineKind::Opt || spec->kind == EngineKind::OpenCVInProcess;
+  return spec->in_process();
 }
 
 TestOutcome OracleTest::outcome_of(const Verdict& v) {

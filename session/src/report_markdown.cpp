@@ -1,7 +1,7 @@
 // report.md from the report model: paste-ready for an issue tracker.
 #include <sstream>
 
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "session/report.h"
 #include "oracle/signature.h"
 #include "session/verdict_report.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 
 namespace reduce {
 

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "process_support.h"
 
 namespace reduce {

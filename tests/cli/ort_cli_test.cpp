@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "process_support.h"
 
 namespace reduce {

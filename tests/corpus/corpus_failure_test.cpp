@@ -9,7 +9,7 @@
 
 #include "core/extract.h"
 #include "corpus_support.h"
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 
 namespace reduce {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "cli/fault_models.h"
 #include "corpus_model.h"
-#include "engine/check_script.h"
+#include "adapters/check_script.h"
 #include "optimized_support.h"
 
 namespace reduce {

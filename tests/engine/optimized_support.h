@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "engine/engine.h"
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "engine/optimized.h"
 #include "test_support.h"
 

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "process_support.h"
 #include "test_support.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "test_support.h"
 
 namespace reduce {

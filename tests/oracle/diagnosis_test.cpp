@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "corpus_model.h"
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "oracle/diagnosis.h"
 #include "oracle/inputs.h"
 #include "test_support.h"

@@ -1,7 +1,8 @@
 // A reduction session: reduces one model on one oracle into a bundle folder. It owns its stop flag
 // (requested by the caller's stop token, e.g. Ctrl-C, or by itself when the original model does not
 // fail), its progress line and its log, so that sessions run one after another (`reduce batch`)
-// never see each other's state. Both `reduce MODEL` and `reduce batch` call it.
+// never see each other's state. `reduce MODEL` calls it; `reduce batch` runs `reduce MODEL` in a
+// process of its own per model (a crash ends that row only), and so calls it there.
 #pragma once
 
 #include <filesystem>

@@ -1,0 +1,49 @@
+// What each engine kind of adapters/engines.def defines in kinds/NAME.cpp: how its spec is parsed,
+// printed and turned into an engine, and where it keeps its FP32 nodes.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "adapters/engine_spec.h"
+
+namespace reduce::kinds {
+
+// A spec's text after its kind's name: `NAME[BRACKET]:REST`.
+struct SpecText {
+  std::string_view name;                    // the kind's name
+  bool has_options = false;                 // a ':' followed the name (or the bracket)
+  std::string_view rest;                    // after that ':'
+  std::optional<std::string_view> bracket;  // what NAME[...] held
+};
+
+struct KindOps {
+  // The spec (kind set by the caller); errors are one line, without the spec (the caller names it).
+  Expected<EngineSpec> (*parse)(const SpecText& text);
+  // The options part of the canonical spec, after `NAME` (":fp16", "[fp32=A]:TEMPLATE"; "" for none).
+  std::string (*print)(const EngineSpec& spec);
+  Expected<std::unique_ptr<Engine>> (*make)(const EngineSpec& spec, const EngineEnvironment& environment);
+  // Where the kind keeps the nodes it runs in FP32; null: it takes none (it runs in FP32).
+  Fp32Nodes* (*fp32)(EngineSpec& spec) = nullptr;
+  // The reduced float precision it computes in (null: FP32).
+  Precision (*precision)(const EngineSpec& spec) = nullptr;
+  // Whether it runs nodes in FP32 on request (null: no).
+  bool (*controls_precision)(const EngineSpec& spec) = nullptr;
+  // The command line of a preset for people (null or "": none).
+  std::string (*command_line)(const EngineSpec& spec, const EngineEnvironment& environment) = nullptr;
+};
+
+#define REDUCE_ENGINE(Kind, ...) extern const KindOps Kind;
+#include "adapters/engines.def"
+#undef REDUCE_ENGINE
+
+const KindOps& ops(EngineKind kind);
+
+// For kinds that take no options at all: `NAME` only.
+Expected<EngineSpec> parse_no_options(const SpecText& text);
+// For kinds without `NAME[...]`.
+Status no_bracket(const SpecText& text);
+
+}  // namespace reduce::kinds

@@ -1,0 +1,16 @@
+// `opencv`: OpenCV DNN in a worker process (`opencv-inprocess` there), so that its crashes are verdicts.
+#include "kinds/engine_kinds.h"
+#include "spec/engine_factories.h"
+
+namespace reduce::kinds {
+
+const KindOps OpenCV = {
+    parse_no_options,
+    [](const EngineSpec&) { return std::string(); },
+    [](const EngineSpec&, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
+      REDUCE_TRY(make_opencv_engine(environment));  // says when OpenCV was not built in
+      return make_isolated_engine("opencv-inprocess", environment);
+    },
+};
+
+}  // namespace reduce::kinds

@@ -1,0 +1,29 @@
+// `opt[:OPTIONS]`: the optimized engine (precision, FP32 nodes, faults, disabled passes).
+#include "engine/optimized.h"
+#include "kinds/engine_kinds.h"
+
+namespace reduce::kinds {
+
+const KindOps Opt = {
+    [](const SpecText& text) -> Expected<EngineSpec> {
+      REDUCE_TRY(no_bracket(text));
+      EngineSpec spec;
+      REDUCE_ASSIGN(spec.opt, parse_optimized_options(text.rest));
+      return spec;
+    },
+    [](const EngineSpec& spec) {
+      const std::string options = to_string(spec.opt);
+      return options.empty() ? options : ":" + options;
+    },
+    [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
+      OptimizedOptions opt = spec.opt;
+      opt.threads = environment.threads;
+      opt.limits = environment.limits();
+      return make_optimized_engine(opt);
+    },
+    [](EngineSpec& spec) { return &spec.opt.fp32_nodes; },
+    [](const EngineSpec& spec) { return spec.opt.precision; },
+    [](const EngineSpec& spec) { return spec.opt.precision != Precision::FP32; },
+};
+
+}  // namespace reduce::kinds

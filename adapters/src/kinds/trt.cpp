@@ -1,0 +1,35 @@
+// `trt[:OPTIONS]`: TensorRT through Polygraphy or trtexec, a command per run.
+#include "kinds/engine_kinds.h"
+#include "spec/engine_factories.h"
+
+namespace reduce::kinds {
+
+const KindOps Trt = {
+    [](const SpecText& text) -> Expected<EngineSpec> {
+      REDUCE_TRY(no_bracket(text));
+      EngineSpec spec;
+      if (text.has_options) {
+        REDUCE_ASSIGN(spec.trt, parse_trt_options(text.rest));
+      }
+      return spec;
+    },
+    [](const EngineSpec& spec) {
+      const std::string options = to_string(spec.trt);
+      return options.empty() ? options : ":" + options;
+    },
+    [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> { return make_trt_engine(spec.trt, environment); },
+    [](EngineSpec& spec) { return &spec.trt.fp32_nodes; },
+    [](const EngineSpec& spec) {
+      return spec.trt.bf16 ? Precision::BF16 : spec.trt.fp16 ? Precision::FP16 : Precision::FP32;
+    },
+    [](const EngineSpec& spec) { return spec.trt.reduced_precision(); },
+    [](const EngineSpec& spec, const EngineEnvironment& environment) -> std::string {
+      auto command = trt_command(spec.trt, path_variable(environment));
+      if (!command) return "";
+      std::vector<std::string> argv = command->argv;
+      if (auto fp32 = trt_fp32_arguments(command->tool, spec.trt.fp32_nodes.names)) argv.insert(argv.end(), fp32->begin(), fp32->end());
+      return shell_command_line(argv);
+    },
+};
+
+}  // namespace reduce::kinds

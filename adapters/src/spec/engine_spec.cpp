@@ -1,0 +1,130 @@
+// EngineSpec: parsing a spec string once, printing it back in canonical form, and what engines.def
+// says of each kind. What is particular to a kind lives in kinds/NAME.cpp.
+#include "adapters/engine_spec.h"
+
+#include <optional>
+
+#include "kinds/engine_kinds.h"
+
+namespace reduce {
+
+namespace {
+
+constexpr EngineKindTraits kTraits[] = {
+#define REDUCE_ENGINE(Kind, name, in_process, external, gives_values, usage, help) \
+  {EngineKind::Kind, name, in_process, external, gives_values, usage, help},
+#include "adapters/engines.def"
+#undef REDUCE_ENGINE
+};
+
+// "ref, opt[:OPTIONS], ...": every usage, for the unknown-engine error.
+std::string known_engines() {
+  std::string known;
+  for (const auto& t : kTraits) known += (known.empty() ? "" : ", ") + std::string(t.usage);
+  return known;
+}
+
+}  // namespace
+
+namespace kinds {
+
+const KindOps& ops(EngineKind kind) {
+  static constexpr const KindOps* kOps[] = {
+#define REDUCE_ENGINE(Kind, ...) &Kind,
+#include "adapters/engines.def"
+#undef REDUCE_ENGINE
+  };
+  return *kOps[static_cast<size_t>(kind)];
+}
+
+Status no_bracket(const SpecText& text) {
+  if (text.bracket) return make_error("only cmd[...] and check[...] take bracketed options (opt: opt:fp16,fp32=NODE+NODE)");
+  return {};
+}
+
+Expected<EngineSpec> parse_no_options(const SpecText& text) {
+  REDUCE_TRY(no_bracket(text));
+  if (text.has_options) return make_error("engine '" + std::string(text.name) + "' takes no options");
+  return EngineSpec{};
+}
+
+}  // namespace kinds
+
+const EngineKindTraits& engine_kind_traits(EngineKind kind) { return kTraits[static_cast<size_t>(kind)]; }
+
+std::span<const EngineKindTraits> engine_kinds() { return kTraits; }
+
+Expected<EngineSpec> parse_engine_spec(std::string_view text) {
+  size_t colon = text.find(':');
+  std::string_view kind = text.substr(0, colon);
+  // `KIND[OPTIONS]:REST` (cmd and check: their REST is a template with no room for options).
+  std::optional<std::string_view> bracket;
+  if (const size_t open = kind.find('['); open != std::string_view::npos) {
+    const size_t close = text.find(']', open);
+    if (close == std::string_view::npos || (close + 1 < text.size() && text[close + 1] != ':'))
+      return Error{std::string(text), "expected KIND[OPTIONS]:REST"};
+    bracket = text.substr(open + 1, close - open - 1);
+    kind = text.substr(0, open);
+    colon = close + 1 < text.size() ? close + 1 : std::string_view::npos;
+  }
+  const bool has_options = colon != std::string_view::npos;
+  for (const auto& t : kTraits) {
+    if (t.name != kind) continue;
+    const kinds::SpecText rest{t.name, has_options, has_options ? text.substr(colon + 1) : std::string_view{}, bracket};
+    auto spec = kinds::ops(t.kind).parse(rest);
+    // A file named by fp32=@FILE is the subject of its own errors.
+    if (!spec) return Error{spec.error().where.empty() ? std::string(text) : spec.error().where, spec.error().what};
+    spec->kind = t.kind;
+    return spec;
+  }
+  return Error{std::string(text), "unknown engine '" + std::string(kind) + "' (known: " + known_engines() + ")"};
+}
+
+std::string to_string(const EngineSpec& spec) {
+  return std::string(spec.traits().name) + kinds::ops(spec.kind).print(spec);
+}
+
+bool operator==(const EngineSpec& a, const EngineSpec& b) { return to_string(a) == to_string(b); }
+
+bool EngineSpec::external() const { return innermost().traits().external; }
+
+Precision EngineSpec::precision() const {
+  const EngineSpec& s = innermost();
+  const auto& ops = kinds::ops(s.kind);
+  return ops.precision ? ops.precision(s) : Precision::FP32;
+}
+
+const Fp32Nodes& EngineSpec::fp32() const {
+  static const Fp32Nodes kNone;
+  const EngineSpec& s = innermost();
+  const auto& ops = kinds::ops(s.kind);
+  // The accessor only points into the spec; nothing is changed through it.
+  return ops.fp32 ? *ops.fp32(const_cast<EngineSpec&>(s)) : kNone;
+}
+
+bool EngineSpec::controls_precision() const {
+  const EngineSpec& s = innermost();
+  const auto& ops = kinds::ops(s.kind);
+  return ops.controls_precision && ops.controls_precision(s);
+}
+
+Expected<EngineSpec> with_fp32_nodes(const EngineSpec& spec, Fp32Nodes nodes) {
+  EngineSpec out = spec;
+  if (spec.inner) {  // a wrapper: the set is its inner spec's
+    REDUCE_ASSIGN(EngineSpec inner, with_fp32_nodes(*spec.inner, std::move(nodes)));
+    out.inner = std::make_shared<const EngineSpec>(std::move(inner));
+    return out;
+  }
+  const auto& ops = kinds::ops(spec.kind);
+  if (!ops.fp32) return Error{to_string(spec), "runs every node in FP32 already; only opt, trt, cmd: and check: take fp32 nodes"};
+  *ops.fp32(out) = std::move(nodes);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> engine_spec_help() {
+  std::vector<std::pair<std::string, std::string>> help;
+  for (const auto& t : kTraits) help.emplace_back(t.usage, t.help);
+  return help;
+}
+
+}  // namespace reduce

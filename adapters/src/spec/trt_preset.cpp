@@ -1,0 +1,163 @@
+// The `trt` preset: its options, the Polygraphy or trtexec command it expands to, the FP32 layer flags.
+#include "adapters/trt_preset.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+namespace reduce {
+
+namespace {
+
+constexpr std::string_view kKnownOptions = "fp16, bf16, int8, tf32, fp32=NODE+NODE|@FILE, tool=polygraphy|trtexec";
+constexpr std::string_view kInstall =
+    "install TensorRT's trtexec (its bin/ folder on PATH) or Polygraphy (`pip install polygraphy`, with TensorRT's "
+    "Python package)";
+
+// The first executable regular file named `program` in the folders of `path_variable`.
+std::filesystem::path find_program(std::string_view program, std::string_view path_variable) {
+  size_t start = 0;
+  while (start <= path_variable.size()) {
+    const size_t colon = std::min(path_variable.find(':', start), path_variable.size());
+    std::string_view folder = path_variable.substr(start, colon - start);
+    start = colon + 1;
+    const std::filesystem::path candidate = std::filesystem::path(folder.empty() ? "." : std::string(folder)) / program;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec) && access(candidate.c_str(), X_OK) == 0)
+      return std::filesystem::absolute(candidate, ec);
+  }
+  return {};
+}
+
+std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesystem::path& program) {
+  std::vector<std::string> argv{program.string(), "run", "{model}", "--trt"};
+  if (o.fp16) argv.push_back("--fp16");
+  if (o.bf16) argv.push_back("--bf16");
+  if (o.int8) argv.push_back("--int8");
+  if (o.tf32) argv.push_back("--tf32");
+  for (const char* a : {"--load-inputs", "{inputs_json}", "--save-outputs", "{outputs_json}"}) argv.push_back(a);
+  return argv;
+}
+
+std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem::path& program) {
+  std::vector<std::string> argv{program.string(), "--onnx={model}"};
+  if (o.fp16) argv.push_back("--fp16");
+  if (o.bf16) argv.push_back("--bf16");
+  if (o.int8) argv.push_back("--int8");
+  // trtexec enables TF32 unless told not to; Polygraphy does the opposite. `tf32` decides for both.
+  if (!o.tf32) argv.push_back("--noTF32");
+  // One inference is what is compared: no warm-up, no timed repetitions.
+  for (const char* a : {"--loadInputs={trtexec_inputs}", "--exportOutput={trtexec_output_json}", "--iterations=1",
+                        "--warmUp=0", "--duration=0"})
+    argv.push_back(a);
+  return argv;
+}
+
+bool shell_safe(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_{}").find(c) != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string_view trt_tool_name(TrtTool tool) {
+  switch (tool) {
+    case TrtTool::Polygraphy: return "polygraphy";
+    case TrtTool::Trtexec: return "trtexec";
+    default: return "auto";
+  }
+}
+
+Expected<TrtOptions> parse_trt_options(std::string_view options) {
+  TrtOptions out;
+  if (options.empty()) return make_error("empty options after 'trt:' (known: " + std::string(kKnownOptions) + ")");
+  for (size_t start = 0;;) {
+    const size_t comma = options.find(',', start);
+    const std::string_view word = options.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    if (word.empty()) return make_error("empty option in '" + std::string(options) + "'");
+    if (word == "fp16") out.fp16 = true;
+    else if (word == "bf16") out.bf16 = true;
+    else if (word == "int8") out.int8 = true;
+    else if (word == "tf32") out.tf32 = true;
+    else if (word.substr(0, 5) == "fp32=") {
+      REDUCE_ASSIGN(Fp32Nodes nodes, parse_fp32_nodes(word.substr(5)));
+      for (auto& name : nodes.names)
+        if (!out.fp32_nodes.contains(name)) out.fp32_nodes.names.push_back(std::move(name));
+      if (out.fp32_nodes.file.empty()) out.fp32_nodes.file = nodes.file;
+    } else if (word == "tool=polygraphy") out.tool = TrtTool::Polygraphy;
+    else if (word == "tool=trtexec") out.tool = TrtTool::Trtexec;
+    else if (word.substr(0, 5) == "tool=")
+      return make_error("unknown tool '" + std::string(word.substr(5)) + "' (known: polygraphy, trtexec)");
+    else
+      return make_error("unknown option '" + std::string(word) + "' (known: " + std::string(kKnownOptions) + ")");
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::string to_string(const TrtOptions& o) {
+  std::vector<std::string> words;
+  if (o.fp16) words.push_back("fp16");
+  if (o.bf16) words.push_back("bf16");
+  if (o.int8) words.push_back("int8");
+  if (o.tf32) words.push_back("tf32");
+  if (!o.fp32_nodes.empty()) words.push_back("fp32=" + to_string(o.fp32_nodes));
+  if (o.tool != TrtTool::Auto) words.push_back("tool=" + std::string(trt_tool_name(o.tool)));
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ",") + w;
+  return out;
+}
+
+Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view path_variable) {
+  const auto polygraphy = options.tool == TrtTool::Trtexec ? std::filesystem::path() : find_program("polygraphy", path_variable);
+  if (!polygraphy.empty()) return TrtCommand{TrtTool::Polygraphy, polygraphy_argv(options, polygraphy)};
+  const auto trtexec = options.tool == TrtTool::Polygraphy ? std::filesystem::path() : find_program("trtexec", path_variable);
+  if (!trtexec.empty()) return TrtCommand{TrtTool::Trtexec, trtexec_argv(options, trtexec)};
+  switch (options.tool) {
+    case TrtTool::Polygraphy:
+      return make_error("polygraphy is not on PATH; install it with `pip install polygraphy` (with TensorRT's Python package)");
+    case TrtTool::Trtexec:
+      return make_error("trtexec is not on PATH; install TensorRT and put its bin/ folder (which holds trtexec) on PATH");
+    default: return make_error("neither polygraphy nor trtexec is on PATH; " + std::string(kInstall));
+  }
+}
+
+Expected<std::vector<std::string>> trt_fp32_arguments(TrtTool tool, const std::vector<std::string>& nodes) {
+  if (nodes.empty()) return std::vector<std::string>{};
+  if (tool == TrtTool::Polygraphy) {
+    std::vector<std::string> out{"--precision-constraints", "obey", "--layer-precisions"};
+    for (const auto& n : nodes) {
+      // argparse takes a word starting with '-' for the next flag; Polygraphy splits at the last ':'.
+      if (!n.empty() && n[0] == '-')
+        return make_error("node '" + n + "': Polygraphy's --layer-precisions cannot take a name starting with '-' (use tool=trtexec)");
+      out.push_back(n + ":float32");
+    }
+    return out;
+  }
+  // trtexec splits the list at every ',' and treats a quote as name quoting; it splits NAME:fp32 at the last ':'.
+  std::string list;
+  for (const auto& n : nodes) {
+    if (n.find_first_of(",'") != std::string::npos)
+      return make_error("node '" + n + "': trtexec's --layerPrecisions cannot express a name with ',' or \"'\" (use tool=polygraphy)");
+    list += (list.empty() ? "" : ",") + n + ":fp32";
+  }
+  return std::vector<std::string>{"--precisionConstraints=obey", "--layerPrecisions=" + list};
+}
+
+std::string shell_command_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    if (!a.empty() && std::all_of(a.begin(), a.end(), shell_safe)) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+}  // namespace reduce

@@ -1,0 +1,169 @@
+// Engine specs: every kind parses into an EngineSpec and prints back unchanged; each bad spec is a one-line error.
+#include <gtest/gtest.h>
+
+#include "adapters/engine_spec.h"
+#include "engine/fault.h"
+
+namespace reduce {
+namespace {
+
+EngineSpec parsed(std::string_view text) {
+  auto spec = parse_engine_spec(text);
+  EXPECT_TRUE(spec.ok()) << spec.error().message();
+  return spec.ok() ? *spec : EngineSpec{};
+}
+
+// The problem part of a spec's error (Error::where is the spec itself).
+std::string problem(std::string_view text) {
+  auto spec = parse_engine_spec(text);
+  EXPECT_FALSE(spec.ok()) << text;
+  if (spec.ok()) return {};
+  EXPECT_EQ(spec.error().where, text);
+  EXPECT_EQ(spec.error().message().find('\n'), std::string::npos);
+  return spec.error().what;
+}
+
+TEST(EngineSpec, EveryKindPrintsBackUnchanged) {
+  for (const char* text : {"ref", "opt", "opt:fp16", "opt:bf16,fault=broadcast-batch1+layernorm-drop-eps,no-constant-folding",
+                           "opencv", "opencv-inprocess", "cmd:python3 run.py {model} {inputs} {outputs}",
+                           "check:./check.sh {model}", "isolated:ref", "isolated:opt:fp16,fault=attention-unstable-softmax",
+                           "isolated:cmd:engine --model {model} --out {outputs}", "isolated:opencv-inprocess", "ort",
+                           "ort:opt=disable", "ort:opt=basic,threads=4", "ort:opt=extended,threads=1,ep=cuda"}) {
+    EXPECT_EQ(to_string(parsed(text)), text);
+    EXPECT_EQ(parsed(to_string(parsed(text))), parsed(text)) << text;
+  }
+}
+
+TEST(EngineSpec, KindsAndOptionsAreParsedOnce) {
+  EXPECT_EQ(parsed("ref").kind, EngineKind::Ref);
+  EXPECT_EQ(parsed("opencv").kind, EngineKind::OpenCV);
+  EXPECT_EQ(parsed("opencv-inprocess").kind, EngineKind::OpenCVInProcess);
+  const EngineSpec opt = parsed("opt:fp16,fault=conv-bn-fold-eps+resize-half-pixel,no-static-broadcast");
+  EXPECT_EQ(opt.kind, EngineKind::Opt);
+  EXPECT_EQ(opt.opt.precision, Precision::FP16);
+  EXPECT_EQ(opt.opt.faults, (std::vector<Fault>{Fault::ConvBnFoldEps, Fault::ResizeHalfPixel}));
+  EXPECT_EQ(opt.opt.disabled_passes, (std::vector<std::string>{"static-broadcast"}));
+  const EngineSpec cmd = parsed("cmd:run {model}, with: colons {outputs}");
+  EXPECT_EQ(cmd.kind, EngineKind::Cmd);
+  EXPECT_EQ(cmd.command, "run {model}, with: colons {outputs}");
+  EXPECT_EQ(parsed("check:./c.sh {model}").kind, EngineKind::Check);
+  EXPECT_EQ(parsed("check:./c.sh {model}").command, "./c.sh {model}");
+}
+
+TEST(EngineSpec, NonCanonicalOptionsPrintInCanonicalOrder) {
+  EXPECT_EQ(to_string(parsed("opt:")), "opt");
+  EXPECT_EQ(to_string(parsed("opt:fp32")), "opt");
+  EXPECT_EQ(to_string(parsed("opt:fault=broadcast-batch1,fp16")), "opt:fp16,fault=broadcast-batch1");
+  EXPECT_EQ(to_string(parsed("opt:fault=broadcast-batch1,fault=broadcast-batch1+layernorm-drop-eps")),
+            "opt:fault=broadcast-batch1+layernorm-drop-eps");
+}
+
+TEST(EngineSpec, OrtOptionsAreParsedOnceAndPrintCanonically) {
+  const EngineSpec spec = parsed("ort:threads=2,opt=basic");
+  EXPECT_EQ(spec.kind, EngineKind::Ort);
+  EXPECT_EQ(spec.ort.optimization, OrtOptimization::Basic);
+  EXPECT_EQ(spec.ort.threads, 2);
+  EXPECT_EQ(spec.ort.provider, "cpu");
+  EXPECT_EQ(to_string(spec), "ort:opt=basic,threads=2");
+  // Defaults are not printed: these are all plain `ort`.
+  for (const char* text : {"ort", "ort:", "ort:opt=all", "ort:threads=0", "ort:ep=cpu", "ort:opt=basic,opt=all"})
+    EXPECT_EQ(to_string(parsed(text)), "ort") << text;
+  EXPECT_EQ(parsed("ort:ep=webgpu").ort.provider, "webgpu");
+  EXPECT_EQ(parsed("ort:opt=disable").precision(), Precision::FP32);
+  EXPECT_FALSE(parsed("ort").controls_precision());
+}
+
+TEST(EngineSpec, BadOrtOptionsAreOneLineErrors) {
+  EXPECT_EQ(problem("ort:opt=fast"), "unknown optimization level 'fast' (known: disable, basic, extended, all)");
+  EXPECT_EQ(problem("ort:fp16"), "unknown option 'fp16' (known: opt=disable|basic|extended|all, threads=N, ep=NAME)");
+  EXPECT_EQ(problem("ort:opt"), "unknown option 'opt' (known: opt=disable|basic|extended|all, threads=N, ep=NAME)");
+  EXPECT_NE(problem("ort:threads=many").find("threads=many: expected a number of threads"), std::string::npos);
+  EXPECT_NE(problem("ort:threads=-1").find("threads=-1: expected"), std::string::npos);
+  EXPECT_NE(problem("ort:threads=99999").find("threads=99999: expected"), std::string::npos);
+  EXPECT_EQ(problem("ort:ep=tpu"), "unknown execution provider 'tpu' (known: cpu, cuda, tensorrt, webgpu, dml, coreml)");
+  EXPECT_EQ(problem("ort:opt=basic,"), "empty option in 'opt=basic,'");
+  EXPECT_EQ(problem("ort:,opt=basic"), "empty option in ',opt=basic'");
+  EXPECT_EQ(problem("isolated:ort"), "'ort' runs in a worker process already; use it without isolated:");
+  auto fp32 = with_fp32_nodes(parsed("ort"), Fp32Nodes{{"a"}, ""});
+  ASSERT_FALSE(fp32.ok());
+  EXPECT_EQ(fp32.error().where, "ort");
+}
+
+TEST(EngineSpec, IsolatedWrapsTheSpecItNames) {
+  const EngineSpec spec = parsed("isolated:opt:bf16,fault=input-binding-order");
+  EXPECT_EQ(spec.kind, EngineKind::Isolated);
+  ASSERT_TRUE(spec.inner);
+  EXPECT_EQ(spec.inner->kind, EngineKind::Opt);
+  EXPECT_EQ(&spec.innermost(), spec.inner.get());
+  EXPECT_EQ(spec.precision(), Precision::BF16);
+  EXPECT_EQ(parsed("isolated:cmd:x {outputs}").innermost().command, "x {outputs}");
+}
+
+TEST(EngineSpec, ExternalEnginesAreTheOnesThatAreNotOurs) {
+  for (const char* text : {"cmd:x {outputs}", "isolated:cmd:x {outputs}", "check:x", "opencv", "opencv-inprocess",
+                           "isolated:opencv-inprocess", "ort", "ort:opt=disable"})
+    EXPECT_TRUE(parsed(text).external()) << text;
+  for (const char* text : {"ref", "opt:fp16", "isolated:ref", "isolated:opt"}) EXPECT_FALSE(parsed(text).external()) << text;
+}
+
+TEST(EngineSpec, UnknownKindListsTheKnownOnes) {
+  const std::string what = problem("optimized:fp16");
+  EXPECT_NE(what.find("unknown engine 'optimized'"), std::string::npos) << what;
+  for (const char* kind : {"ref", "opt", "opencv", "ort[:OPTIONS]", "cmd:TEMPLATE", "check:TEMPLATE", "isolated:SPEC"})
+    EXPECT_NE(what.find(kind), std::string::npos) << kind;
+  EXPECT_NE(problem("").find("unknown engine ''"), std::string::npos);
+}
+
+TEST(EngineSpec, UnknownOptionIsAnError) {
+  EXPECT_NE(problem("opt:fp8").find("unknown option 'fp8'"), std::string::npos);
+  EXPECT_NE(problem("opt:no-magic").find("unknown pass 'magic'"), std::string::npos);
+  EXPECT_EQ(problem("ref:fp16"), "engine 'ref' takes no options");
+  EXPECT_EQ(problem("opencv:x"), "engine 'opencv' takes no options");
+}
+
+TEST(EngineSpec, UnknownFaultListsEveryKnownFault) {
+  const std::string what = problem("opt:fault=nonsense");
+  EXPECT_NE(what.find("unknown fault 'nonsense'"), std::string::npos) << what;
+  for (const FaultInfo& f : faults()) EXPECT_NE(what.find(f.name), std::string::npos) << f.name;
+}
+
+TEST(EngineSpec, EmptyTemplateIsAnError) {
+  EXPECT_EQ(problem("cmd:"), "'cmd' needs a command template: cmd:TEMPLATE");
+  EXPECT_EQ(problem("cmd"), "'cmd' needs a command template: cmd:TEMPLATE");
+  EXPECT_EQ(problem("check:  "), "'check' needs a command template: check:TEMPLATE");
+}
+
+TEST(EngineSpec, IsolatedNeedsOneEngineThatComputes) {
+  EXPECT_EQ(problem("isolated:"), "'isolated' needs an engine: isolated:SPEC");
+  EXPECT_EQ(problem("isolated:isolated:ref"), "an isolated engine is already isolated");
+  EXPECT_EQ(problem("isolated:check:x"), "a check: script is not an engine; it cannot be isolated");
+  // The wrapped spec's own error, under the whole spec.
+  EXPECT_NE(problem("isolated:opt:fault=nonsense").find("unknown fault 'nonsense'"), std::string::npos);
+  EXPECT_NE(problem("isolated:nope").find("unknown engine 'nope'"), std::string::npos);
+}
+
+TEST(EngineSpec, FaultNamesComeFromTheCatalog) {
+  ASSERT_EQ(faults().size(), 7u);
+  for (const FaultInfo& f : faults()) {
+    EXPECT_EQ(find_fault(f.name), f.fault);
+    EXPECT_EQ(fault_name(f.fault), f.name);
+    EXPECT_FALSE(f.help.empty());
+  }
+  EXPECT_EQ(fault_name(Fault::BroadcastBatch1), "broadcast-batch1");
+  EXPECT_EQ(find_fault("nonsense"), std::nullopt);
+}
+
+TEST(EngineSpec, MakeEngineBuildsFromTheParsedSpec) {
+  auto opt = make_engine(parsed("opt:fp16"));
+  ASSERT_TRUE(opt.ok()) << opt.error().message();
+  EXPECT_EQ((*opt)->name(), "opt");
+  auto check = make_engine(parsed("check:x"));
+  ASSERT_FALSE(check.ok());
+  EXPECT_EQ(check.error().where, "check:x");
+  auto bad = make_engine("opt:fault=nonsense");  // the string form parses first
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().where, "opt:fault=nonsense");
+}
+
+}  // namespace
+}  // namespace reduce

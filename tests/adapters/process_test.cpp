@@ -1,0 +1,170 @@
+// run_process: exit codes, signals, captured output, time limits that kill whole process groups, no fd leaks.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "adapters/process.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+ProcessResult sh(const std::string& script, ProcessOptions options = {}) {
+  auto r = run_process({"sh", "-c", script}, options);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  return r.ok() ? *r : ProcessResult{};
+}
+
+// A process is gone when /proc has no entry for it or only a zombie.
+bool process_gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && line.size() > paren + 2 && line[paren + 2] == 'Z';
+}
+
+TEST(Process, ReportsTheExitCode) {
+  const ProcessResult r = sh("exit 3");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_FALSE(r.exited_ok());
+}
+
+TEST(Process, CapturesStdoutAndStderrInOrder) {
+  const ProcessResult r = sh("echo one; echo two >&2; echo three");
+  EXPECT_TRUE(r.exited_ok());
+  EXPECT_EQ(r.output, "one\ntwo\nthree\n");
+}
+
+TEST(Process, KeepsOnlyTheFirstBytesOfALargeOutput) {
+  ProcessOptions o;
+  o.max_output_bytes = 10;
+  const ProcessResult r = sh("head -c 1000000 /dev/zero | tr '\\0' x; exit 0", o);
+  EXPECT_TRUE(r.exited_ok());
+  EXPECT_EQ(r.output, std::string(10, 'x'));
+  EXPECT_TRUE(r.output_truncated);
+}
+
+TEST(Process, ACrashIsReportedWithItsSignal) {
+  const ProcessResult r = sh("kill -SEGV $$");
+  EXPECT_EQ(r.signal, SIGSEGV);
+  EXPECT_EQ(r.crash_signal(), SIGSEGV);
+  EXPECT_EQ(r.describe({}), "killed by SIGSEGV");
+}
+
+TEST(Process, AShellReportingAKilledCommandCountsAsThatSignal) {
+  const ProcessResult r = sh("sh -c 'kill -ABRT $$'; exit $?");
+  EXPECT_EQ(r.exit_code, 128 + SIGABRT);
+  EXPECT_EQ(r.crash_signal(), SIGABRT);
+}
+
+TEST(Process, TimeoutKillsTheScriptAndItsChildren) {
+  testing::TempDir dir;
+  const std::string pid_file = (dir / "child.pid").string();
+  ProcessOptions o;
+  o.timeout_seconds = 1;
+  const ProcessResult r = sh("sleep 60 & echo $! > '" + pid_file + "'; sleep 60", o);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(r.seconds, 30) << "waited for the script instead of killing it";
+  EXPECT_EQ(r.describe(o), "timed out after 1 s");
+  const pid_t child = std::stoi(testing::read_bytes(pid_file));
+  for (int i = 0; i < 100 && !process_gone(child); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(process_gone(child)) << "background child " << child << " survived the timeout";
+}
+
+TEST(Process, CancellingKillsTheRunAtOnce) {
+  std::atomic<bool> cancel{false};
+  ProcessOptions o;
+  o.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel = true;
+  });
+  const ProcessResult r = sh("sleep 60 & sleep 60", o);
+  canceller.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LT(r.seconds, 30) << "waited for the script instead of killing it";
+}
+
+TEST(Process, AScriptIgnoringSigtermIsKilledAfterTheGracePeriod) {
+  ProcessOptions o;
+  o.timeout_seconds = 0.5;
+  o.kill_grace_seconds = 0.5;
+  const ProcessResult r = sh("trap '' TERM; while :; do sleep 0.05; done", o);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);
+}
+
+TEST(Process, BackgroundChildrenDoNotOutliveANormalExit) {
+  testing::TempDir dir;
+  const std::string pid_file = (dir / "child.pid").string();
+  const ProcessResult r = sh("sleep 60 > /dev/null 2>&1 & echo $! > '" + pid_file + "'; exit 0");
+  EXPECT_TRUE(r.exited_ok());
+  EXPECT_LT(r.seconds, 30) << "waited for the background child";
+  const pid_t child = std::stoi(testing::read_bytes(pid_file));
+  for (int i = 0; i < 100 && !process_gone(child); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(process_gone(child));
+}
+
+TEST(Process, ExtraEnvironmentEntriesReachTheProgram) {
+  ProcessOptions o;
+  o.env = {"REDUCE_TEST_DEVICE=slot 3", "HOME=/nowhere"};
+  EXPECT_EQ(sh("printf '%s|%s' \"$REDUCE_TEST_DEVICE\" \"$HOME\"", o).output, "slot 3|/nowhere");
+}
+
+TEST(Process, StartsInTheGivenWorkingDirectory) {
+  testing::TempDir dir;
+  ProcessOptions o;
+  o.working_directory = dir.path();
+  EXPECT_EQ(sh("pwd -P", o).output, std::filesystem::canonical(dir.path()).string() + "\n");
+}
+
+TEST(Process, InheritsNoOpenDescriptors) {
+  const int leaked = ::open("/dev/null", O_RDONLY);  // deliberately without O_CLOEXEC
+  ASSERT_GE(leaked, 3);
+  const ProcessResult r = sh("test -e /proc/$$/fd/" + std::to_string(leaked) + " && echo leaked || echo clean");
+  ::close(leaked);
+  EXPECT_EQ(r.output, "clean\n");
+}
+
+TEST(Process, AMissingProgramIsAnError) {
+  auto r = run_process({"/nonexistent/program"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("cannot start"), std::string::npos) << r.error().message();
+  EXPECT_FALSE(run_process({}).ok());
+}
+
+TEST(Process, ConcurrentRunsKeepTheirOwnOutput) {
+  std::vector<std::thread> threads;
+  std::vector<std::string> outputs(8);
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      auto r = run_process({"sh", "-c", "sleep 0.1; echo " + std::to_string(i)});
+      if (r.ok()) outputs[i] = r->output;
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(outputs[i], std::to_string(i) + "\n");
+}
+
+TEST(Process, LastOutputLinesAreTrimmedAndJoined) {
+  EXPECT_EQ(last_output_lines("noise\n  first  \n\nsecond\n\n", 2), "first | second");
+  EXPECT_EQ(last_output_lines("", 3), "");
+}
+
+TEST(Process, AMegabyteLineIsCutToItsStart) {
+  const std::string line = "error: " + std::string(size_t{1} << 20, 'x');
+  const std::string tail = last_output_lines("before\n" + line + "\n", 2);
+  EXPECT_EQ(tail, "before | " + line.substr(0, 400) + " [line truncated]");
+}
+
+}  // namespace
+}  // namespace reduce
