@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
 #include "core/graph_index.h"
 #include "corpus_model.h"
 #include "oracle/inputs.h"
@@ -21,6 +22,7 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 }  // namespace
 
 int main(int argc, char** argv) {
+  reduce::tune_allocator_for_engines();  // as the `reduce` executable runs them
   const std::string fault = argc > 1 ? argv[1] : "broadcast-batch1";
   const size_t size = argc > 2 ? std::stoul(argv[2]) : 10000;
   const int repeats = argc > 3 ? std::stoi(argv[3]) : 20;

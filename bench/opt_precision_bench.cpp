@@ -6,8 +6,9 @@
 #include <iostream>
 #include <map>
 
+#include "engine/engine.h"
 #include "core/model_io.h"
-#include "engine/engine_spec.h"
+#include "adapters/engine_spec.h"
 #include "oracle/inputs.h"
 
 namespace fs = std::filesystem;
@@ -49,6 +50,7 @@ std::string fmt(double v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  reduce::tune_allocator_for_engines();  // as the `reduce` executable runs them
   const fs::path cache = argc > 1 ? fs::path(argv[1]) : fs::path(".cache/models");
   std::cout << "| model | output | precision | max abs err | max abs err / max abs ref | mean abs err | max abs ref | non-finite |\n"
                "|---|---|---|---|---|---|---|---|\n";

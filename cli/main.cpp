@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "command.h"
+#include "engine/engine.h"
 #include "stop_on_signal.h"
 
 namespace {
@@ -86,6 +87,7 @@ int unstoppable(int (*command)(const Args&), const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  reduce::tune_allocator_for_engines();  // process-wide: here, once, never in a library
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_usage(std::cerr);

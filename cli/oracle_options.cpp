@@ -184,7 +184,7 @@ std::vector<Oracle*> SampleOracles::kept() const {
 std::vector<size_t> SampleOracles::failing() const {
   std::vector<size_t> out;
   for (size_t i = 0; i < verdicts.size(); ++i)
-    if (verdicts[i] && !verdicts[i]->invalid && verdicts[i]->signature.fails()) out.push_back(i);
+    if (verdicts[i] && verdicts[i]->fails()) out.push_back(i);
   return out;
 }
 
@@ -226,7 +226,7 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
     Oracle& o = *out.oracles[i];
     out.verdicts[i] = o.evaluate(Candidate::whole(model.graph), cancel.flag());
     if (out.verdicts[i]->cancelled) return make_error("interrupted");
-    const bool fails = !out.verdicts[i]->invalid && out.verdicts[i]->signature.fails();
+    const bool fails = out.verdicts[i]->fails();
     if (fails && !found) {
       if (use != SampleUse::KeepAll && i > 0) out.oracles[out.chosen].reset();  // the first sample, kept so far
       out.chosen = i;

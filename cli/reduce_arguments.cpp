@@ -21,6 +21,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// "one of: default (...), ..." from the reducer's list of strategies.
+std::string strategy_help() {
+  std::string text = "the search:";
+  for (const auto& s : reduce_strategy_list())
+    if (s.offered) text += " " + s.name + " (" + s.help + ");";
+  text.back() = '.';
+  return text;
+}
+
 po::options_description reduce_options() {
   po::options_description opts(
       "usage: reduce MODEL.onnx --engine SPEC [options]\n\n"
@@ -32,7 +41,7 @@ po::options_description reduce_options() {
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the failing model")
       ("output,o", po::value<std::string>(), "bundle folder (default: <model-stem>.reduced)")
       ("jobs,j", po::value<int>()->default_value(0), "checks in flight (0: --slots, else the number of cores; at most 1024)")
-      ("strategy", po::value<std::string>()->default_value("default"), "default, polygraphy-bisect, polygraphy-linear, ddmin")
+      ("strategy", po::value<std::string>()->default_value("default"), strategy_help().c_str())
       ("passes", po::value<std::string>(), "comma-separated passes to run (default: all; see --print-passes)")
       ("skip-passes", po::value<std::string>(), "comma-separated passes not to run")
       ("print-passes", "list the reduction passes and exit")
@@ -104,7 +113,7 @@ std::variant<ReduceOptions, int> search_options(const po::variables_map& vm) {
   ro.strategy = vm["strategy"].as<std::string>();
   const auto& strategies = reduce_strategies();
   if (std::find(strategies.begin(), strategies.end(), ro.strategy) == strategies.end()) {
-    std::cerr << "error: --strategy: unknown strategy '" << ro.strategy << "' (default, polygraphy-bisect, polygraphy-linear, ddmin)\n";
+    std::cerr << "error: --strategy: unknown strategy '" << ro.strategy << "' (" << offered_strategies() << ")\n";
     return kExitUsage;
   }
   const auto chosen = vm.count("passes") ? split_list(vm["passes"].as<std::string>()) : std::vector<std::string>{};
@@ -115,7 +124,6 @@ std::variant<ReduceOptions, int> search_options(const po::variables_map& vm) {
     return kExitUsage;
   }
   ro.passes = std::move(*passes);
-  ro.seed = vm["seed"].as<uint64_t>();
   ro.verbose = vm.count("verbose") > 0;
   return ro;
 }

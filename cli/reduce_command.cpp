@@ -95,7 +95,7 @@ Expected<std::optional<FlattenedModel>> flatten(Oracle& oracle, const FlattenOpt
     return std::optional<FlattenedModel>{};
   const CancelOnStop cancel(stop);
   const Verdict original = oracle.evaluate(Candidate::whole(g), cancel.flag());
-  if (original.cancelled || original.invalid || !original.signature.fails()) return std::optional<FlattenedModel>{};
+  if (!original.fails()) return std::optional<FlattenedModel>{};
   return flatten_control_flow(oracle, original, options,
                               [quiet](const std::string& line) { if (!quiet) std::cerr << line << "\n"; }, stop);
 }

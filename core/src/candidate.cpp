@@ -1,6 +1,7 @@
 // The whole-model candidate and the canonical candidate hash.
 #include "core/candidate.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -13,6 +14,18 @@ Candidate Candidate::whole(const Graph& graph) {
   c.nodes.resize(graph.nodes.size());
   for (size_t i = 0; i < c.nodes.size(); ++i) c.nodes[i] = i;
   return c;
+}
+
+Status check_well_formed(const Candidate& c, size_t node_count) {
+  if (c.nodes.empty()) return make_error("the candidate keeps no node");
+  for (size_t i = 0; i < c.nodes.size(); ++i) {
+    if (c.nodes[i] >= node_count)
+      return make_error("the candidate keeps node " + std::to_string(c.nodes[i]) + ", but the graph has " +
+                        std::to_string(node_count) + " nodes");
+    if (i > 0 && c.nodes[i] <= c.nodes[i - 1]) return make_error("the candidate's nodes are not ascending");
+  }
+  if (!std::is_sorted(c.frozen.begin(), c.frozen.end())) return make_error("the candidate's frozen values are not sorted");
+  return {};
 }
 
 namespace {

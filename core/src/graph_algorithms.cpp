@@ -81,6 +81,32 @@ NodeMask descendants(const GraphIndex& index, std::span<const size_t> start, con
   return reach(index.node_graph().graph, index.node_count(), start, within);
 }
 
+NodeMask ancestors_through(const GraphIndex& index, std::span<const size_t> start,
+                           const std::function<bool(std::string_view value)>& through, const NodeMask& within) {
+  NodeMask mark(index.node_count(), false);
+  std::vector<size_t> stack;
+  for (size_t s : start)
+    if (!mark[s]) {
+      mark[s] = true;
+      stack.push_back(s);
+    }
+  const Graph& graph = index.graph();
+  auto follow = [&](const std::string& value) {
+    if (value.empty() || !through(value)) return;
+    const auto p = index.producer(value);
+    if (!p || mark[*p] || !in_mask(within, *p)) return;
+    mark[*p] = true;
+    stack.push_back(*p);
+  };
+  while (!stack.empty()) {
+    const size_t n = stack.back();
+    stack.pop_back();
+    for (const auto& v : graph.nodes[n].inputs) follow(v);
+    for (const auto& v : graph.nodes[n].implicit_inputs) follow(v);
+  }
+  return mark;
+}
+
 std::vector<size_t> immediate_dominators(const GraphIndex& index, const NodeMask& within) {
   return dominators(index, within, false);
 }

@@ -2,6 +2,8 @@
 // layerwise error, and the walk back from the worst output to the nodes where its error is born.
 #include "oracle/error_origin.h"
 
+#include "core/graph_algorithms.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -117,19 +119,13 @@ std::vector<size_t> by_local_score(const std::vector<ValueError>& values, std::v
 
 // The nodes that feed `output` through values whose accumulated error fails (the output's own node
 // included): the only places the output's error can come from.
-std::unordered_set<size_t> failing_cone(const Graph& graph, const std::vector<ValueError>& values, size_t output,
-                                        const std::unordered_map<std::string_view, size_t>& by_name) {
-  std::unordered_set<size_t> cone;
-  std::vector<size_t> stack{output};
-  while (!stack.empty()) {
-    const size_t v = stack.back();
-    stack.pop_back();
-    if (!cone.insert(values[v].node).second) continue;
-    for (const auto& name : graph.nodes[values[v].node].inputs)
-      if (auto it = by_name.find(name); it != by_name.end() && !values[it->second].accumulated.passed)
-        stack.push_back(it->second);
-  }
-  return cone;
+NodeMask failing_cone(const GraphIndex& index, const std::vector<ValueError>& values, size_t output,
+                      const std::unordered_map<std::string_view, size_t>& by_name) {
+  const size_t start = values[output].node;
+  return ancestors_through(index, std::span(&start, 1), [&](std::string_view name) {
+    auto it = by_name.find(name);
+    return it != by_name.end() && !values[it->second].accumulated.passed;
+  });
 }
 
 }  // namespace
@@ -195,11 +191,11 @@ ErrorOrigin trace_error_origin(Oracle& oracle, const std::vector<Oracle::LayerEr
   origin.worst_output = *std::max_element(outputs.begin(), outputs.end(), [&](size_t a, size_t b) {
     return error_score(values[a].accumulated) < error_score(values[b].accumulated);
   });
-  const auto cone = failing_cone(graph, values, *origin.worst_output, by_name);
+  const NodeMask cone = failing_cone(oracle.extractor().index(), values, *origin.worst_output, by_name);
   std::vector<size_t> in_cone;
   std::unordered_set<size_t> not_run;
   for (size_t k = 0; k < values.size(); ++k) {
-    if (!cone.count(values[k].node)) continue;
+    if (!cone[values[k].node]) continue;
     if (adds_error(values[k])) in_cone.push_back(k);
     if (!values[k].local && values[k].local_problem.empty()) not_run.insert(values[k].node);
   }

@@ -286,12 +286,8 @@ Verdict Oracle::run_materialized(const CandidateRun& run, const std::atomic<bool
       return v;
     }
   }
-  const int slot = acquire_slot();
-  struct SlotGuard {
-    Oracle* o;
-    int slot;
-    ~SlotGuard() { o->release_slot(slot); }
-  } guard{this, slot};
+  const SlotLease lease(*this);
+  const int slot = lease.slot;
   if (check_script_) return run_check_script(*check_script_, run, slot_environments_[slot], cancel);
   return run_on(*slot_engines_[slot], run, cancel, actual, actual_limit);
 }
@@ -443,7 +439,7 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   }
   if (v.invalid) ++stats_.invalid;
   cache_[key] = v;
-  if (!v.invalid && v.signature.fails() && outputs.size() == v.outputs.size()) keep_outputs(key, outputs);
+  if (v.fails() && outputs.size() == v.outputs.size()) keep_outputs(key, outputs);
   if (actual) *actual = std::move(outputs);
   return v;
 }
@@ -493,12 +489,8 @@ Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>*
   if (!pinned) return invalid(pinned.error().message());
   auto run = materialize(Candidate::whole(model_->graph));
   if (!run) return invalid(run.error().message());
-  const int slot = acquire_slot();
-  struct SlotGuard {
-    Oracle* o;
-    int slot;
-    ~SlotGuard() { o->release_slot(slot); }
-  } guard{this, slot};
+  const SlotLease lease(*this);
+  const int slot = lease.slot;
   if (!pinned->gives_values()) {
     auto script = CheckScript::parse(pinned->command, pinned->fp32_nodes);
     if (!script) return invalid(script.error().message());

@@ -34,14 +34,7 @@ CheckRunner::CheckRunner(CandidateTest& test, size_t node_count, int jobs, const
 
 CheckRunner::~CheckRunner() { drain(); }
 
-bool CheckRunner::well_formed(const Candidate& c) const {
-  if (c.nodes.empty()) return false;
-  for (size_t i = 0; i < c.nodes.size(); ++i) {
-    if (c.nodes[i] >= node_count_) return false;
-    if (i > 0 && c.nodes[i] <= c.nodes[i - 1]) return false;
-  }
-  return std::is_sorted(c.frozen.begin(), c.frozen.end());
-}
+bool CheckRunner::well_formed(const Candidate& c) const { return check_well_formed(c, node_count_).ok(); }
 
 const Verdict* CheckRunner::known(const Candidate& c) {
   if (auto it = verdicts_.find(c); it != verdicts_.end()) return &it->second;

@@ -26,21 +26,6 @@ const std::vector<PassEntry>& pass_table() {
   return table;
 }
 
-bool contains(const std::vector<std::string>& list, const std::string& name) {
-  return std::find(list.begin(), list.end(), name) != list.end();
-}
-
-Status check_start(const Candidate& c, size_t node_count) {
-  if (c.nodes.empty()) return make_error("the start candidate keeps no node");
-  for (size_t i = 0; i < c.nodes.size(); ++i) {
-    if (c.nodes[i] >= node_count)
-      return make_error("the start candidate keeps node " + std::to_string(c.nodes[i]) + ", but the graph has " +
-                        std::to_string(node_count) + " nodes");
-    if (i > 0 && c.nodes[i] <= c.nodes[i - 1]) return make_error("the start candidate's nodes are not ascending");
-  }
-  return {};
-}
-
 // The index of a pass in pass_table(), or an error naming it.
 Expected<size_t> pass_index(const std::string& name) {
   const auto& t = pass_table();
@@ -78,9 +63,62 @@ const std::vector<PassInfo>& reduce_passes() {
   return list;
 }
 
-const std::vector<std::string>& reduce_strategies() {
-  static const std::vector<std::string> list = {"default", "polygraphy-bisect", "polygraphy-linear", "ddmin", "precision"};
+namespace {
+
+struct StrategyEntry {
+  StrategyInfo info;
+  detail::Strategy (*build)(const ReduceOptions&);
+};
+
+const std::vector<StrategyEntry>& strategy_table() {
+  static const std::vector<StrategyEntry> table = {
+#define REDUCER_STRATEGY(name, build, offered, help) {{name, offered, help}, &detail::build},
+#include "strategies/strategies.def"
+#undef REDUCER_STRATEGY
+  };
+  return table;
+}
+
+}  // namespace
+
+namespace detail {
+
+// The default: the passes of passes.def that ReduceOptions::passes selects, in rounds; certified
+// 1-minimal when certify is one of them.
+Strategy build_default_strategy(const ReduceOptions& options) {
+  Strategy strategy;
+  for (size_t i = 0; i < pass_table().size(); ++i)
+    if (options.passes.runs(i)) strategy.passes.push_back({pass_table()[i].name, pass_table()[i].start});
+  strategy.rounds = true;
+  strategy.certifies = options.passes.runs(static_cast<size_t>(PassId::start_certify));
+  return strategy;
+}
+
+}  // namespace detail
+
+const std::vector<StrategyInfo>& reduce_strategy_list() {
+  static const std::vector<StrategyInfo> list = [] {
+    std::vector<StrategyInfo> out;
+    for (const auto& e : strategy_table()) out.push_back(e.info);
+    return out;
+  }();
   return list;
+}
+
+const std::vector<std::string>& reduce_strategies() {
+  static const std::vector<std::string> list = [] {
+    std::vector<std::string> out;
+    for (const auto& e : strategy_table()) out.push_back(e.info.name);
+    return out;
+  }();
+  return list;
+}
+
+std::string offered_strategies() {
+  std::string names;
+  for (const auto& e : strategy_table())
+    if (e.info.offered) names += (names.empty() ? "" : ", ") + e.info.name;
+  return names;
 }
 
 size_t candidate_size(const Model& model, const Candidate& candidate) {
@@ -91,37 +129,21 @@ size_t candidate_size(const Model& model, const Candidate& candidate) {
 }
 
 Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, const ReduceOptions& options) {
-  const auto& strategies = reduce_strategies();
-  if (!contains(strategies, options.strategy))
-    return make_error("unknown strategy '" + options.strategy + "' (default, polygraphy-bisect, polygraphy-linear, ddmin, precision)");
+  const auto entry = std::find_if(strategy_table().begin(), strategy_table().end(),
+                                  [&](const StrategyEntry& e) { return e.info.name == options.strategy; });
+  if (entry == strategy_table().end())
+    return make_error("unknown strategy '" + options.strategy + "' (" + offered_strategies() + ")");
   if (options.jobs < 1) return make_error("the number of jobs must be at least 1");
   REDUCE_ASSIGN(GraphIndex index, GraphIndex::build(model.graph));
   const size_t node_count = model.graph.nodes.size();
   if (node_count == 0) return make_error("the graph has no nodes to reduce");
 
   const Candidate start = options.start ? *options.start : Candidate::whole(model.graph);
-  if (options.start) REDUCE_TRY(check_start(start, node_count));
+  if (options.start)
+    if (Status s = check_well_formed(start, node_count); !s.ok()) return make_error("start: " + s.error().what);
 
-  // The strategy as passes.
-  detail::Strategy strategy;
-  if (options.strategy == "default") {
-    for (size_t i = 0; i < pass_table().size(); ++i)
-      if (options.passes.runs(i)) strategy.passes.push_back({pass_table()[i].name, pass_table()[i].start});
-    strategy.rounds = true;
-  } else if (options.strategy == "ddmin") {
-    strategy.passes = {{"ddmin", &detail::start_ddmin}};
-  } else if (options.strategy == "precision") {
-    strategy.passes = {{"ranked-prefix", &detail::start_ranked_prefix},
-                       {"node-removal", &detail::start_node_removal},
-                       {"certify", &detail::start_certify}};
-    strategy.rounds = true;
-  } else if (options.strategy == "polygraphy-bisect") {
-    strategy.passes = {{"polygraphy-outputs", &detail::start_polygraphy_bisect_outputs},
-                       {"polygraphy-inputs", &detail::start_polygraphy_bisect_inputs}};
-  } else {
-    strategy.passes = {{"polygraphy-outputs", &detail::start_polygraphy_linear_outputs},
-                       {"polygraphy-inputs", &detail::start_polygraphy_linear_inputs}};
-  }
+  detail::Strategy strategy = entry->build(options);
+  const bool certifies = strategy.certifies;
 
   const detail::ReductionGraph g(model, std::move(index), options);
   detail::Scheduler s(g, test, options, std::move(strategy), start);
@@ -131,12 +153,8 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   ReduceResult result;
   result.best = s.best();
   result.stopped = s.stopped();
-  // Certified when the default strategy's last round, certify included, removed nothing; ddmin
-  // ends at single units.
-  if (!result.stopped && s.finished()) {
-    if (options.strategy == "default") result.one_minimal = options.passes.runs(static_cast<size_t>(detail::PassId::start_certify));
-    else if (options.strategy == "ddmin" || options.strategy == "precision") result.one_minimal = true;
-  }
+  // Certified when a strategy that certifies (the default with certify, ddmin, precision) ran to its end.
+  result.one_minimal = !result.stopped && s.finished() && certifies;
   result.checks = s.counts().checks;
   result.cache_hits = s.counts().cache_hits;
   result.slipped = s.counts().slipped;

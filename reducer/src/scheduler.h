@@ -22,6 +22,8 @@ namespace reduce::detail {
 struct Strategy {
   std::vector<Pass> passes;
   bool rounds = false;  // repeat the passes until a whole round commits nothing
+  // Running to its end (not stopped) makes the result 1-minimal.
+  bool certifies = false;
 };
 
 // Where the reduction is on one path of decisions: the pass running (its state), the best

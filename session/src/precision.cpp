@@ -194,7 +194,7 @@ void confirm_answer(const std::vector<Oracle*>& samples, const std::vector<bool>
       return;
     }
     ++out.confirm_runs;
-    out.set_passed_again += !with_set.invalid && !with_set.signature.fails();
+    out.set_passed_again += !with_set.invalid && !with_set.fails();
     out.original_failed_again += oracle.match(as_is) == SignatureMatch::Same;
     if (r == 0) out.after = std::move(with_set);
   }

@@ -93,7 +93,7 @@ void Session::keep_improvement(const Candidate& c) {
 // process, before they run: OracleTest).
 void Session::check_original() {
   original_ = oracle_.evaluate(Candidate::whole(model_.graph), &stop_);
-  original_fails_ = !original_.invalid && !original_.cancelled && original_.signature.fails();
+  original_fails_ = original_.fails();
   if (original_fails_) {
     oracle_.set_target(original_.signature);
     log_.line("reduce: failure to keep: " + original_.signature.to_string());
@@ -159,7 +159,7 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
   r.seconds = result.seconds;
   r.one_minimal = result.one_minimal;
   r.interrupted = result.stopped;
-  for (const auto& p : result.passes) r.passes.push_back({p.name, p.checks, p.successes, p.seconds});
+  r.passes = result.passes;
   return r;
 }
 

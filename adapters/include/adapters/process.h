@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <filesystem>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -77,5 +78,10 @@ std::vector<std::string> environment_with(const std::vector<std::string>& extra)
 
 // Name of a signal ("SIGSEGV"), or "signal N".
 std::string signal_name(int signal);
+
+// How a worker process ended, from its wait status and the last lines of the log it wrote: a Crash
+// error (with the signal) "WHO killed by SIGSEGV: last lines" or "WHO exited with code 3: ...". The
+// one description of a worker's death the adapters give (isolated workers, ONNX Runtime's).
+Error worker_ended(std::string_view who, int wait_status, const std::filesystem::path& log);
 
 }  // namespace reduce

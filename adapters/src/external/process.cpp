@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -143,6 +145,16 @@ bool drain(int fd, ProcessResult& result, size_t max_bytes) {
 std::string signal_name(int signal) {
   if (const char* abbrev = sigabbrev_np(signal)) return std::string("SIG") + abbrev;
   return "signal " + std::to_string(signal);
+}
+
+Error worker_ended(std::string_view who, int wait_status, const std::filesystem::path& log_path) {
+  std::ifstream in(log_path, std::ios::binary);
+  const std::string log{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string tail = last_output_lines(log, 2);
+  const int signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
+  const std::string how = signal ? "killed by " + signal_name(signal)
+                                 : "exited with code " + std::to_string(WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
+  return Error{"", std::string(who) + " " + how + (tail.empty() ? "" : ": " + tail), ErrorKind::Crash, signal};
 }
 
 int ProcessResult::crash_signal() const {

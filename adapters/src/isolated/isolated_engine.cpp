@@ -117,13 +117,7 @@ class WorkerProcess {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = 0;
-    std::ifstream in(log_path(), std::ios::binary);
-    const std::string log{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    const std::string tail = last_output_lines(log, 2);
-    const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    const std::string how = signal ? "killed by " + signal_name(signal)
-                                   : "exited with code " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    return Error{"", "engine " + how + (tail.empty() ? "" : ": " + tail), ErrorKind::Crash, signal};
+    return worker_ended("engine", status, log_path());
   }
 
   // Ends the worker: shutting the socket down makes it cancel its run (the commands it started die

@@ -170,13 +170,7 @@ Error OrtWorker::died() {
   }
   if (pid_ > 0) ::kill(-pid_, SIGKILL);  // anything left of its group
   pid_ = 0;
-  std::ifstream in(folder_ / "log", std::ios::binary);
-  const std::string log{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const std::string tail = last_output_lines(log, 2);
-  const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  const std::string how = signal ? "killed by " + signal_name(signal)
-                                 : "exited with code " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  return Error{"", "the ONNX Runtime worker " + how + (tail.empty() ? "" : ": " + tail), ErrorKind::Crash, signal};
+  return worker_ended("the ONNX Runtime worker", status, folder_ / "log");
 }
 
 Error OrtWorker::killed(Error why) {

@@ -42,6 +42,11 @@ struct Candidate {
   bool operator==(const Candidate&) const = default;
 };
 
+// Whether a candidate is well formed for a graph of `node_count` nodes: at least one node, nodes
+// ascending without duplicates and in range, frozen values sorted. The one check of every place that
+// takes candidates from elsewhere (a journal, a search state): the error says what is wrong.
+Status check_well_formed(const Candidate& candidate, size_t node_count);
+
 // Canonical 128-bit hash of a candidate: equal candidates, equal hashes; different ones collide
 // with probability about 2^-128 (the oracle's verdict cache is keyed by it alone).
 std::pair<uint64_t, uint64_t> candidate_hash(const Candidate& candidate);

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <string_view>
 #include <limits>
 #include <span>
 #include <vector>
@@ -21,6 +23,12 @@ inline constexpr size_t kVirtualNode = std::numeric_limits<size_t>::max();
 // (descendants) through nodes of `within` only. A mask indexed by node.
 NodeMask ancestors(const GraphIndex& index, std::span<const size_t> start, const NodeMask& within = {});
 NodeMask descendants(const GraphIndex& index, std::span<const size_t> start, const NodeMask& within = {});
+// Ancestors along chosen values only: from each node reached (the `start` nodes first), the
+// producer of every value it reads (inputs and implicit inputs) that `through` accepts, when that
+// producer is in `within`. For walks that depend on which value links two nodes (a cut at some of a
+// node's inputs, only the values whose error fails), which node-level edges cannot tell.
+NodeMask ancestors_through(const GraphIndex& index, std::span<const size_t> start,
+                           const std::function<bool(std::string_view value)>& through, const NodeMask& within = {});
 
 // The immediate dominator of each node of `within` in the subgraph it induces, where a virtual
 // entry feeds every node without a producer in `within` (kVirtualNode when that entry is the

@@ -71,4 +71,10 @@ class Engine {
 // `limits` and RunOptions::cancel.
 std::unique_ptr<Engine> make_reference_engine(int threads = 0, RunLimits limits = {});
 
+// The process-wide allocator settings the engines are measured with (glibc malloc: activations of a
+// few MB stay in the heap instead of fresh mmaps, no more arenas than cores; bench/RESULTS.md, issue
+// 20). A program calls it once at its start (the `reduce` executable's main, bench drivers);
+// libraries never change process-wide settings themselves.
+void tune_allocator_for_engines();
+
 }  // namespace reduce

@@ -402,21 +402,7 @@ class ReferenceModel : public PreparedModel {
 
 class ReferenceEngine : public Engine {
  public:
-  ReferenceEngine(int threads, RunLimits limits) : threads_(threads), limits_(limits) {
-    // Activations of a few MB are allocated and freed for every node. Keeping them in the heap
-    // (instead of fresh mmaps, returned to the OS at free) avoids a page fault per 4 KB per node.
-    // glibc gives each new thread an arena of its own, up to 8 per core: with two slots and TBB
-    // workers, an activation freed in one arena could not hold another thread's next value, and
-    // each arena kept its own high-water mark (PP-OCR det at 640x640, `reduce -j 2`: 309 -> 246 MB
-    // with one arena per core; bench/RESULTS.md, issue 20). No more arenas than cores: no more
-    // threads than that run at once, so contention stays low.
-    static std::once_flag once;
-    std::call_once(once, [] {
-      mallopt(M_MMAP_THRESHOLD, 32 << 20);
-      mallopt(M_TRIM_THRESHOLD, 256 << 20);
-      mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
-    });
-  }
+  ReferenceEngine(int threads, RunLimits limits) : threads_(threads), limits_(limits) {}
   std::string name() const override { return "ref"; }
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     return prepare_with_hooks(model, threads_, {}, limits_);
@@ -439,6 +425,19 @@ Expected<std::unique_ptr<PreparedModel>> prepare_with_hooks(const Model& model, 
 }  // namespace reduce::ref
 
 namespace reduce {
+void tune_allocator_for_engines() {
+  // Activations of a few MB are allocated and freed for every node. Keeping them in the heap
+  // (instead of fresh mmaps, returned to the OS at free) avoids a page fault per 4 KB per node.
+  // glibc gives each new thread an arena of its own, up to 8 per core: with two slots and TBB
+  // workers, an activation freed in one arena could not hold another thread's next value, and
+  // each arena kept its own high-water mark (PP-OCR det at 640x640, `reduce -j 2`: 309 -> 246 MB
+  // with one arena per core; bench/RESULTS.md, issue 20). No more arenas than cores: no more
+  // threads than that run at once, so contention stays low.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
+}
+
 std::unique_ptr<Engine> make_reference_engine(int threads, RunLimits limits) {
   return std::make_unique<ref::ReferenceEngine>(threads, limits);
 }

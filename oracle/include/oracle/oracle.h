@@ -72,6 +72,8 @@ struct Verdict {
   int runs = 1;           // engine runs behind this verdict (OracleOptions::repeat)
   int failing_runs = 0;   // of those, the ones that showed the failure (with repeat > 1)
   bool flaky() const { return failing_runs > 0 && failing_runs < runs; }
+  // The engine ran the candidate and it failed (an invalid or cancelled verdict is no answer).
+  bool fails() const { return !invalid && !cancelled && signature.fails(); }
 };
 
 // A candidate made concrete: what a bundle holds and what an engine receives.
@@ -217,6 +219,15 @@ class Oracle {
   std::vector<bool> slot_busy_;
   int acquire_slot();
   void release_slot(int slot);
+  // A slot held for one run, released when the lease ends.
+  struct SlotLease {
+    explicit SlotLease(Oracle& o) : oracle(o), slot(o.acquire_slot()) {}
+    ~SlotLease() { oracle.release_slot(slot); }
+    SlotLease(const SlotLease&) = delete;
+    SlotLease& operator=(const SlotLease&) = delete;
+    Oracle& oracle;
+    const int slot;
+  };
   std::unique_ptr<Engine> reference_;
   std::unordered_set<std::string> names_;  // node and value names, masked in messages
   std::vector<std::regex> fail_regexes_;

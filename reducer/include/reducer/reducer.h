@@ -54,7 +54,6 @@ struct ReduceOptions {
   std::string strategy = "default";
   // For "precision": nodes in the order they are likely needed (e.g. the most error added first).
   std::vector<size_t> ranking;
-  uint64_t seed = 0;  // reserved for randomized minimizers; the current ones are deterministic
   std::function<void(const ReduceProgress&)> on_progress;
   // Called with each new best candidate, in commit order, from the thread that called reduce_model.
   std::function<void(const Candidate&)> on_improvement;
@@ -96,8 +95,16 @@ struct PassInfo {
   const char* help;
 };
 const std::vector<PassInfo>& reduce_passes();
-// The strategy names reduce_model accepts, the default first.
+// The strategy names reduce_model accepts, the default first (reducer/src/strategies/strategies.def).
 const std::vector<std::string>& reduce_strategies();
+struct StrategyInfo {
+  std::string name;
+  bool offered = true;  // `reduce --strategy` takes it (false: a command's own, e.g. precision)
+  std::string help;
+};
+const std::vector<StrategyInfo>& reduce_strategy_list();
+// "default, polygraphy-bisect, ...": the offered names, for help texts and errors.
+std::string offered_strategies();
 
 // Number of nodes of a candidate as users count them (Constant nodes excluded).
 size_t candidate_size(const Model& model, const Candidate& candidate);

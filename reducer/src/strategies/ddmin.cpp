@@ -66,4 +66,10 @@ PassStatePtr start_ddmin(const ReductionGraph& g, const Candidate& best, const F
   return Ddmin::at(g, best, 2);
 }
 
+Strategy build_ddmin(const ReduceOptions&) {
+  Strategy s{{{"ddmin", &start_ddmin}}};
+  s.certifies = true;
+  return s;
+}
+
 }  // namespace reduce::detail

@@ -4,6 +4,7 @@
 #include <functional>
 #include <unordered_set>
 
+#include "core/graph_algorithms.h"
 #include "strategies.h"
 
 namespace reduce::detail {
@@ -122,25 +123,16 @@ PassStatePtr start_inputs(const ReductionGraph& g, const Candidate& best, bool b
   // Inputs marked at node i: keep what reaches an output without reading one of node i's inputs.
   auto kept_units = [&g, p, sinks](size_t i) {
     const Graph& graph = g.graph();
-    const std::unordered_set<std::string> cut(graph.nodes[p->units[i]].inputs.begin(), graph.nodes[p->units[i]].inputs.end());
-    std::vector<bool> in_base(graph.nodes.size(), false), seen(graph.nodes.size(), false);
+    const std::unordered_set<std::string_view> cut(graph.nodes[p->units[i]].inputs.begin(), graph.nodes[p->units[i]].inputs.end());
+    const auto uncut = [&cut](std::string_view v) { return !cut.count(v); };
+    NodeMask in_base(graph.nodes.size(), false);
     for (size_t n : p->base.nodes) in_base[n] = true;
-    std::vector<size_t> stack, out;
-    auto visit = [&](const std::string& v) {
-      if (v.empty() || cut.count(v)) return;
-      if (auto q = g.index().producer(v); q && in_base[*q] && !seen[*q]) {
-        seen[*q] = true;
-        stack.push_back(*q);
-      }
-    };
-    for (const auto& o : *sinks) visit(o);
-    while (!stack.empty()) {
-      const size_t n = stack.back();
-      stack.pop_back();
-      if (g.is_unit(n)) out.push_back(n);
-      for (const auto& v : graph.nodes[n].inputs) visit(v);
-      for (const auto& v : graph.nodes[n].implicit_inputs) visit(v);
-    }
+    std::vector<size_t> start, out;
+    for (const auto& o : *sinks)
+      if (auto q = g.index().producer(o); q && in_base[*q] && uncut(o)) start.push_back(*q);
+    const NodeMask reached = ancestors_through(g.index(), start, uncut, in_base);
+    for (size_t n = 0; n < reached.size(); ++n)
+      if (reached[n] && g.is_unit(n)) out.push_back(n);
     return out;
   };
   phase->make = [&g, p, kept_units](size_t i) -> std::optional<Candidate> {
@@ -172,6 +164,14 @@ PassStatePtr start_polygraphy_linear_outputs(const ReductionGraph& g, const Cand
 }
 PassStatePtr start_polygraphy_linear_inputs(const ReductionGraph& g, const Candidate& best, const Facts&) {
   return start_inputs(g, best, false);
+}
+
+Strategy build_polygraphy_bisect(const ReduceOptions&) {
+  return {{{"polygraphy-outputs", &start_polygraphy_bisect_outputs}, {"polygraphy-inputs", &start_polygraphy_bisect_inputs}}};
+}
+
+Strategy build_polygraphy_linear(const ReduceOptions&) {
+  return {{{"polygraphy-outputs", &start_polygraphy_linear_outputs}, {"polygraphy-inputs", &start_polygraphy_linear_inputs}}};
 }
 
 }  // namespace reduce::detail

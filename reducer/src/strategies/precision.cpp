@@ -2,6 +2,7 @@
 // the most error first), as few as still make the candidate interesting.
 #include <unordered_map>
 
+#include "../passes/passes.h"
 #include "strategies.h"
 
 namespace reduce::detail {
@@ -44,6 +45,13 @@ PassStatePtr start_ranked_prefix(const ReductionGraph& g, const Candidate& best,
     return x < y;
   });
   return std::make_shared<RankedPrefix>(g, best, std::move(ranked));
+}
+
+Strategy build_precision_strategy(const ReduceOptions&) {
+  Strategy s{{{"ranked-prefix", &start_ranked_prefix}, {"node-removal", &start_node_removal}, {"certify", &start_certify}}};
+  s.rounds = true;
+  s.certifies = true;
+  return s;
 }
 
 }  // namespace reduce::detail

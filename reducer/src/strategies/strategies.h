@@ -3,8 +3,14 @@
 #pragma once
 
 #include "../pass.h"
+#include "../scheduler.h"
 
 namespace reduce::detail {
+
+// Each strategy of strategies.def: its passes for these options.
+#define REDUCER_STRATEGY(name, build, offered, help) Strategy build(const ReduceOptions& options);
+#include "strategies.def"
+#undef REDUCER_STRATEGY
 
 // Polygraphy `debug reduce`: find the earliest node whose outputs still fail (outputs marked,
 // ancestors kept), then on that model the latest node whose inputs still fail (inputs cut there,

@@ -9,15 +9,10 @@
 #include <vector>
 
 #include "oracle/oracle.h"
+#include "reducer/reducer.h"
 
 namespace reduce {
 
-struct PassReport {
-  std::string name;
-  uint64_t checks = 0;
-  uint64_t successes = 0;
-  double seconds = 0;
-};
 
 // A node of the original model named by the error-origin trace.
 struct ErrorSource {
@@ -110,7 +105,7 @@ struct ReductionReport {
   int confirm_runs = 0;
   int confirmed = 0;
   bool not_confirmed() const { return confirmed < confirm_runs; }
-  std::vector<PassReport> passes;
+  std::vector<PassStats> passes;  // the reducer's, as it counted them
   std::string command;      // the exact command to reproduce (shell-quoted)
   std::string environment;  // compiler, system, CPU
   bool graph_svg = false;   // graph.svg was rendered next to graph.dot
