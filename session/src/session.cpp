@@ -4,7 +4,7 @@
 #include <atomic>
 #include <thread>
 
-#include "oracle_test.h"
+#include "oracle_checks.h"
 #include "session/bundle.h"
 #include "session/journal.h"
 #include "session/verdict_report.h"

@@ -45,5 +45,7 @@ const KindOps& ops(EngineKind kind);
 Expected<EngineSpec> parse_no_options(const SpecText& text);
 // For kinds without `NAME[...]`.
 Status no_bracket(const SpecText& text);
+// ":OPTIONS" for a kind's canonical options ("" when they are all defaults).
+inline std::string colon_options(std::string options) { return options.empty() ? options : ":" + options; }
 
 }  // namespace reduce::kinds

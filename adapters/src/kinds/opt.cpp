@@ -11,10 +11,7 @@ const KindOps Opt = {
       REDUCE_ASSIGN(spec.opt, parse_optimized_options(text.rest));
       return spec;
     },
-    [](const EngineSpec& spec) {
-      const std::string options = to_string(spec.opt);
-      return options.empty() ? options : ":" + options;
-    },
+    [](const EngineSpec& spec) { return colon_options(to_string(spec.opt)); },
     [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
       OptimizedOptions opt = spec.opt;
       opt.threads = environment.threads;

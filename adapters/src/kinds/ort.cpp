@@ -11,10 +11,7 @@ const KindOps Ort = {
       REDUCE_ASSIGN(spec.ort, parse_ort_options(text.rest));
       return spec;
     },
-    [](const EngineSpec& spec) {
-      const std::string options = to_string(spec.ort);
-      return options.empty() ? options : ":" + options;
-    },
+    [](const EngineSpec& spec) { return colon_options(to_string(spec.ort)); },
     [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> { return make_ort_engine(spec.ort, environment); },
 };
 

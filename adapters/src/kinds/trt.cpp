@@ -13,10 +13,7 @@ const KindOps Trt = {
       }
       return spec;
     },
-    [](const EngineSpec& spec) {
-      const std::string options = to_string(spec.trt);
-      return options.empty() ? options : ":" + options;
-    },
+    [](const EngineSpec& spec) { return colon_options(to_string(spec.trt)); },
     [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> { return make_trt_engine(spec.trt, environment); },
     [](EngineSpec& spec) { return &spec.trt.fp32_nodes; },
     [](const EngineSpec& spec) {

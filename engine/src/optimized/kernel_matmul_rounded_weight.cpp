@@ -3,7 +3,7 @@
 // it, so no rounded copy of the whole weight is ever held. Same values and summation order as the
 // reference MatMul on a weight stored rounded.
 #include "fused_kernel.h"
-#include "precision.h"
+#include "rounding.h"
 #include "reference/batched_matmul.h"
 
 namespace reduce::opt {

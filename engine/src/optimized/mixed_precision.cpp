@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "precision.h"
+#include "rounding.h"
 
 namespace reduce::opt {
 

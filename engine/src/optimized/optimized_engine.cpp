@@ -14,14 +14,14 @@
 #include "kernel_resize.h"
 #include "mixed_precision.h"
 #include "plan_graph.h"
-#include "precision.h"
+#include "rounding.h"
 #include "reference/executor.h"
 
 namespace reduce::opt {
 
-#define REDUCE_PASS(name, function, help) Expected<int> function(PlanGraph&);
+#define OPT_PASS(name, function, help) Expected<int> function(PlanGraph&);
 #include "passes.def"
-#undef REDUCE_PASS
+#undef OPT_PASS
 
 namespace {
 
@@ -30,9 +30,9 @@ struct PassEntry {
   PassFunction function;
 };
 const PassEntry kPasses[] = {
-#define REDUCE_PASS(name, function, help) {name, &function},
+#define OPT_PASS(name, function, help) {name, &function},
 #include "passes.def"
-#undef REDUCE_PASS
+#undef OPT_PASS
 };
 
 bool contains(const std::vector<std::string>& list, std::string_view name) {

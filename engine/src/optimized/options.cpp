@@ -7,9 +7,9 @@ namespace reduce {
 
 std::vector<std::pair<std::string, std::string>> optimized_passes() {
   return {
-#define REDUCE_PASS(name, function, help) {name, help},
+#define OPT_PASS(name, function, help) {name, help},
 #include "passes.def"
-#undef REDUCE_PASS
+#undef OPT_PASS
   };
 }
 

@@ -1,5 +1,5 @@
 // Candidates judged by the oracle.
-#include "oracle_test.h"
+#include "oracle_checks.h"
 
 #include <optional>
 #include <sstream>

@@ -1,5 +1,5 @@
 // Rounding float storage to fp16/bf16 with the exact conversions of core/half.h.
-#include "precision.h"
+#include "rounding.h"
 
 #include "core/half.h"
 
