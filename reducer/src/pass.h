@@ -5,6 +5,7 @@
 // waits, commits or speculates itself (reducer/src/scheduler.h does).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,12 @@ struct Facts {
   // The candidate first-divergence narrowed to one failing node and its ancestors: output-cut
   // has nothing to find while it is still the best.
   std::optional<Candidate> single_sink;
+
+  // What a pass's start can depend on, given the best candidate: facts with equal keys give the
+  // same start (the scheduler memoizes starts by it without knowing the fields). One bit each.
+  uint32_t start_key(const Candidate& best) const {
+    return (marking_outputs_hides_failure ? 1u : 0u) | (single_sink == best ? 2u : 0u);
+  }
 };
 
 // The candidate a state asks about.

@@ -78,7 +78,7 @@ void Scheduler::committed(size_t before) {
 }
 
 PassStatePtr Scheduler::start(const Path& path) {
-  StartKey key{path.pass, *path.best, path.facts.marking_outputs_hides_failure, path.facts.single_sink == *path.best};
+  StartKey key{path.pass, *path.best, path.facts.start_key(*path.best)};
   if (auto it = starts_.find(key); it != starts_.end()) return it->second;
   auto state = strategy_.passes[path.pass].start(g_, *path.best, path.facts);
   if (starts_.size() >= 256) starts_.clear();

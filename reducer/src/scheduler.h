@@ -90,11 +90,11 @@ class Scheduler {
   struct StartKey {
     size_t pass;
     Candidate best;
-    bool hides, single_sink;
+    uint32_t facts;  // Facts::start_key
     bool operator==(const StartKey&) const = default;
   };
   struct StartKeyHash {
-    size_t operator()(const StartKey& k) const { return std::hash<Candidate>()(k.best) ^ (k.pass * 0x9e3779b97f4a7c15ull) ^ k.hides ^ (k.single_sink << 1); }
+    size_t operator()(const StartKey& k) const { return std::hash<Candidate>()(k.best) ^ (k.pass * 0x9e3779b97f4a7c15ull) ^ k.facts; }
   };
   std::unordered_map<StartKey, PassStatePtr, StartKeyHash> starts_;
 
