@@ -10,10 +10,11 @@
 
 namespace reduce::detail {
 
-ReductionGraph::ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options)
+ReductionGraph::ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options, bool certified)
     : model_(&model),
       index_(std::move(index)),
       options_(&options),
+      certified_(certified),
       unit_(model.graph.nodes.size(), false),
       initializers_(index_initializers(model.graph)) {
   bool any = false;

@@ -16,12 +16,14 @@ namespace reduce::detail {
 
 class ReductionGraph {
  public:
-  ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options);
+  // `certified`: the strategy ends with a sweep of single units (certify), so a pass need not make one.
+  ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options, bool certified = false);
 
   const Model& model() const { return *model_; }
   const Graph& graph() const { return model_->graph; }
   const GraphIndex& index() const { return index_; }
   const ReduceOptions& options() const { return *options_; }
+  bool certified() const { return certified_; }
 
   // Units are what passes remove: every node but Constant nodes, which follow their readers.
   bool is_unit(size_t node) const { return unit_[node]; }
@@ -61,6 +63,7 @@ class ReductionGraph {
   const Model* model_;
   GraphIndex index_;
   const ReduceOptions* options_;
+  bool certified_ = false;
   std::vector<bool> unit_;
   InitializerIndex initializers_;
   mutable bool types_inferred_ = false;

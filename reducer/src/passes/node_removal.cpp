@@ -130,9 +130,9 @@ PassStatePtr start_node_removal(const ReductionGraph& g, const Candidate& best, 
   auto groups = branches(g, units);
   if (groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [](const auto& b) { return b.size() > 1; }))
     phases.push_back({std::make_shared<const CddPlan::Groups>(std::move(groups)), 1});
-  // Topological bands shrinking towards single nodes; the single-node round is certify's sweep
-  // when that pass runs.
-  phases.push_back({nullptr, selected(g, PassId::start_certify) ? size_t{2} : size_t{1}});
+  // Topological bands shrinking towards single nodes; the single-node round is the certifying
+  // sweep's when the strategy ends with one.
+  phases.push_back({nullptr, g.certified() ? size_t{2} : size_t{1}});
   auto state = std::make_shared<RemovalState<CddPlan>>(g, best, CddPlan(std::move(phases)));
   if (!state->probe()) return nullptr;
   return state;

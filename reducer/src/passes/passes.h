@@ -21,8 +21,6 @@ enum class PassId : size_t {
 #undef REDUCER_PASS
 };
 
-// Whether pass `id` runs in this reduction (ReduceOptions::passes).
-inline bool selected(const ReductionGraph& g, PassId id) { return g.options().passes.runs(static_cast<size_t>(id)); }
 
 // Independent edits of a candidate, numbered 0..count()-1.
 class EditList {
