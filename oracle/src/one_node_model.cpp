@@ -55,11 +55,7 @@ Verdict Oracle::evaluate_one_node_model(const std::atomic<bool>* cancel) {
   const RunOnce run_once = [&](TensorMap* into, uint64_t limit) { return run_materialized(*run, cancel, into, limit); };
   v = majority_of_runs(run_once, cancel, nullptr, 0);
   std::lock_guard<std::mutex> lock(mutex_);
-  stats_.evaluations += static_cast<uint64_t>(v.runs);
-  stats_.engine_seconds += v.seconds;
-  stats_.flaky += v.flaky();
-  if (cancel && cancel->load()) v.cancelled = true;
-  else if (v.invalid) ++stats_.invalid;
+  count_evaluation(v, cancel);
   return v;
 }
 

@@ -429,15 +429,9 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   const RunOnce run_once = [&](TensorMap* into, uint64_t limit) { return run_candidate(c, cancel, into, limit); };
   Verdict v = majority_of_runs(run_once, cancel, &outputs, actual ? UINT64_MAX : kKeptBytes / 4);
   std::lock_guard<std::mutex> lock(mutex_);
-  stats_.evaluations += static_cast<uint64_t>(v.runs);
-  stats_.engine_seconds += v.seconds;
-  stats_.flaky += v.flaky();
+  count_evaluation(v, cancel);
   // A cancelled run may have been cut short: its verdict is not an answer, so it is not cached.
-  if (cancel && cancel->load()) {
-    v.cancelled = true;
-    return v;
-  }
-  if (v.invalid) ++stats_.invalid;
+  if (v.cancelled) return v;
   cache_[key] = v;
   if (v.fails() && outputs.size() == v.outputs.size()) keep_outputs(key, outputs);
   if (actual) *actual = std::move(outputs);
@@ -460,11 +454,16 @@ void Oracle::adopt(const Candidate& c, const Verdict& v) {
 Verdict Oracle::rerun(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual) {
   Verdict v = run_candidate(c, cancel, actual, actual ? UINT64_MAX : 0);
   std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.evaluations;
+  count_evaluation(v, cancel);
+  return v;
+}
+
+void Oracle::count_evaluation(Verdict& v, const std::atomic<bool>* cancel) {
+  stats_.evaluations += static_cast<uint64_t>(v.runs);
   stats_.engine_seconds += v.seconds;
+  stats_.flaky += v.flaky();
   if (cancel && cancel->load()) v.cancelled = true;
   else if (v.invalid) ++stats_.invalid;
-  return v;
 }
 
 void Oracle::set_tolerance(const Tolerance& tolerance) {

@@ -246,35 +246,6 @@ TEST(CheckScriptCli, ConfirmRunsTheReproducerAgainAndCountsTheFailures) {
   EXPECT_EQ(zero.exit_code, 2) << zero.err;
 }
 
-// The tool's own failures are never engine verdicts: with TMPDIR missing (or a file), `cmd:`,
-// `isolated:` and `opencv` used to say FAIL (error) on a passing model, and `reduce` made a
-// one-node "reproducer" of "temporary folder: No such file or directory". Now: exit 2, naming TMPDIR.
-TEST(SetupErrors, ABrokenTmpdirIsExitTwoNamingItNeverAFailure) {
-  TempDir dir;
-  write_bytes(dir / "a_file", "x");
-  const std::string reduce_bin = std::string(REDUCE_BINARY_DIR) + "/reduce";
-  const std::string model = model_in(dir);
-  const std::vector<std::string> engines = {
-      "cmd:" + reduce_bin + " run {model} --inputs {inputs} --save-outputs {outputs}", "isolated:opt", "opencv"};
-  for (const std::string& tmpdir : {(dir / "missing").string(), (dir / "a_file").string()}) {
-    for (const std::string& engine : engines) {
-      auto r = testing::run_process({"env", "TMPDIR=" + tmpdir, reduce_bin, "check", model, "--engine", engine});
-      EXPECT_EQ(r.exit_code, 2) << engine << " " << tmpdir << "\n" << r.out << r.err;
-      EXPECT_EQ(r.out.find("verdict: FAIL"), std::string::npos) << engine << "\n" << r.out;
-      EXPECT_NE((r.out + r.err).find("not the engine's failure"), std::string::npos) << engine << "\n" << r.out << r.err;
-      EXPECT_NE((r.out + r.err).find(tmpdir), std::string::npos) << engine << "\n" << r.out << r.err;
-    }
-    auto reduced = testing::run_process({"env", "TMPDIR=" + tmpdir, reduce_bin, model, "--engine", engines[0], "-o",
-                                         (dir / "out").string()});
-    EXPECT_EQ(reduced.exit_code, 2) << reduced.out << reduced.err;
-    EXPECT_FALSE(fs::exists(dir / "out" / "report.json"));
-  }
-  // A command that cannot start is the setup's problem too.
-  auto r = run_reduce({"check", model, "--engine", "cmd:/nonexistent/engine {model}"});
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_EQ(r.out.find("verdict: FAIL"), std::string::npos) << r.out;
-}
-
 // `check` on every engine that writes files under TMPDIR, run as `[launcher] bash -c '(PREFIX; exec
 // reduce check ...) | cat'` with TMPDIR=`tmpdir`: exit 2 saying it is not the engine's failure and naming
 // `names`, never a verdict.
@@ -294,6 +265,28 @@ void expect_setup_error(const std::string& model, const std::string& tmpdir, con
     EXPECT_NE((r.out + r.err).find("not the engine's failure"), std::string::npos) << engine << "\n" << r.out << r.err;
     EXPECT_NE((r.out + r.err).find(names), std::string::npos) << engine << "\n" << r.out << r.err;
   }
+}
+
+// The tool's own failures are never engine verdicts: with TMPDIR missing (or a file), `cmd:`,
+// `isolated:` and `opencv` used to say FAIL (error) on a passing model, and `reduce` made a
+// one-node "reproducer" of "temporary folder: No such file or directory". Now: exit 2, naming TMPDIR.
+TEST(SetupErrors, ABrokenTmpdirIsExitTwoNamingItNeverAFailure) {
+  TempDir dir;
+  write_bytes(dir / "a_file", "x");
+  const std::string reduce_bin = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  const std::string model = model_in(dir);
+  for (const std::string& tmpdir : {(dir / "missing").string(), (dir / "a_file").string()}) {
+    expect_setup_error(model, tmpdir, {}, "true", tmpdir);
+    const std::string engine = "cmd:" + reduce_bin + " run {model} --inputs {inputs} --save-outputs {outputs}";
+    auto reduced = testing::run_process({"env", "TMPDIR=" + tmpdir, reduce_bin, model, "--engine", engine, "-o",
+                                         (dir / "out").string()});
+    EXPECT_EQ(reduced.exit_code, 2) << reduced.out << reduced.err;
+    EXPECT_FALSE(fs::exists(dir / "out" / "report.json"));
+  }
+  // A command that cannot start is the setup's problem too.
+  auto r = run_reduce({"check", model, "--engine", "cmd:/nonexistent/engine {model}"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out.find("verdict: FAIL"), std::string::npos) << r.out;
 }
 
 // A full disk: files may not grow (RLIMIT_FSIZE 0, SIGXFSZ ignored: writes fail with EFBIG, as

@@ -189,6 +189,9 @@ class Oracle {
  private:
   Oracle() = default;
   // `actual` (when given) receives the engine's outputs if they total at most `actual_limit` bytes.
+  // Counts an evaluation that reached the engine (its runs, time, disagreeing runs, invalid) and
+  // marks it cancelled when `cancel` was set; mutex_ held.
+  void count_evaluation(Verdict& v, const std::atomic<bool>* cancel);
   // One engine run of something, its outputs into `actual` up to `limit` bytes.
   using RunOnce = std::function<Verdict(TensorMap* actual, uint64_t limit)>;
   // run_once `repeat` times, by majority (OracleOptions::repeat).
