@@ -79,9 +79,9 @@ std::vector<std::string> environment_with(const std::vector<std::string>& extra)
 // Name of a signal ("SIGSEGV"), or "signal N".
 std::string signal_name(int signal);
 
-// How a worker process ended, from its wait status and the last lines of the log it wrote: a Crash
-// error (with the signal) "WHO killed by SIGSEGV: last lines" or "WHO exited with code 3: ...". The
-// one description of a worker's death the adapters give (isolated workers, ONNX Runtime's).
-Error worker_ended(std::string_view who, int wait_status, const std::filesystem::path& log);
+// How a process died, as a Crash error (with the signal): "WHO killed by SIGSEGV: TAIL", or with
+// signal 0 "WHO exited with code 3: TAIL" (TAIL: the last lines it printed, may be empty). The one
+// wording of a death the adapters give (commands, isolated workers, ONNX Runtime's).
+Error process_died(std::string_view who, int signal, int exit_code, std::string_view tail);
 
 }  // namespace reduce

@@ -71,11 +71,8 @@ class CommandPrepared : public PreparedModel {
     if (result.cancelled) return Error{"", "cancelled"};
     if (result.timed_out)
       return Error{"", "command " + result.describe(process), ErrorKind::Timeout, result.signal};
-    if (const int signal = result.crash_signal()) {
-      const std::string tail = last_output_lines(result.output);
-      return Error{"", "command killed by " + signal_name(signal) + (tail.empty() ? "" : ": " + tail),
-                   ErrorKind::Crash, signal};
-    }
+    if (const int signal = result.crash_signal())
+      return process_died("command", signal, result.exit_code, last_output_lines(result.output));
     if (result.exit_code != 0) {
       const std::string tail = last_output_lines(result.output);
       return Error{"", tail.empty() ? "command failed with " + result.describe(process) : tail};

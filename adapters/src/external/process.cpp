@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <random>
 #include <thread>
@@ -147,14 +146,9 @@ std::string signal_name(int signal) {
   return "signal " + std::to_string(signal);
 }
 
-Error worker_ended(std::string_view who, int wait_status, const std::filesystem::path& log_path) {
-  std::ifstream in(log_path, std::ios::binary);
-  const std::string log{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const std::string tail = last_output_lines(log, 2);
-  const int signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
-  const std::string how = signal ? "killed by " + signal_name(signal)
-                                 : "exited with code " + std::to_string(WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1);
-  return Error{"", std::string(who) + " " + how + (tail.empty() ? "" : ": " + tail), ErrorKind::Crash, signal};
+Error process_died(std::string_view who, int signal, int exit_code, std::string_view tail) {
+  const std::string how = signal ? "killed by " + signal_name(signal) : "exited with code " + std::to_string(exit_code);
+  return Error{"", std::string(who) + " " + how + (tail.empty() ? "" : ": " + std::string(tail)), ErrorKind::Crash, signal};
 }
 
 int ProcessResult::crash_signal() const {

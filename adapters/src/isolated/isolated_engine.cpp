@@ -1,27 +1,14 @@
 // `isolated:SPEC`: runs an engine in worker processes (`reduce __worker`); a worker that dies is a crash.
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <fstream>
-#include <mutex>
-#include <optional>
-#include <thread>
+#include <atomic>
 
 #include "core/model_io.h"
-#include "adapters/process.h"
 #include "external/output_model.h"
 #include "external/temp_folder.h"
 #include "external/tensor_exchange.h"
 #include "isolated/worker_protocol.h"
 #include "spec/engine_factories.h"
+#include "workers/worker_pool.h"
+#include "workers/worker_process.h"
 
 namespace reduce {
 
@@ -29,170 +16,65 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// One worker process, talking over a socket (no SIGPIPE when it dies: MSG_NOSIGNAL), its
-// stdout/stderr appended to a log file whose tail explains a crash.
-class WorkerProcess {
+// One `reduce __worker` process on its line protocol.
+class IsolatedWorker {
  public:
-  static Expected<std::unique_ptr<WorkerProcess>> start(const EngineEnvironment& environment) {
+  static Expected<std::unique_ptr<IsolatedWorker>> start(const EngineEnvironment& environment) {
     REDUCE_ASSIGN(TempFolder folder, TempFolder::create("reduce-worker-"));
-    const std::string program = environment.worker_program.empty() ? "/proc/self/exe" : environment.worker_program.string();
-    const fs::path log = folder / "log";
-    auto spawned = spawn_socket_worker({program, "__worker", "3"}, environment.env, log, false);
-    if (!spawned) return Error{program, "cannot start the engine worker: " + spawned.error().what};
-    auto worker = std::unique_ptr<WorkerProcess>(new WorkerProcess(std::move(folder), spawned->socket));
-    worker->pid_ = spawned->pid;
-    return worker;
+    WorkerProcess::Options options;
+    const std::string program =
+        environment.worker_program.empty() ? "/proc/self/exe" : environment.worker_program.string();
+    options.argv = {program, "__worker", "3"};
+    options.env = environment.env;
+    options.who = "engine";
+    options.timeout_subject = "engine run";
+    // A cancelled worker kills the commands of its run and answers; one that does not (an
+    // in-process engine that does not observe the cancel) is stopped after the grace period.
+    options.cancel_message = worker_protocol::encode({"cancel"});
+    options.grace_seconds = 1;
+    auto process = WorkerProcess::start(std::move(folder), std::move(options));
+    if (!process) return Error{program, "cannot start the engine worker: " + process.error().what};
+    return std::unique_ptr<IsolatedWorker>(new IsolatedWorker(std::move(process).value()));
   }
 
-  ~WorkerProcess() {
-    ::close(fd_);
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
-
-  // Sends a request and waits for the answer; a worker that dies or exceeds `timeout_seconds`
-  // (0: none) gives a Crash or Timeout error and must not be used again (alive() is false). When
-  // `cancel` becomes true the worker is asked to cancel its run (its commands are killed) and its
-  // answer still awaited; a worker that does not answer within a grace period is stopped.
+  // Sends a request and waits for its answer (ok, or the engine's error).
   Status request(const std::vector<std::string>& fields, double timeout_seconds, const std::atomic<bool>* cancel) {
-    std::error_code ec;
-    fs::resize_file(log_path(), 0, ec);
-    const std::string line = worker_protocol::encode(fields);
-    for (size_t done = 0; done < line.size();) {
-      const ssize_t n = ::send(fd_, line.data() + done, line.size() - done, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return ended();
-      done += static_cast<size_t>(n);
-    }
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
-    std::string reply;
-    std::optional<Clock::time_point> cancel_deadline;
-    while (reply.empty() || reply.back() != '\n') {
-      if (cancel && !cancel_deadline && cancel->load()) {
-        const std::string cancel_line = worker_protocol::encode({"cancel"});
-        ::send(fd_, cancel_line.data(), cancel_line.size(), MSG_NOSIGNAL);
-        cancel_deadline = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
-      }
-      if (cancel_deadline && Clock::now() >= *cancel_deadline) {
-        stop();
-        return make_error("cancelled");
-      }
-      int wait_ms = cancel ? kCancelPollMs : -1;
-      if (timeout_seconds > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-        if (left <= 0) return timed_out(timeout_seconds);
-        wait_ms = static_cast<int>(std::min<int64_t>(left + 1, cancel ? kCancelPollMs : 60000));
-      }
-      pollfd p{fd_, POLLIN, 0};
-      const int ready = ::poll(&p, 1, wait_ms);
-      if (ready < 0 && errno != EINTR) return ended();
-      if (ready <= 0) continue;
-      char chunk[4096];
-      const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return ended();
-      reply.append(chunk, static_cast<size_t>(n));
-    }
-    reply.pop_back();
+    process_->begin(timeout_seconds);
+    REDUCE_TRY(process_->send(worker_protocol::encode(fields), cancel));
+    REDUCE_ASSIGN(std::string reply, process_->receive_line(cancel));
     const auto answer = worker_protocol::decode(reply);
     if (answer[0] == "ok") return {};
     if (answer[0] == "error" && answer.size() >= 2) return make_error(answer[1]);
     return make_error("engine worker: malformed reply");
   }
 
-  bool alive() const { return pid_ > 0; }
+  bool alive() const { return process_->alive(); }
 
  private:
-  WorkerProcess(TempFolder folder, int fd) : folder_(std::move(folder)), fd_(fd) {}
-  fs::path log_path() const { return folder_ / "log"; }
-
-  // The worker closed the socket: it died. Its exit status says how.
-  Error ended() {
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = 0;
-    return worker_ended("engine", status, log_path());
-  }
-
-  // Ends the worker: shutting the socket down makes it cancel its run (the commands it started die
-  // with their process groups) and exit; one that has not exited after a grace period (an
-  // in-process engine that does not observe the cancel) is killed.
-  void stop() {
-    ::shutdown(fd_, SHUT_RDWR);
-    const auto deadline = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
-    for (;;) {
-      const pid_t ended = ::waitpid(pid_, nullptr, WNOHANG);
-      if (ended == pid_ || (ended < 0 && errno != EINTR)) break;
-      if (Clock::now() >= deadline) {
-        ::kill(pid_, SIGKILL);
-        while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-        }
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    pid_ = 0;
-  }
-
-  Error timed_out(double seconds) {
-    stop();
-    ProcessResult r;
-    r.timed_out = true;
-    ProcessOptions o;
-    o.timeout_seconds = seconds;
-    return Error{"", "engine run " + r.describe(o), ErrorKind::Timeout, SIGKILL};
-  }
-
-  static constexpr int kCancelPollMs = 20;
-  static constexpr int kStopGraceSeconds = 1;
-  TempFolder folder_;
-  int fd_ = -1;
-  pid_t pid_ = 0;
+  explicit IsolatedWorker(std::unique_ptr<WorkerProcess> process) : process_(std::move(process)) {}
+  std::unique_ptr<WorkerProcess> process_;
 };
 
 // Idle workers, shared by every model prepared on one isolated engine; as many as runs in flight.
-class WorkerPool {
+class IsolatedWorkers {
  public:
-  explicit WorkerPool(EngineEnvironment environment) : environment_(std::move(environment)) {}
+  explicit IsolatedWorkers(EngineEnvironment environment)
+      : environment_(std::move(environment)), pool_([this] { return IsolatedWorker::start(environment_); }) {}
   const EngineEnvironment& environment() const { return environment_; }
 
   Status request(const std::vector<std::string>& fields, const std::atomic<bool>* cancel = nullptr) {
-    std::unique_ptr<WorkerProcess> worker;
-    {
-      std::lock_guard lock(mutex_);
-      if (!idle_.empty()) {
-        worker = std::move(idle_.back());
-        idle_.pop_back();
-      }
-    }
-    if (!worker) {
-      auto started = WorkerProcess::start(environment_);
-      if (!started) return started.error();
-      worker = std::move(started).value();
-    }
-    Status status = worker->request(fields, environment_.timeout_seconds, cancel);
-    if (worker->alive()) {
-      std::lock_guard lock(mutex_);
-      idle_.push_back(std::move(worker));
-    }
-    return status;
+    REDUCE_ASSIGN(auto worker, pool_.acquire());
+    return worker->request(fields, environment_.timeout_seconds, cancel);
   }
 
  private:
   const EngineEnvironment environment_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<WorkerProcess>> idle_;
+  WorkerPool<IsolatedWorker> pool_;
 };
 
 class IsolatedPrepared : public PreparedModel {
  public:
-  IsolatedPrepared(const Model& model, std::string spec, std::shared_ptr<WorkerPool> pool, TempFolder folder)
+  IsolatedPrepared(const Model& model, std::string spec, std::shared_ptr<IsolatedWorkers> pool, TempFolder folder)
       : model_(model), spec_(std::move(spec)), pool_(std::move(pool)), folder_(std::move(folder)) {}
 
   Status load() { return pool_->request({"load", spec_, threads(), model_path()}); }
@@ -218,14 +100,14 @@ class IsolatedPrepared : public PreparedModel {
 
   const Model& model_;
   const std::string spec_;
-  std::shared_ptr<WorkerPool> pool_;
+  std::shared_ptr<IsolatedWorkers> pool_;
   TempFolder folder_;
 };
 
 class IsolatedEngine : public Engine {
  public:
   IsolatedEngine(std::string spec, std::string name, const EngineEnvironment& environment)
-      : spec_(std::move(spec)), name_(std::move(name)), pool_(std::make_shared<WorkerPool>(environment)) {}
+      : spec_(std::move(spec)), name_(std::move(name)), pool_(std::make_shared<IsolatedWorkers>(environment)) {}
   std::string name() const override { return name_; }
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
@@ -238,7 +120,7 @@ class IsolatedEngine : public Engine {
 
  private:
   std::string spec_, name_;
-  std::shared_ptr<WorkerPool> pool_;
+  std::shared_ptr<IsolatedWorkers> pool_;
 };
 
 }  // namespace

@@ -1,8 +1,6 @@
 // OrtWorker: one Node.js process running the ONNX Runtime worker script, and the frames it exchanges.
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -12,6 +10,7 @@
 #include "adapters/ort.h"
 #include "external/temp_folder.h"
 #include "ort/ort_protocol.h"
+#include "workers/worker_process.h"
 
 namespace reduce {
 
@@ -33,9 +32,6 @@ class OrtWorker {
   // Starts `node` on the embedded worker script and waits for its HELLO (an ERROR there, e.g. a
   // provider the package lacks, is the error; a worker that dies says what it printed).
   static Expected<std::unique_ptr<OrtWorker>> start(const OrtWorkerConfig& config);
-  ~OrtWorker();
-  OrtWorker(const OrtWorker&) = delete;
-  OrtWorker& operator=(const OrtWorker&) = delete;
 
   // Sends one frame and waits for the answer. A worker that dies is ErrorKind::Crash (with its
   // signal and last lines), one past `timeout_seconds` (0: none) is killed and ErrorKind::Timeout,
@@ -45,24 +41,20 @@ class OrtWorker {
   // Sends a frame that has no answer (FREE).
   Status post(ort_protocol::Frame type, uint32_t id);
 
-  bool alive() const { return pid_ > 0; }
+  bool alive() const { return process_->alive(); }
   const std::string& version() const { return version_; }
 
- private:
-  OrtWorker(TempFolder folder, int fd) : folder_(std::move(folder)), fd_(fd) {}
-  // Both observe the current request's deadline (started_ + timeout_) and the cancel flag.
-  Status send_all(std::string_view data, const std::atomic<bool>* cancel);
-  Status receive(char* data, size_t size, const std::atomic<bool>* cancel);
-  // What a wait ended with when the worker can no longer be used: it died, timed out or was cancelled.
-  Error died();
-  Error killed(Error why);
+  // The sessions this worker holds (guarded by the pool's lock).
+  std::vector<uint32_t> sessions;  // loaded in this process
+  std::vector<uint32_t> to_free;   // loaded, but their prepared model is gone: FREE before the next request
 
-  TempFolder folder_;
-  int fd_ = -1;
-  pid_t pid_ = 0;
+ private:
+  explicit OrtWorker(std::unique_ptr<WorkerProcess> process) : process_(std::move(process)) {}
+  Expected<OrtAnswer> receive_frame(const std::atomic<bool>* cancel,
+                                    uint64_t max_bytes = ort_protocol::kMaxPayloadBytes);
+
+  std::unique_ptr<WorkerProcess> process_;
   std::string version_;
-  double started_ = 0;  // steady clock seconds of the current request's start (for deadlines)
-  double timeout_ = 0;
 };
 
 }  // namespace reduce
