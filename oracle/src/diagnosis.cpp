@@ -48,12 +48,7 @@ Verdict check_variant(const Oracle& oracle, const Model& model, std::vector<Name
                       const std::atomic<bool>* cancel) {
   options.slots = 1;
   auto variant = Oracle::create(model, std::move(inputs), std::move(options));
-  if (!variant) {
-    Verdict v;
-    v.invalid = true;
-    v.invalid_reason = variant.error().message();
-    return v;
-  }
+  if (!variant) return Verdict::invalid_because(variant.error().message());
   (*variant)->set_target(oracle.target());
   return (*variant)->evaluate(Candidate::whole(model.graph), cancel);
 }

@@ -8,9 +8,9 @@
 namespace reduce {
 
 Expected<std::vector<Oracle::LayerError>> Oracle::compare_layers(const std::atomic<bool>* cancel) {
-  if (!engine_) return make_error("a check: script gives no values to compare layer by layer");
+  if (!engine_under_test()) return make_error("a check: script gives no values to compare layer by layer");
   const Model& model = *model_;
-  REDUCE_ASSIGN(auto prepared, engine_->prepare(model));
+  REDUCE_ASSIGN(auto prepared, engine_under_test()->prepare(model));
   TensorMap feed;
   for (const auto& in : inputs_) feed[in.name] = in.tensor;
   RunOptions ro;
@@ -43,7 +43,7 @@ Expected<std::vector<Oracle::LayerError>> Oracle::compare_layers(const std::atom
 
 std::optional<std::map<std::string, std::string>> Oracle::diagnose_input_binding(const std::atomic<bool>* cancel,
                                                                                 size_t max_permutations) {
-  if (!engine_ || inputs_.size() < 2) return std::nullopt;
+  if (!engine_under_test() || inputs_.size() < 2) return std::nullopt;
   // Groups of inputs that an engine could confuse: same dtype and shape.
   std::map<std::pair<int, Shape>, std::vector<size_t>> groups;
   for (size_t k = 0; k < inputs_.size(); ++k)
@@ -53,7 +53,7 @@ std::optional<std::map<std::string, std::string>> Oracle::diagnose_input_binding
     if (members.size() >= 2) swappable.push_back(members);
   if (swappable.empty()) return std::nullopt;
 
-  auto prepared = engine_->prepare(*model_);
+  auto prepared = engine_under_test()->prepare(*model_);
   if (!prepared) return std::nullopt;
   std::vector<NamedTensor> expected;
   for (const auto& vi : model_->graph.outputs)

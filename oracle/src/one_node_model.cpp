@@ -45,16 +45,10 @@ Expected<CandidateRun> Oracle::one_node_model() const {
 }
 
 Verdict Oracle::evaluate_one_node_model(const std::atomic<bool>* cancel) {
-  Verdict v;
   auto run = one_node_model();
-  if (!run) {
-    v.invalid = true;
-    v.invalid_reason = run.error().message();
-    return v;
-  }
+  if (!run) return Verdict::invalid_because(run.error().message());
   const RunOnce run_once = [&](TensorMap* into, uint64_t limit) { return run_materialized(*run, cancel, into, limit); };
-  v = majority_of_runs(run_once, cancel, nullptr, 0);
-  std::lock_guard<std::mutex> lock(mutex_);
+  Verdict v = majority_of_runs(run_once, cancel, nullptr, 0);
   count_evaluation(v, cancel);
   return v;
 }

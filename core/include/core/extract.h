@@ -1,6 +1,7 @@
 // Subgraphs: the one boundary rule (cut values, default outputs) and extraction of standalone models.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -8,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/candidate.h"
 #include "core/graph_index.h"
 #include "core/model.h"
 
@@ -97,5 +99,17 @@ class Extractor {
   std::unordered_map<std::string, ValueType> types_;
   InitializerIndex initializers_;
 };
+
+// The candidate edits that are not a choice of nodes, applied to the model extracted for it.
+
+// A tensor of `like`'s float type (float, double, float16, bfloat16) and shape with every element
+// `value`; other types are an error.
+Expected<Tensor> filled_like(const Tensor& like, double value);
+// Gives the tensor a filled weight takes (filled_like, or one shared with another candidate).
+using WeightFill = std::function<Expected<Tensor>(const std::string& name, const Tensor& like, double value)>;
+// Fills the candidate's `filled` initializers (through `fill`) and drops its `dropped_attributes`
+// (node indices of `original`, found in `extracted` by op type and outputs, which are unique).
+// An edit naming something the extracted model lacks is an error.
+Status apply_candidate_edits(Model& extracted, const Graph& original, const Candidate& candidate, const WeightFill& fill);
 
 }  // namespace reduce

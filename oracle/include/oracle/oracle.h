@@ -1,18 +1,18 @@
 // Oracle: runs a candidate subgraph on the engine under test, compares it with the reference values
 // recorded once for the full model, and says whether it shows the same failure as the original.
+// Its jobs are done by parts of their own: CandidateMaterializer (materializer.h) makes candidates
+// concrete, VerdictCache remembers verdicts, SlotPool gives runs their --jobs slots, FailCriteria
+// runs check: scripts and applies the check options; the oracle runs engines, counts and decides.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
+#include <optional>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -24,10 +24,16 @@
 #include "adapters/check_script.h"
 #include "adapters/engine_spec.h"
 #include "oracle/comparison.h"
+#include "oracle/materializer.h"
 #include "oracle/recorded_values.h"
 #include "oracle/signature.h"
+#include "oracle/verdict.h"
 
 namespace reduce {
+
+class SlotPool;
+class FailCriteria;
+class VerdictCache;
 
 struct OracleOptions {
   // Spec of the engine under test, as given (reports print it); create() parses it (EngineSpec).
@@ -59,28 +65,6 @@ struct OracleOptions {
   // failures of the engine are outvoted). The verdict is the first run with the outcome decided.
   // 1: one run.
   int repeat = 1;
-};
-
-struct Verdict {
-  FailureSignature signature;
-  std::vector<OutputComparison> outputs;  // per candidate output, when the engine ran
-  double seconds = 0;                     // engine time, comparisons excluded (0 for cache hits)
-  bool cache_hit = false;
-  bool invalid = false;                   // not a runnable candidate (checker, or the reference failed)
-  bool cancelled = false;                 // the caller cancelled the run: not an answer
-  std::string invalid_reason;
-  int runs = 1;           // engine runs behind this verdict (OracleOptions::repeat)
-  int failing_runs = 0;   // of those, the ones that showed the failure (with repeat > 1)
-  bool flaky() const { return failing_runs > 0 && failing_runs < runs; }
-  // The engine ran the candidate and it failed (an invalid or cancelled verdict is no answer).
-  bool fails() const { return !invalid && !cancelled && signature.fails(); }
-};
-
-// A candidate made concrete: what a bundle holds and what an engine receives.
-struct CandidateRun {
-  Model model;
-  std::vector<NamedTensor> inputs;    // graph inputs in declaration order
-  std::vector<NamedTensor> expected;  // reference values of the outputs, in output order
 };
 
 struct OracleStatistics {
@@ -187,10 +171,9 @@ class Oracle {
   double reference_seconds() const { return reference_seconds_; }
 
  private:
-  Oracle() = default;
-  // `actual` (when given) receives the engine's outputs if they total at most `actual_limit` bytes.
+  Oracle();
   // Counts an evaluation that reached the engine (its runs, time, disagreeing runs, invalid) and
-  // marks it cancelled when `cancel` was set; mutex_ held.
+  // marks it cancelled when `cancel` was set.
   void count_evaluation(Verdict& v, const std::atomic<bool>* cancel);
   // One engine run of something, its outputs into `actual` up to `limit` bytes.
   using RunOnce = std::function<Verdict(TensorMap* actual, uint64_t limit)>;
@@ -201,40 +184,26 @@ class Oracle {
                            uint64_t actual_limit);
   Verdict run_candidate(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual,
                         uint64_t actual_limit);
-  Verdict verdict_from_error(const Error& error) const;
-  Status simplify(Model& extracted, const Candidate& c) const;
+  // The engine under test of slot 0 (null for a check: script).
+  Engine* engine_under_test() const { return slot_engines_.empty() ? nullptr : slot_engines_.front().get(); }
+  // `actual` (when given) receives the engine's outputs if they total at most `actual_limit` bytes.
   Verdict run_on(Engine& engine, const CandidateRun& run, const std::atomic<bool>* cancel, TensorMap* actual,
                  uint64_t actual_limit);
-  Verdict run_check_script(const CheckScript& script, const CandidateRun& run, const EngineEnvironment& environment,
-                           const std::atomic<bool>* cancel);
 
   const Model* model_ = nullptr;
   std::vector<NamedTensor> inputs_;
   OracleOptions options_;
   std::unique_ptr<Extractor> extractor_;
   std::unique_ptr<RecordedValues> recorded_;
-  std::shared_ptr<Engine> engine_;     // null for check: scripts; slot 0's engine
-  std::vector<std::shared_ptr<Engine>> slot_engines_;  // one per slot when the environment names {slot}
-  std::vector<EngineEnvironment> slot_environments_;
-  std::unique_ptr<CheckScript> check_script_;
-  std::mutex slot_mutex_;
-  std::condition_variable slot_free_;
-  std::vector<bool> slot_busy_;
-  int acquire_slot();
-  void release_slot(int slot);
-  // A slot held for one run, released when the lease ends.
-  struct SlotLease {
-    explicit SlotLease(Oracle& o) : oracle(o), slot(o.acquire_slot()) {}
-    ~SlotLease() { oracle.release_slot(slot); }
-    SlotLease(const SlotLease&) = delete;
-    SlotLease& operator=(const SlotLease&) = delete;
-    Oracle& oracle;
-    const int slot;
-  };
   std::unique_ptr<Engine> reference_;
+  std::unique_ptr<CandidateMaterializer> materializer_;
+  std::vector<std::shared_ptr<Engine>> slot_engines_;  // one per slot when the environment names {slot}; none for check:
+  std::vector<EngineEnvironment> slot_environments_;
+  std::unique_ptr<SlotPool> slots_;
+  std::unique_ptr<CheckScript> check_script_;
+  std::unique_ptr<FailCriteria> criteria_;
+  std::unique_ptr<VerdictCache> cache_;
   std::unordered_set<std::string> names_;  // node and value names, masked in messages
-  std::vector<std::regex> fail_regexes_;
-  bool matches_fail_regex(const std::string& text) const;
   EngineSpec spec_;         // of the engine under test (unset for an engine instance)
   bool external_ = false;  // EngineSpec::external(): run the ONNX checker on candidates first
   FailureSignature target_;
@@ -246,26 +215,7 @@ class Oracle {
   std::vector<OutputComparison> given_disagreements_;
   size_t given_values_ = 0;
 
-  // Filled weights of the candidates in flight, by (initializer, value): candidates that fill the
-  // same weight with the same value share one tensor (a 64 MiB weight filled with ones, twice at
-  // -j 2). Not kept alive here: a fill lives as long as a candidate's model holds it.
-  struct HeldFill {
-    std::weak_ptr<const void> owner;
-    const std::byte* data = nullptr;
-    DType dtype = DType::Float;
-    Shape shape;
-  };
-  mutable std::mutex fills_mutex_;
-  mutable std::map<std::pair<std::string, uint64_t>, HeldFill> fills_;  // value's bits: -0 is not +0
-  Expected<Tensor> filled(const std::string& name, const Tensor& like, double value) const;
-
-  mutable std::mutex mutex_;  // guards the cache and statistics
-  std::map<std::pair<uint64_t, uint64_t>, Verdict> cache_;
-  // Engine outputs of the latest failing runs (bounded in count and bytes), oldest first.
-  std::deque<std::pair<std::pair<uint64_t, uint64_t>, TensorMap>> kept_outputs_;
-  size_t kept_bytes_ = 0;
-  void keep_outputs(const std::pair<uint64_t, uint64_t>& key, const TensorMap& outputs);
-  const TensorMap* kept_outputs(const std::pair<uint64_t, uint64_t>& key) const;  // guarded by mutex_
+  mutable std::mutex stats_mutex_;
   OracleStatistics stats_;
 };
 

@@ -1,0 +1,68 @@
+// CandidateMaterializer: makes a candidate concrete (its model, inputs and expected outputs) from the
+// original model, core's extraction and the values recorded on the reference.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/candidate.h"
+#include "core/extract.h"
+#include "core/model.h"
+#include "core/tensor_file.h"
+#include "engine/engine.h"
+#include "oracle/recorded_values.h"
+
+namespace reduce {
+
+// A candidate made concrete: what a bundle holds and what an engine receives.
+struct CandidateRun {
+  Model model;
+  std::vector<NamedTensor> inputs;    // graph inputs in declaration order
+  std::vector<NamedTensor> expected;  // reference values of the outputs, in output order
+};
+
+class CandidateMaterializer {
+ public:
+  // Everything given must outlive the materializer. With `outputs_optional` (a check: script
+  // decides alone) an output without a recorded value is left out of `expected` instead of being
+  // an error.
+  CandidateMaterializer(const Model& model, const Extractor& extractor, const RecordedValues& recorded,
+                        Engine& reference, bool outputs_optional)
+      : model_(model), extractor_(extractor), recorded_(recorded), reference_(reference),
+        outputs_optional_(outputs_optional) {}
+
+  // The candidate's model, inputs and expected outputs: weights shared with the original, cut
+  // inputs viewing the recorded values (nothing large is copied). With reduced input shapes,
+  // filled weights or dropped attributes the recorded outputs no longer apply and the reference
+  // computes them. Thread-safe.
+  Expected<CandidateRun> materialize(const Candidate& candidate) const;
+
+ private:
+  // A filled weight, shared with the candidates in flight that fill the same weight with the same value.
+  Expected<Tensor> shared_fill(const std::string& name, const Tensor& like, double value) const;
+
+  const Model& model_;
+  const Extractor& extractor_;
+  const RecordedValues& recorded_;
+  Engine& reference_;
+  const bool outputs_optional_;
+
+  // Filled weights of the candidates in flight, by (initializer, value): candidates that fill the
+  // same weight with the same value share one tensor (a 64 MiB weight filled with ones, twice at
+  // -j 2). Not kept alive here: a fill lives as long as a candidate's model holds it.
+  struct HeldFill {
+    std::weak_ptr<const void> owner;
+    const std::byte* data = nullptr;
+    DType dtype = DType::Float;
+    Shape shape;
+  };
+  mutable std::mutex fills_mutex_;
+  mutable std::map<std::pair<std::string, uint64_t>, HeldFill> fills_;  // value's bits: -0 is not +0
+};
+
+}  // namespace reduce

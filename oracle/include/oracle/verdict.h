@@ -1,0 +1,37 @@
+// Verdict: what one evaluation of a candidate on the engine under test says, and how an engine's
+// error becomes one.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "core/status.h"
+#include "oracle/comparison.h"
+#include "oracle/signature.h"
+
+namespace reduce {
+
+struct Verdict {
+  FailureSignature signature;
+  std::vector<OutputComparison> outputs;  // per candidate output, when the engine ran
+  double seconds = 0;                     // engine time, comparisons excluded (0 for cache hits)
+  bool cache_hit = false;
+  bool invalid = false;                   // not a runnable candidate (checker, or the reference failed)
+  bool cancelled = false;                 // the caller cancelled the run: not an answer
+  std::string invalid_reason;
+  int runs = 1;           // engine runs behind this verdict (OracleOptions::repeat)
+  int failing_runs = 0;   // of those, the ones that showed the failure (with repeat > 1)
+  bool flaky() const { return failing_runs > 0 && failing_runs < runs; }
+  // The engine ran the candidate and it failed (an invalid or cancelled verdict is no answer).
+  bool fails() const { return !invalid && !cancelled && signature.fails(); }
+
+  // Not an answer on the model: the candidate could not be made or run, for `reason`.
+  static Verdict invalid_because(std::string reason);
+  // The verdict an engine's error gives: a crash, a timeout or an error, its message normalized
+  // with the model's `names` masked; a setup error (the tool could not run the engine) is invalid.
+  static Verdict from_error(const Error& error, const std::unordered_set<std::string>& names);
+};
+
+}  // namespace reduce

@@ -1,0 +1,112 @@
+// CandidateMaterializer: extraction, recorded inputs and outputs, declared shapes, and candidate edits.
+#include "oracle/materializer.h"
+
+#include <algorithm>
+#include <bit>
+#include <unordered_set>
+
+#include "leading_slice.h"
+
+namespace reduce {
+
+namespace {
+
+// Declares new shapes for (sliced) inputs; inferred shapes of everything downstream are dropped.
+void redeclare_inputs(Model& model, const std::map<std::string, Shape, std::less<>>& shapes) {
+  for (auto& vi : model.graph.inputs) {
+    auto it = shapes.find(vi.name);
+    if (it == shapes.end()) continue;
+    vi.type.dims.clear();
+    for (int64_t d : it->second) vi.type.dims.push_back(Dim::fixed(d));
+    vi.type.has_shape = true;
+  }
+  model.graph.value_info.clear();
+  for (auto& vi : model.graph.outputs) {
+    vi.type.dims.clear();
+    vi.type.has_shape = false;
+  }
+}
+
+// A tensor declaration whose shape inference left dims unknown gets the shape `value` has (the
+// value it had in the original run, as the engine saw it), when the element types agree.
+void declare_shape_of(ValueInfo& vi, const Tensor* value) {
+  bool unknown = !vi.type.has_shape;
+  for (const Dim& d : vi.type.dims) unknown |= !d.is_static();
+  if (!unknown || !vi.type.is_tensor() || !value || value->dtype() != static_cast<DType>(vi.type.elem_type)) return;
+  vi.type.has_shape = true;
+  vi.type.dims.clear();
+  for (int64_t d : value->shape()) vi.type.dims.push_back(Dim::fixed(d));
+}
+
+}  // namespace
+
+Expected<Tensor> CandidateMaterializer::shared_fill(const std::string& name, const Tensor& like, double value) const {
+  std::lock_guard<std::mutex> lock(fills_mutex_);
+  std::erase_if(fills_, [](const auto& held) { return held.second.owner.expired(); });
+  const auto key = std::make_pair(name, std::bit_cast<uint64_t>(value));
+  if (auto it = fills_.find(key); it != fills_.end() && it->second.dtype == like.dtype() && it->second.shape == like.shape())
+    if (auto owner = it->second.owner.lock())
+      return Tensor::view(like.dtype(), like.shape(), std::move(owner), it->second.data, like.byte_size());
+  REDUCE_ASSIGN(Tensor t, filled_like(like, value));
+  fills_[key] = {t.owner(), t.bytes().data(), t.dtype(), t.shape()};
+  // Read-only for every candidate, the first included: no engine may write a weight it shares.
+  return Tensor::view(t.dtype(), t.shape(), t.owner(), t.bytes().data(), t.byte_size());
+}
+
+Expected<CandidateRun> CandidateMaterializer::materialize(const Candidate& c) const {
+  ExtractOptions eo;
+  eo.outputs = c.outputs;
+  for (const auto& name : c.frozen) {
+    const Tensor* t = recorded_.find(name);
+    if (!t) return make_error("no recorded value for frozen '" + name + "'");
+    eo.frozen[name] = *t;
+  }
+  CandidateRun run;
+  REDUCE_ASSIGN(run.model, extractor_.extract(c.nodes, eo));
+  std::unordered_set<std::string_view> original_inputs;
+  for (const auto& vi : model_.graph.inputs) original_inputs.insert(vi.name);
+  for (auto& vi : run.model.graph.inputs) {
+    if (run.model.graph.find_initializer(vi.name)) continue;
+    const Tensor* t = recorded_.find(vi.name);
+    if (!t) return make_error("no recorded value for input '" + vi.name + "'");
+    // Cut values only: the model's own inputs keep their declaration.
+    if (!original_inputs.count(vi.name)) declare_shape_of(vi, t);
+    auto shape = c.input_shapes.find(vi.name);
+    if (shape == c.input_shapes.end()) {
+      run.inputs.push_back({vi.name, *t});
+    } else {
+      REDUCE_ASSIGN(Tensor sliced, leading_slice(*t, shape->second));
+      run.inputs.push_back({vi.name, std::move(sliced)});
+    }
+  }
+  // Outputs too: a reproducer declares the shapes its outputs had in the original run, where
+  // shape inference gave up (ops newer than the ONNX library), so that importers see them.
+  if (c.input_shapes.empty())
+    for (auto& vi : run.model.graph.outputs) declare_shape_of(vi, recorded_.find(vi.name));
+  REDUCE_TRY(apply_candidate_edits(run.model, model_.graph, c,
+                                   [this](const std::string& name, const Tensor& like, double value) {
+                                     return shared_fill(name, like, value);
+                                   }));
+  if (c.input_shapes.empty() && c.filled.empty() && c.dropped_attributes.empty()) {
+    for (const auto& vi : run.model.graph.outputs) {
+      const Tensor* t = recorded_.find(vi.name);
+      if (!t && outputs_optional_) continue;  // the script decides; nothing is compared
+      if (!t) return make_error("no recorded value for output '" + vi.name + "'");
+      run.expected.push_back({vi.name, *t});
+    }
+    return run;
+  }
+  // Reduced shapes or simplified weights and attributes: the recorded outputs no longer apply;
+  // the reference computes them.
+  redeclare_inputs(run.model, c.input_shapes);
+  REDUCE_ASSIGN(auto prepared, reference_.prepare(run.model));
+  TensorMap feed;
+  for (const auto& in : run.inputs) feed[in.name] = in.tensor;
+  REDUCE_ASSIGN(TensorMap values, prepared->run(feed));
+  for (const auto& vi : run.model.graph.outputs) run.expected.push_back({vi.name, values[vi.name]});
+  for (auto& vi : run.model.graph.outputs)
+    if (auto it = values.find(vi.name); it != values.end()) declare_shape_of(vi, &it->second);
+  return run;
+}
+
+}  // namespace reduce
