@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "reducer/parallelism.h"
 #include "reducer/reducer.h"
 #include "reducer/synthetic_test.h"  // tests/reducer/
 
@@ -95,6 +96,7 @@ int count_trips(const std::vector<Workload>& ws, std::vector<int> jobs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const reduce::CheckParallelism parallelism(1 << 16);  // as the `reduce` executable
   if (argc > 1 && std::string(argv[1]) == "trips") {
     std::vector<int> jobs;
     for (int i = 2; i < argc; ++i) jobs.push_back(std::atoi(argv[i]));

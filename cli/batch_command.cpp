@@ -10,9 +10,9 @@
 #include <sstream>
 #include <variant>
 
-#include "batch_attempts.h"
-#include "batch_manifest.h"
-#include "batch_summary.h"
+#include "batch/attempts.h"
+#include "batch/manifest.h"
+#include "batch/summary.h"
 #include "cluster_reduction.h"
 #include "command.h"
 #include "command_line.h"
@@ -48,15 +48,6 @@ po::options_description batch_options() {
        "under mpirun or srun: seconds a rank may stay silent before rank 0 drops it (its model is tried once "
        "more on another rank), or rank 0 before the other ranks stop (0.1..3600)");
   return opts;
-}
-
-// bucket.txt of a complete bundle.
-std::optional<BucketRecord> read_bucket(const fs::path& dir) {
-  std::ifstream in(dir / "bucket.txt");
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_bucket(text.str());
 }
 
 // The reduction of one model, as `reduce MODEL --engine E -o DIR -j N [reduce options]` would run
@@ -105,13 +96,10 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
 std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
                                                    const po::variables_map& vm, std::stop_token stop, int& ranks_lost) {
   const MpiLaunch launch = mpi_launch_from_environment();
-  std::vector<BatchRow> rows;
+  std::vector<BatchRow> rows = batch_rows(items, out);
   std::vector<size_t> todo;
-  for (size_t i = 0; i < items.size(); ++i) {
-    rows.push_back({items[i], "reduced", read_bucket(out / items[i].folder), false, {}});
-    if (rows.back().bucket) rows.back().already_done = true;
-    else todo.push_back(i);
-  }
+  for (size_t i = 0; i < items.size(); ++i)
+    if (!rows[i].already_done) todo.push_back(i);
   auto bundle = [&](size_t i) { return out / items[i].folder; };
   auto reduce_item = [&](size_t i, const fs::path& dir, std::stop_token gone) {
     if (launch.rank == 0)
@@ -146,40 +134,8 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
     for (size_t i : todo)
       if (!stop.stop_requested()) statuses[i] = reduce_item(i, bundle(i), {});
   }
-  for (size_t i : todo) {
-    BatchRow& row = rows[i];
-    row.status = statuses[i].value_or("not started");
-    row.bucket = read_bucket(bundle(i));
-    if (row.status == "reduced" && !row.bucket) row.status = "error (exit 0)";
-  }
+  for (size_t i : todo) finish_batch_row(rows[i], statuses[i].value_or("not started"), bundle(i));
   return rows;
-}
-
-// "3 models (1 reduced now, 1 already done, 1 without failure), 2 buckets".
-std::string count_line(const std::vector<BatchRow>& rows) {
-  size_t now = 0, done = 0, passing = 0, errors = 0, interrupted = 0;
-  for (const auto& row : rows) {
-    if (row.already_done) ++done;
-    else if (row.status == "reduced") ++now;
-    else if (row.status == "no failure") ++passing;
-    // No reproducer to trust: an error, an unconfirmed one, or a failure of the engine's setup.
-    else if (row.status.rfind("error", 0) == 0 || row.status.rfind("not confirmed", 0) == 0 ||
-             row.status.rfind("model-independent", 0) == 0)
-      ++errors;
-    else ++interrupted;  // "interrupted", "not started"
-  }
-  std::ostringstream line;
-  line << rows.size() << " models (" << now << " reduced now, " << done << " already done";
-  if (passing) line << ", " << passing << " without failure";
-  if (errors) line << ", " << errors << " failed";
-  if (interrupted) line << ", " << interrupted << " interrupted or not started";
-  line << ")";
-  return line.str();
-}
-
-Status write_summary(const std::vector<BatchRow>& rows, const fs::path& out, int ranks_lost) {
-  REDUCE_TRY(write_file_atomic(out / "summary.md", batch_summary_markdown(rows, ranks_lost)));
-  return write_file_atomic(out / "summary.json", batch_summary_json(rows, out, ranks_lost));
 }
 
 }  // namespace
@@ -232,8 +188,8 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
   const auto shared = run_batch(*items, out, vm, stop, ranks_lost);
   if (const int* worker_exit = std::get_if<int>(&shared)) return *worker_exit;  // rank 0 writes the summary
   const std::vector<BatchRow>& rows = std::get<std::vector<BatchRow>>(shared);
-  const std::string counts = count_line(rows);
-  if (Status s = write_summary(rows, out, ranks_lost); !s.ok()) {
+  const std::string counts = batch_count_line(rows);
+  if (Status s = write_batch_summary(rows, out, ranks_lost); !s.ok()) {
     std::cerr << "error: " << s.error().message() << "\n";
     return kExitUsage;
   }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "command.h"
+#include "adapters/library_settings.h"
 #include "command_line.h"
 #include "oracle_options.h"
 #include "adapters/conformance.h"
@@ -129,6 +130,7 @@ Expected<std::unique_ptr<Engine>> conformance_engine(const po::variables_map& vm
   EngineEnvironment environment;
   environment.threads = vm["threads"].as<int>();
   REDUCE_TRY(check_int_range("--threads", environment.threads, 0, kMaxParallel));
+  configure_engine_libraries(environment.threads);  // process-wide: the command's, once
   auto made = make_engine(vm["engine"].as<std::string>(), environment);
   if (!made) return Error{"conformance", made.error().message()};
   return std::move(*made);

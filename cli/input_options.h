@@ -10,16 +10,11 @@
 #include "core/model.h"
 #include "core/tensor_file.h"
 #include "core/tensor_set.h"
+#include "session/samples.h"
 
 namespace reduce::cli {
 
 void add_input_options(boost::program_options::options_description& opts);
-
-// One input sample bound to the model's inputs.
-struct InputSample {
-  std::string source;  // the file or folder it was read from, or "seed N"
-  std::vector<NamedTensor> inputs;
-};
 
 // Fixes input shapes in `model` (--input-shape), then reads every --inputs (each a sample, a folder
 // of test_data_set_N folders or of .npz archives: several; read_tensor_samples) or makes one sample

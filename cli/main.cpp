@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "engine/engine.h"
+#include "reducer/parallelism.h"
 #include "stop_on_signal.h"
 
 namespace {
@@ -88,6 +89,8 @@ int unstoppable(int (*command)(const Args&), const Args& args) {
 
 int main(int argc, char** argv) {
   reduce::tune_allocator_for_engines();  // process-wide: here, once, never in a library
+  // -j checks in flight beyond the cores (times the ranks of an MPI job); arenas ask only for what they use.
+  const reduce::CheckParallelism parallelism(1 << 16);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     print_usage(std::cerr);

@@ -8,6 +8,7 @@
 
 #include "core/model_io.h"
 #include "command.h"
+#include "adapters/library_settings.h"
 #include "input_options.h"
 #include "mpi_launch.h"
 #include "session/verdict_report.h"
@@ -155,6 +156,7 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
     if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
   o.environment.threads = vm["threads"].as<int>();
   REDUCE_TRY(check_int_range("--threads", o.environment.threads, 0, kMaxParallel));
+  configure_engine_libraries(o.environment.threads);  // process-wide: the command's, once
   o.repeat = vm["repeat"].as<int>();
   REDUCE_TRY(check_int_range("--repeat", o.repeat, 1, kMaxConfirm));
   o.slots = vm["slots"].as<int>();
@@ -174,20 +176,6 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   return o;
 }
 
-std::vector<Oracle*> SampleOracles::kept() const {
-  std::vector<Oracle*> out{oracles[chosen].get()};
-  for (size_t i = 0; i < oracles.size(); ++i)
-    if (i != chosen && oracles[i]) out.push_back(oracles[i].get());
-  return out;
-}
-
-std::vector<size_t> SampleOracles::failing() const {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < verdicts.size(); ++i)
-    if (verdicts[i] && verdicts[i]->fails()) out.push_back(i);
-  return out;
-}
-
 Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, const std::filesystem::path& model_path,
                                                 Model& model, SampleUse use, std::stop_token stop) {
   REDUCE_ASSIGN(OracleOptions options, oracle_options_from(vm));
@@ -203,39 +191,10 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
   REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));
   REDUCE_ASSIGN(auto samples, prepare_input_samples(vm, model, model_path));
   REDUCE_ASSIGN(auto expected, read_expected_samples(vm, model, samples.size()));
-  SampleOracles out;
+  const auto warn = [](const std::string& line) { std::cerr << "warning: " << line << "\n"; };
+  REDUCE_ASSIGN(SampleOracles out, create_sample_oracles(model, model_path.string(), std::move(samples), std::move(expected),
+                                                         std::move(options), use, cancel.flag(), warn));
   out.renamed_nodes = shared;
-  out.oracles.resize(samples.size());
-  out.verdicts.resize(samples.size());
-  for (const auto& sample : samples) out.sources.push_back(sample.source);
-  bool found = false;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    if (stop.stop_requested()) return make_error("interrupted");
-    if (!expected.empty()) {
-      options.record.given = std::move(expected[i].tensors);
-      options.record.given_source = expected[i].source;
-    }
-    auto oracle = Oracle::create(model, std::move(samples[i].inputs), options);
-    if (!oracle) return oracle.error().at(samples.size() > 1 ? samples[i].source : model_path.string());
-    out.oracles[i] = std::move(*oracle);
-    for (const auto& d : out.oracles[i]->given_disagreements())
-      std::cerr << "warning: " << out.oracles[i]->given_source() << ": the reference (" << options.reference
-                << ") computes '" << d.name << "' differently (max abs error " << format_number(d.max_abs)
-                << "); values not in the file come from the reference, so a reduction may find that difference\n";
-    if (samples.size() == 1) break;
-    Oracle& o = *out.oracles[i];
-    out.verdicts[i] = o.evaluate(Candidate::whole(model.graph), cancel.flag());
-    if (out.verdicts[i]->cancelled) return make_error("interrupted");
-    const bool fails = out.verdicts[i]->fails();
-    if (fails && !found) {
-      if (use != SampleUse::KeepAll && i > 0) out.oracles[out.chosen].reset();  // the first sample, kept so far
-      out.chosen = i;
-      found = true;
-      if (use == SampleUse::FirstFailing) break;
-    } else if (use != SampleUse::KeepAll && (found || i > 0)) {
-      out.oracles[i].reset();
-    }
-  }
   return out;
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/model.h"
 #include "oracle/oracle.h"
+#include "session/samples.h"
 
 namespace reduce::cli {
 
@@ -44,29 +45,6 @@ Expected<uint64_t> max_memory_from(const boost::program_options::variables_map& 
 Status check_fp32_nodes_of(const std::string& spec, const Model& model, const std::string& model_path);
 
 Expected<OracleOptions> oracle_options_from(const boost::program_options::variables_map& vm);
-
-// How a command uses several input samples (--inputs given more than once, or a folder of samples).
-enum class SampleUse {
-  FirstFailing,  // checks samples in order up to the first that fails; goes on with that one (reduce, compare)
-  CheckAll,      // checks every sample; goes on with the first that fails (check)
-  KeepAll,       // checks every sample and keeps an oracle on each (precision: every sample must pass)
-};
-
-// The oracles of a model on its input samples: one per sample, each with the reference values
-// recorded on that sample. With a single sample nothing is checked here (the command does it).
-struct SampleOracles {
-  std::vector<std::unique_ptr<Oracle>> oracles;  // per sample; null where not kept
-  std::vector<std::string> sources;              // per sample: the file or folder, or "seed N"
-  std::vector<std::optional<Verdict>> verdicts;  // per sample: the model's verdict, when checked here
-  size_t chosen = 0;                             // the sample the command goes on with
-  size_t renamed_nodes = 0;                      // nodes renamed NAME_K on load (shared names)
-
-  Oracle& main() const { return *oracles[chosen]; }
-  // Every kept oracle, the chosen one first.
-  std::vector<Oracle*> kept() const;
-  // The samples whose verdict is a failure.
-  std::vector<size_t> failing() const;
-};
 
 // Loads the model (with --input-shape applied), prepares the input samples and creates the oracles
 // (`use`). The model is stored in `model` (which must outlive the oracles). Errors are one line.

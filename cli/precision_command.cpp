@@ -129,50 +129,39 @@ std::string outcome_line(const PrecisionOutcome& out) {
 // exit code of the tightest tolerance's outcome.
 int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& options, const std::vector<double>& sweep, const std::string& out_dir,
               const std::string& command, const NodeRenaming& renamed, std::stop_token stop) {
-  nlohmann::json rows = nlohmann::json::array();
-  std::optional<PrecisionOutcome> tightest_found;
-  int code = kExitOk;
-  for (double t : sweep) {
-    Tolerance tolerance = samples[0]->options().tolerance;
-    tolerance.atol = tolerance.rtol = t;
-    tolerance.by_element_type = false;  // each T is the tolerance of every output
-    for (Oracle* oracle : samples) oracle->set_tolerance(tolerance);
-    PrecisionOptions quiet = options;
-    quiet.log = nullptr;
-    auto found = find_fp32_nodes(samples, quiet, stop);
-    if (!found) {
-      std::cerr << "error: " << found.error().message() << "\n";
-      return kExitUsage;
-    }
-    if (found->stopped) return interrupted(tightest_found ? "; sweep.json and the bundle were not written" : "");
-    std::cout << "tolerance " << t << ": " << outcome_line(*found) << "\n" << std::flush;
-    nlohmann::json row{{"tolerance", t}, {"checks", found->checks}};
-    row["outcome"] = found->kind == PrecisionOutcome::Kind::Found         ? "found"
-                     : found->kind == PrecisionOutcome::Kind::DoesNotFail ? "does not fail"
-                                                                           : "fails even in FP32";
-    row["fp32_nodes"] = nlohmann::json::array();
-    for (const auto& p : found->pinned) row["fp32_nodes"].push_back(p.name);
-    rows.push_back(row);
-    code = found->kind == PrecisionOutcome::Kind::Found         ? kExitOk
-           : found->kind == PrecisionOutcome::Kind::DoesNotFail ? kExitDoesNotFail
-                                                                 : kExitNotPrecision;
-    found->renamed = renamed;
-    if (found->kind == PrecisionOutcome::Kind::Found) tightest_found = std::move(*found);
+  auto done = sweep_tolerances(samples, options, sweep, stop, [](const SweepRow& row) {
+    std::cout << "tolerance " << row.tolerance << ": " << outcome_line(row.outcome) << "\n" << std::flush;
+  });
+  if (!done) {
+    std::cerr << "error: " << done.error().message() << "\n";
+    return kExitUsage;
   }
+  const PrecisionOutcome* tightest = done->tightest_found();
+  if (done->stopped) return interrupted(tightest ? "; sweep.json and the bundle were not written" : "");
   if (!out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
     Status written = ec ? Status(Error{out_dir, "cannot create folder: " + ec.message()}) : Status{};
-    if (written.ok()) written = write_file_atomic(std::filesystem::path(out_dir) / "sweep.json", rows.dump(2) + "\n");
-    if (written.ok() && tightest_found) written = write_precision_bundle(out_dir, *samples[0], *tightest_found, command);
+    if (written.ok()) written = write_file_atomic(std::filesystem::path(out_dir) / "sweep.json", sweep_json(*done));
+    if (written.ok() && tightest) {
+      PrecisionOutcome bundled = *tightest;
+      bundled.renamed = renamed;
+      written = write_precision_bundle(out_dir, *samples[0], bundled, command);
+    }
     if (!written.ok()) {
       std::cerr << "error: " << written.error().message() << "\n";
       return kExitUsage;
     }
-    std::cout << "sweep: " << out_dir << "/sweep.json" << (tightest_found ? " (bundle: the tightest tolerance with a set)" : "") << "\n";
+    std::cout << "sweep: " << out_dir << "/sweep.json" << (tightest ? " (bundle: the tightest tolerance with a set)" : "") << "\n";
   }
-  if (tightest_found) return tightest_found->not_confirmed() ? kExitNotConfirmed : kExitOk;
-  return code;
+  const PrecisionOutcome* answer = done->answer();
+  if (!answer) return kExitOk;
+  switch (answer->kind) {
+    case PrecisionOutcome::Kind::Found: return answer->not_confirmed() ? kExitNotConfirmed : kExitOk;
+    case PrecisionOutcome::Kind::DoesNotFail: return kExitDoesNotFail;
+    case PrecisionOutcome::Kind::FailsEvenInFp32: return kExitNotPrecision;
+  }
+  return kExitOk;
 }
 
 }  // namespace

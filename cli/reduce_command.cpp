@@ -84,22 +84,6 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
   return kExitUsage;
 }
 
-// When the model has If, Loop or Scan nodes and fails: the model with each If replaced by the branch the
-// recorded run took and each Loop by its iterations, as long as it fails the same way
-// (session/control_flow.h); nullopt to reduce the model as given. The original's verdict is
-// cached: the session does not run it again.
-Expected<std::optional<FlattenedModel>> flatten(Oracle& oracle, const FlattenOptions& options, bool quiet,
-                                                std::stop_token stop) {
-  const Graph& g = oracle.model().graph;
-  if (!(options.inline_if && has_if_node(g)) && !(options.unroll_loops && has_loop_or_scan(g)))
-    return std::optional<FlattenedModel>{};
-  const CancelOnStop cancel(stop);
-  const Verdict original = oracle.evaluate(Candidate::whole(g), cancel.flag());
-  if (!original.fails()) return std::optional<FlattenedModel>{};
-  return flatten_control_flow(oracle, original, options,
-                              [quiet](const std::string& line) { if (!quiet) std::cerr << line << "\n"; }, stop);
-}
-
 // Loads the model, builds the oracle, runs the session and prints its outcome; the exit code. In an
 // MPI job (`cluster`), worker ranks do the same up to the session, print nothing, and serve checks.
 int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole* cluster) {
@@ -131,7 +115,9 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole
   SessionOptions session = s;
   session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
   session.renamed_nodes = samples->renamed_nodes;
-  auto flat = flatten(given, args.flatten, worker, stop);
+  const bool quiet = worker;
+  auto flat = flatten_when_failing(given, args.flatten, [quiet](const std::string& line) { if (!quiet) std::cerr << line << "\n"; },
+                                   stop);
   if (worker && !flat) return cluster->serve(nullptr, nullptr, flat.error().message());
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!flat) {

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "adapters/library_settings.h"
 #include "command_line.h"
 #include "oracle_options.h"
 #include "core/model_io.h"
@@ -126,6 +127,7 @@ Expected<RunRequest> run_request_from(const po::variables_map& vm) {
   EngineEnvironment environment;
   environment.threads = vm["threads"].as<int>();
   REDUCE_TRY(check_int_range("--threads", environment.threads, 0, kMaxParallel));
+  configure_engine_libraries(environment.threads);  // process-wide: the command's, once
   REDUCE_TRY(run_limits_from(vm, environment));
   auto engine = make_engine(r.spec, environment);
   if (!engine) return Error{"run", engine.error().message()};

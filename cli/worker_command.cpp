@@ -5,6 +5,7 @@
 #include "command.h"
 #include "adapters/engine_spec.h"
 #include "adapters/isolated_worker.h"
+#include "adapters/library_settings.h"
 
 namespace reduce::cli {
 
@@ -15,7 +16,9 @@ int worker_command(const std::vector<std::string>& args) {
     std::cerr << "error: __worker: expects one socket descriptor (it is started by isolated engines)\n";
     return kExitUsage;
   }
+  // A worker serves one engine: its requests all carry the same thread count.
   return serve_engine_worker(fd, [](std::string_view spec, int threads) {
+    configure_engine_libraries(threads);
     EngineEnvironment environment;
     environment.threads = threads;
     return make_engine(spec, environment);

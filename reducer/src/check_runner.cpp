@@ -24,11 +24,9 @@ CheckRunner::CheckRunner(CandidateTest& test, size_t node_count, int jobs, const
       stop_(stop),
       on_verdict_(std::move(on_verdict)),
       on_wait_(std::move(on_wait)) {
-  // Tests mostly wait (engines in other processes, devices): allow more threads than cores, so
-  // that `jobs` tests really are in flight, and give them an arena of their own.
-  const size_t wanted = static_cast<size_t>(jobs_) + 1;
-  if (wanted > tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism))
-    parallelism_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, wanted);
+  // Tests mostly wait (engines in other processes, devices): an arena of their own, of `jobs`
+  // threads, so that `jobs` tests really are in flight (beyond the cores when the process holds a
+  // CheckParallelism, reducer/parallelism.h).
   arena_ = std::make_unique<tbb::task_arena>(jobs_, 0);
 }
 

@@ -14,7 +14,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
 #include "reducer/candidate.h"
@@ -84,7 +83,6 @@ class CheckRunner {
   const std::atomic<bool>* stop_;
   std::function<void(const Candidate&, const Verdict&, bool)> on_verdict_;
   std::function<void(bool, size_t)> on_wait_;
-  std::unique_ptr<tbb::global_control> parallelism_;
   std::unique_ptr<tbb::task_arena> arena_;
   std::unordered_map<Candidate, Verdict> verdicts_;
   CheckCounts counts_;

@@ -3,6 +3,7 @@
 #include "session/control_flow.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/candidate.h"
 
@@ -130,6 +131,19 @@ Expected<std::optional<FlattenedModel>> flatten_control_flow(Oracle& oracle, con
     current = kept->oracle.get();
   }
   return kept;
+}
+
+Expected<std::optional<FlattenedModel>> flatten_when_failing(Oracle& oracle, const FlattenOptions& options,
+                                                            const std::function<void(std::string)>& log,
+                                                            std::stop_token stop) {
+  const Graph& g = oracle.model().graph;
+  if (!(options.inline_if && has_if_node(g)) && !(options.unroll_loops && has_loop_or_scan(g)))
+    return std::optional<FlattenedModel>{};
+  std::atomic<bool> cancelled{stop.stop_requested()};
+  const std::stop_callback on_stop(stop, [&cancelled] { cancelled = true; });
+  const Verdict original = oracle.evaluate(Candidate::whole(g), &cancelled);
+  if (!original.fails()) return std::optional<FlattenedModel>{};
+  return flatten_control_flow(oracle, original, options, log, stop);
 }
 
 }  // namespace reduce

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fault_models.h"
 #include "process_support.h"
 #include "tsv_rows.h"
 
@@ -15,23 +16,6 @@ namespace {
 using testing::read_bytes;
 using testing::run_reduce;
 using testing::TempDir;
-
-// The whole network sits in the then-branch (taken: the sum of |x| is positive); its Exp of 20x
-// overflows FP16.
-constexpr const char* kBranchOverflow = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[2, 4] x) => (float[2, 4] y)
-<float zero = {0.0}, float big = {20.0}>
-{
-  ax = Abs(x)
-  s = ReduceSum <keepdims = 0> (ax)
-  c = Greater(s, zero)
-  y = If (c) <
-    then_branch = t () => (float[2, 4] a) { u = Mul(x, big)  e = Exp(u)  a = Add(e, x) },
-    else_branch = f () => (float[2, 4] b) { b = Neg(x) }
-  >
-}
-)";
 
 std::string save(const TempDir& dir, const char* text) {
   auto m = parse_model_text(text);
@@ -43,7 +27,7 @@ std::string save(const TempDir& dir, const char* text) {
 
 TEST(ControlFlowCli, AnIfIsReplacedByItsTakenBranchAndItsNodesAreReduced) {
   TempDir dir;
-  const std::string model = save(dir, kBranchOverflow);
+  const std::string model = save(dir, testing::kBranchOverflow);
   std::string first;
   for (const char* jobs : {"1", "3"}) {
     const auto out = dir / (std::string("b") + jobs);
@@ -71,7 +55,7 @@ TEST(ControlFlowCli, AnIfIsReplacedByItsTakenBranchAndItsNodesAreReduced) {
 
 TEST(ControlFlowCli, WithNoInlineIfTheIfStaysAndIsNotCalledMinimal) {
   TempDir dir;
-  const std::string model = save(dir, kBranchOverflow);
+  const std::string model = save(dir, testing::kBranchOverflow);
   const auto out = dir / "kept";
   auto r = run_reduce({model, "--engine", "opt:fp16", "--no-inline-if", "-j", "1", "-o", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -108,7 +92,9 @@ TEST_P(WrappedCorpus, EveryFamilyReducesToItsGroundTruth) {
     const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
     const auto& cf = report.at("control_flow");
     EXPECT_EQ(cf.at(wrap == "if" ? "inlined_if" : "unrolled_loops"), 1) << file;
-    if (wrap == "loop") EXPECT_EQ(cf.at("unrolled_iterations"), 3) << file;
+    if (wrap == "loop") {
+      EXPECT_EQ(cf.at("unrolled_iterations"), 3) << file;
+    }
     EXPECT_EQ(cf.at("nodes_in_bodies"), 0) << file;
     std::string ops;
     for (const auto& [op, n] : report.at("reduced").at("op_types").items())

@@ -59,6 +59,23 @@ g (float[4,16] X) => (float[4,16] Y)
 }
 )";
 
+// The whole network sits in the then-branch (taken: the sum of |x| is positive); its Exp of 20x
+// overflows FP16.
+inline const char* kBranchOverflow = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 4] y)
+<float zero = {0.0}, float big = {20.0}>
+{
+  ax = Abs(x)
+  s = ReduceSum <keepdims = 0> (ax)
+  c = Greater(s, zero)
+  y = If (c) <
+    then_branch = t () => (float[2, 4] a) { u = Mul(x, big)  e = Exp(u)  a = Add(e, x) },
+    else_branch = f () => (float[2, 4] b) { b = Neg(x) }
+  >
+}
+)";
+
 // `text` saved as dir/file (.onnx) with every node named after its first output (the text format
 // names none; FP32 sets name nodes). Returns the path.
 inline std::string save_named_model(const TempDir& dir, const char* text, const std::string& file) {

@@ -125,7 +125,8 @@ TEST(OptimizedFp32Nodes, AReducedPrecisionReaderOfAPinnedValueGetsItRounded) {
   const TensorMap in = {{"X", floats({1, 8}, {1, -0.5f, 0.25f, 0.75f, 0.5f, -1, 0.125f, 0.3f})}};
   // The sq is exact in FP32, but the (fp16) var reads it converted to fp16: inf again.
   EXPECT_EQ(values(run_spec("opt:fp16,fp32=sq", m, in).at("Y")), std::vector<float>(8, 0.0f));
-  const RunOptions both{{"sq", "Y"}};
+  RunOptions both;
+  both.outputs = {"sq", "Y"};
   const TensorMap out = run_spec("opt:fp16,fp32=sq", m, in, both);
   EXPECT_EQ(values(out.at("sq"))[0], 360000.0f);  // stored in FP32
 }

@@ -4,12 +4,16 @@
 
 #include <cstdio>
 
+#include "reducer/parallelism.h"
 #include "reducer/reducer.h"
 #include "synthetic_test.h"
 #include "test_support.h"
 
 namespace reduce {
 namespace {
+
+// As the executable's main: -j checks in flight beyond the cores of this machine.
+const CheckParallelism kParallelism(64);
 
 using testing::CandidateView;
 using testing::parse_model;

@@ -6,11 +6,15 @@
 #include <mutex>
 
 #include "engine/engine.h"
+#include "reducer/parallelism.h"
 #include "session/session.h"
 #include "test_support.h"
 
 namespace reduce {
 namespace {
+
+// As the executable's main: -j checks in flight beyond the cores of this machine.
+const CheckParallelism kParallelism(64);
 
 using testing::parse_model;
 using testing::TempDir;

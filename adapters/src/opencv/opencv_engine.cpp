@@ -1,4 +1,5 @@
 // The `opencv` engine: OpenCV's DNN module (readNetFromONNX, CPU backend) behind our Engine interface.
+#include "adapters/library_settings.h"
 #include "spec/engine_factories.h"
 
 #ifdef REDUCE_HAVE_OPENCV
@@ -219,12 +220,13 @@ class OpenCvEngine : public Engine {
 
 }  // namespace
 
-Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment& environment) {
-  // OpenCV logs importer diagnostics to stderr; its exceptions carry the same text.
-  static std::once_flag quiet;
-  std::call_once(quiet, [] { cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT); });
-  if (environment.threads > 0) cv::setNumThreads(environment.threads);
+Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment&) {
   return std::unique_ptr<Engine>(std::make_unique<OpenCvEngine>());
+}
+
+void configure_engine_libraries(int threads) {
+  cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+  if (threads > 0) cv::setNumThreads(threads);
 }
 
 }  // namespace reduce
@@ -236,6 +238,8 @@ namespace reduce {
 Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment&) {
   return Error{"opencv", "engine 'opencv' is not built in (OpenCV not found)"};
 }
+
+void configure_engine_libraries(int) {}
 
 }  // namespace reduce
 

@@ -41,4 +41,11 @@ Expected<std::optional<FlattenedModel>> flatten_control_flow(Oracle& oracle, con
                                                             const std::function<void(std::string)>& log,
                                                             std::stop_token stop);
 
+// What a reduction runs first: when the model has If, Loop or Scan nodes the options flatten and
+// it fails (its verdict, cached, so the session does not run it again), flatten_control_flow;
+// nullopt (without running anything) when there is nothing to flatten, or when it does not fail.
+Expected<std::optional<FlattenedModel>> flatten_when_failing(Oracle& oracle, const FlattenOptions& options,
+                                                            const std::function<void(std::string)>& log,
+                                                            std::stop_token stop);
+
 }  // namespace reduce

@@ -91,6 +91,29 @@ Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const P
 Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& oracle, const PrecisionOutcome& outcome,
                               const std::string& command);
 
+// `reduce precision --tolerance-sweep`: the set at each tolerance, loose to tight.
+struct SweepRow {
+  double tolerance = 0;  // atol = rtol = this, for every output
+  PrecisionOutcome outcome;
+};
+struct ToleranceSweep {
+  std::vector<SweepRow> rows;  // loose to tight, as given; only the tolerances searched to the end
+  bool stopped = false;        // a stop ended it (rows holds those done before)
+  // The outcome of the tightest tolerance that found a set (what the bundle holds), or null.
+  const PrecisionOutcome* tightest_found() const;
+  // The outcome the sweep answers with: the tightest found, else the last tolerance's (null when none ended).
+  const PrecisionOutcome* answer() const;
+};
+// Sets every sample's tolerance to each of `tolerances` (loose to tight) in turn and runs
+// find_fp32_nodes (its log silenced); `on_row` sees each row when it ends. The oracles keep the
+// last tolerance.
+Expected<ToleranceSweep> sweep_tolerances(const std::vector<Oracle*>& samples, PrecisionOptions options,
+                                          const std::vector<double>& tolerances, std::stop_token stop,
+                                          const std::function<void(const SweepRow&)>& on_row = {});
+// sweep.json: one object per row: tolerance, checks, outcome ("found", "does not fail", "fails
+// even in FP32"), fp32_nodes.
+std::string sweep_json(const ToleranceSweep& sweep);
+
 // "trtexec ... --layerPrecisions=A:fp32,B:fp32" and the Polygraphy flags, for the report.
 std::string tensorrt_flags(const std::vector<PinnedNode>& pinned);
 std::string polygraphy_flags(const std::vector<PinnedNode>& pinned);

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-namespace reduce::cli {
+namespace reduce {
 
 // Creates OUT/.<stem>.attempt-<N> (or, when that exists from an earlier job, the first free
 // OUT/.<stem>.attempt-<N>-<K>) and returns it; on failure, the path that could not be made (the
@@ -18,4 +18,4 @@ std::filesystem::path make_attempt_folder(const std::filesystem::path& bundle, i
 std::string accept_attempt_folder(const std::filesystem::path& attempt, const std::filesystem::path& bundle,
                                   const std::string& status);
 
-}  // namespace reduce::cli
+}  // namespace reduce

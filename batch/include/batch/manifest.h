@@ -8,7 +8,7 @@
 
 #include "core/status.h"
 
-namespace reduce::cli {
+namespace reduce {
 
 struct BatchItem {
   std::filesystem::path model;
@@ -25,4 +25,4 @@ struct BatchItem {
 Expected<std::vector<BatchItem>> batch_items(const std::filesystem::path& source,
                                              const std::optional<std::string>& engine);
 
-}  // namespace reduce::cli
+}  // namespace reduce

@@ -1,7 +1,7 @@
 // Per-try bundle folders of `reduce batch` under MPI, created and moved in place by rank 0.
-#include "batch_attempts.h"
+#include "batch/attempts.h"
 
-namespace reduce::cli {
+namespace reduce {
 
 namespace fs = std::filesystem;
 
@@ -28,4 +28,4 @@ std::string accept_attempt_folder(const fs::path& attempt, const fs::path& bundl
   return status;
 }
 
-}  // namespace reduce::cli
+}  // namespace reduce

@@ -1,15 +1,17 @@
 // Rendering the batch summary.
-#include "batch_summary.h"
+#include "batch/summary.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "core/mapped_file.h"
 #include "session/verdict_report.h"
 
-namespace reduce::cli {
+namespace reduce {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
@@ -118,4 +120,52 @@ std::string batch_summary_json(const std::vector<BatchRow>& rows, const fs::path
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace reduce::cli
+std::optional<BucketRecord> read_bucket(const std::filesystem::path& bundle) {
+  std::ifstream in(bundle / "bucket.txt");
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_bucket(text.str());
+}
+
+std::vector<BatchRow> batch_rows(const std::vector<BatchItem>& items, const std::filesystem::path& out) {
+  std::vector<BatchRow> rows;
+  for (const auto& item : items) {
+    rows.push_back({item, "reduced", read_bucket(out / item.folder), false, {}});
+    rows.back().already_done = rows.back().bucket.has_value();
+  }
+  return rows;
+}
+
+void finish_batch_row(BatchRow& row, std::string status, const std::filesystem::path& bundle) {
+  row.status = std::move(status);
+  row.bucket = read_bucket(bundle);
+  if (row.status == "reduced" && !row.bucket) row.status = "error (exit 0)";
+}
+
+std::string batch_count_line(const std::vector<BatchRow>& rows) {
+  size_t now = 0, done = 0, passing = 0, errors = 0, interrupted = 0;
+  for (const auto& row : rows) {
+    if (row.already_done) ++done;
+    else if (row.status == "reduced") ++now;
+    else if (row.status == "no failure") ++passing;
+    else if (row.status.rfind("error", 0) == 0 || row.status.rfind("not confirmed", 0) == 0 ||
+             row.status.rfind("model-independent", 0) == 0)
+      ++errors;
+    else ++interrupted;  // "interrupted", "not started"
+  }
+  std::ostringstream line;
+  line << rows.size() << " models (" << now << " reduced now, " << done << " already done";
+  if (passing) line << ", " << passing << " without failure";
+  if (errors) line << ", " << errors << " failed";
+  if (interrupted) line << ", " << interrupted << " interrupted or not started";
+  line << ")";
+  return line.str();
+}
+
+Status write_batch_summary(const std::vector<BatchRow>& rows, const std::filesystem::path& out, int ranks_lost) {
+  REDUCE_TRY(write_file_atomic(out / "summary.md", batch_summary_markdown(rows, ranks_lost)));
+  return write_file_atomic(out / "summary.json", batch_summary_json(rows, out, ranks_lost));
+}
+
+}  // namespace reduce

@@ -1,12 +1,12 @@
 // Reading the models of a batch.
-#include "batch_manifest.h"
+#include "batch/manifest.h"
 
 #include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-namespace reduce::cli {
+namespace reduce {
 
 namespace fs = std::filesystem;
 
@@ -39,7 +39,7 @@ Expected<std::vector<BatchItem>> read_manifest(const fs::path& path) {
     const int n = static_cast<int>(cols.size());
     if (n <= std::max(model_col, engine_col))
       return Error{path.string(), "line " + std::to_string(line_no) + ": too few columns"};
-    BatchItem item{path.parent_path() / cols[model_col], cols[engine_col], "", ""};
+    BatchItem item{path.parent_path() / cols[model_col], cols[engine_col], "", "", ""};
     if (kind_col >= 0 && kind_col < n) item.expected_kind = cols[kind_col];
     if (ops_col >= 0 && ops_col < n) item.expected_ops = cols[ops_col];
     items.push_back(std::move(item));
@@ -87,4 +87,4 @@ Expected<std::vector<BatchItem>> batch_items(const fs::path& source, const std::
   return items;
 }
 
-}  // namespace reduce::cli
+}  // namespace reduce

@@ -1,0 +1,114 @@
+// What `reduce batch` decides without running a reduction: the models of a folder or manifest, which
+// bundles are done already, buckets of the same failure, the count line and the summaries.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "batch/attempts.h"
+#include "batch/manifest.h"
+#include "batch/summary.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+void write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+TEST(BatchItems, AFolderGivesItsModelsOnTheEngineWithAFolderPerRow) {
+  TempDir dir;
+  write(dir / "models" / "b.onnx", "x");
+  write(dir / "models" / "a.onnx", "x");
+  write(dir / "models" / "notes.txt", "x");
+  auto items = batch_items(dir / "models", std::string("opt:fp16"));
+  ASSERT_TRUE(items.ok()) << items.error().message();
+  ASSERT_EQ(items->size(), 2u);
+  EXPECT_EQ((*items)[0].model.filename(), "a.onnx");
+  EXPECT_EQ((*items)[0].engine, "opt:fp16");
+  EXPECT_NE((*items)[0].folder, (*items)[1].folder);
+}
+
+TEST(BatchItems, AManifestGivesItsRowsAndOneStemTwiceGetsTwoFolders) {
+  TempDir dir;
+  write(dir / "x" / "model.onnx", "x");
+  write(dir / "y" / "model.onnx", "x");
+  write(dir / "manifest.tsv", "model\tengine\tkind\nx/model.onnx\topt:fp16\tmismatch\ny/model.onnx\topt\t\n");
+  auto items = batch_items(dir / "manifest.tsv", std::nullopt);
+  ASSERT_TRUE(items.ok()) << items.error().message();
+  ASSERT_EQ(items->size(), 2u);
+  EXPECT_EQ((*items)[0].engine, "opt:fp16");
+  EXPECT_EQ((*items)[0].expected_kind, "mismatch");
+  EXPECT_EQ((*items)[1].engine, "opt");
+  EXPECT_NE((*items)[0].folder, (*items)[1].folder) << "x/model.onnx and y/model.onnx share a stem";
+}
+
+TEST(BatchItems, AManifestWithoutItsColumnsIsAnErrorNamingIt) {
+  TempDir dir;
+  write(dir / "bad.tsv", "path\tspec\nm.onnx\topt\n");
+  auto items = batch_items(dir / "bad.tsv", std::nullopt);
+  ASSERT_FALSE(items.ok());
+  EXPECT_NE(items.error().message().find("bad.tsv"), std::string::npos) << items.error().message();
+  EXPECT_FALSE(batch_items(dir / "missing", std::nullopt).ok());
+}
+
+BucketRecord bucket(const std::string& failure, const std::string& form, const std::string& ops) {
+  BucketRecord b;
+  b.failure = failure;
+  b.form = form;
+  b.ops = ops;
+  b.one_minimal = true;
+  return b;
+}
+
+TEST(BatchRows, ACompleteBundleIsDoneAlreadyAndAReducedRowWithoutOneIsAnError) {
+  TempDir dir;
+  const std::vector<BatchItem> items{{dir / "a.onnx", "opt", "", "", "a"}, {dir / "b.onnx", "opt", "", "", "b"}};
+  write(dir / "out" / "a" / "bucket.txt", bucket_json_line(bucket("mismatch", "Exp", "Exp")));
+  auto rows = batch_rows(items, dir / "out");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].already_done);
+  ASSERT_TRUE(rows[0].bucket);
+  EXPECT_EQ(rows[0].bucket->failure, "mismatch");
+  EXPECT_FALSE(rows[1].already_done);
+  finish_batch_row(rows[1], "reduced", dir / "out" / "b");
+  EXPECT_EQ(rows[1].status, "error (exit 0)") << "reduced, but no complete bundle";
+  EXPECT_EQ(batch_count_line(rows), "2 models (0 reduced now, 1 already done, 1 failed)");
+}
+
+TEST(BatchBuckets, RowsWithTheSameFailureAndFormShareABucket) {
+  std::vector<BatchRow> rows(4);
+  rows[0].status = rows[1].status = rows[2].status = "reduced";
+  rows[0].bucket = bucket("mismatch", "Exp", "Exp");
+  rows[1].bucket = bucket("crash SIGSEGV", "Conv", "Conv");
+  rows[2].bucket = bucket("mismatch", "Exp", "Exp");
+  rows[3].status = "no failure";
+  const auto buckets = batch_buckets(rows);
+  ASSERT_EQ(buckets.size(), 2u);
+  size_t shared = 0;
+  for (const auto& members : buckets)
+    if (members.size() == 2) shared = members[0] + members[1];
+  EXPECT_EQ(shared, 2u) << "rows 0 and 2";
+  EXPECT_EQ(batch_count_line(rows), "4 models (3 reduced now, 0 already done, 1 without failure)");
+  const std::string md = batch_summary_markdown(rows, 0);
+  EXPECT_NE(md.find("2 distinct failures"), std::string::npos) << md;
+}
+
+TEST(BatchAttempts, EachTryGetsAFolderOfItsOwn) {
+  TempDir dir;
+  const fs::path first = make_attempt_folder(dir / "m", 1);
+  const fs::path again = make_attempt_folder(dir / "m", 1);
+  EXPECT_TRUE(fs::is_directory(first));
+  EXPECT_TRUE(fs::is_directory(again));
+  EXPECT_NE(first, again) << "a folder left by an earlier job is not reused";
+  write(first / "report.md", "x");
+  EXPECT_EQ(accept_attempt_folder(first, dir / "m", "reduced"), "reduced");
+  EXPECT_TRUE(fs::exists(dir / "m" / "report.md"));
+}
+
+}  // namespace
+}  // namespace reduce
