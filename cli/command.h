@@ -22,6 +22,7 @@ inline constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C, SIGTERM, SIG
 inline constexpr int kMaxConfirm = 1000;
 
 int info_command(const std::vector<std::string>& args);
+int convert_command(const std::vector<std::string>& args);
 // run, check and compare: `stop` (Ctrl-C) kills the engine run in progress; they exit 130.
 int run_command(const std::vector<std::string>& args, std::stop_token stop);
 int conformance_command(const std::vector<std::string>& args);

@@ -40,6 +40,7 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"info", reduce::cli::info_command, nullptr, "print a model's opsets, op histogram, inputs, outputs and weights"},
+    {"convert", reduce::cli::convert_command, nullptr, "convert a model to FP16 or BF16 at the ONNX level, nodes kept in FP32"},
     {"run", nullptr, reduce::cli::run_command, "run a model on an engine; print and save its outputs"},
     {"conformance", reduce::cli::conformance_command, nullptr, "run ONNX backend test folders on the reference engine"},
     {"check", nullptr, reduce::cli::check_command, "does the model fail on an engine? print the verdict and failure signature"},

@@ -1,0 +1,90 @@
+// `reduce convert MODEL --to fp16|bf16 -o OUT.onnx`: the model in mixed precision at the ONNX level
+// (core/mixed_precision.h), with nodes kept in FP32 by name or op type; what TensorRT 11 builds as typed.
+#include <boost/program_options.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "command.h"
+#include "command_line.h"
+#include "core/mixed_precision.h"
+#include "core/model_io.h"
+#include "core/validate.h"
+#include "engine/fp32_nodes.h"
+
+namespace reduce::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+po::options_description convert_options() {
+  po::options_description opts(
+      "usage: reduce convert MODEL --to fp16|bf16 -o OUT.onnx [--keep NODE+NODE|@FILE] [--keep-op-types A,B]\n\n"
+      "Converts an FP32 model to FP16 or BF16 at the ONNX level, as TensorRT 11 (strongly typed) and\n"
+      "ONNX Runtime run it: nodes whose schema allows the type compute in it, the kept nodes stay in FP32,\n"
+      "Casts go where types meet, weights only converted nodes read are stored converted. Graph inputs\n"
+      "and outputs keep FP32 unless --no-keep-io-types. `reduce precision` finds the smallest --keep.\n\noptions");
+  opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the FP32 model (.onnx, .onnxtxt)")
+      ("to", po::value<std::string>(), "fp16 or bf16")
+      ("output,o", po::value<std::string>(), "the converted model (.onnx)")
+      ("keep", po::value<std::string>(), "nodes left in FP32: NAME+NAME or @FILE (one name per line)")
+      ("keep-op-types", po::value<std::string>(), "op types left in FP32, comma-separated (e.g. LayerNormalization,Softmax)")
+      ("no-keep-io-types", "let float graph inputs and outputs take the low type where converted nodes read or write them");
+  return opts;
+}
+
+}  // namespace
+
+int convert_command(const std::vector<std::string>& args) {
+  const po::options_description opts = convert_options();
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (auto done = parse_command_line(args, "convert", opts, pos, vm, "model", "MODEL")) return *done;
+  const auto usage = [](const std::string& line) {
+    std::cerr << "error: " << line << "\n";
+    return kExitUsage;
+  };
+  if (!vm.count("to")) return usage("convert: missing --to fp16|bf16");
+  if (!vm.count("output")) return usage("convert: missing -o OUT.onnx");
+  MixedPrecisionOptions options;
+  const std::string to = vm["to"].as<std::string>();
+  if (to == "fp16") options.to = DType::Float16;
+  else if (to == "bf16") options.to = DType::BFloat16;
+  else return usage("--to: must be fp16 or bf16, not '" + to + "'");
+  options.keep_io_types = !vm.count("no-keep-io-types");
+  const std::string model_path = vm["model"].as<std::string>();
+  auto model = load_model(model_path);
+  if (!model) return usage(model.error().message());
+  if (vm.count("keep")) {
+    auto keep = parse_fp32_nodes(vm["keep"].as<std::string>());
+    if (!keep) return usage(keep.error().at("--keep").message());
+    if (Status present = check_fp32_nodes(*keep, model->graph); !present.ok())
+      return usage(present.error().at(model_path).message());
+    options.keep_nodes.insert(keep->names.begin(), keep->names.end());
+  }
+  if (vm.count("keep-op-types")) {
+    std::stringstream list(vm["keep-op-types"].as<std::string>());
+    for (std::string op; std::getline(list, op, ',');)
+      if (!op.empty()) options.keep_op_types.insert(op);
+  }
+  auto converted = convert_to_mixed_precision(*model, options);
+  if (!converted) return usage(converted.error().at(model_path).message());
+  if (Status valid = validate_model(converted->model); !valid.ok())
+    return usage(model_path + ": the converted model is not valid: " + valid.error().message());
+  const std::string out = vm["output"].as<std::string>();
+  if (Status saved = save_model(converted->model, out); !saved.ok()) return usage(saved.error().message());
+  std::cout << "converted " << converted->converted_nodes << " nodes to " << to << ", " << options.keep_nodes.size()
+            << " kept by name, " << converted->kept_by_rule.size() << " float nodes kept in FP32 by rule, "
+            << converted->casts << " Casts, " << converted->converted_initializers << " weights converted: " << out
+            << "\n";
+  if (!converted->kept_by_rule.empty()) {
+    std::cout << "kept by rule (no " << to << " in their schema, subgraphs, or typed by an attribute):";
+    for (const auto& name : converted->kept_by_rule) std::cout << " " << (name.empty() ? "(unnamed)" : name);
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace reduce::cli
