@@ -304,6 +304,40 @@ std::string tensorrt_flags(const std::vector<PinnedNode>& pinned) {
   return "trtexec --onnx=model.onnx --fp16 --precisionConstraints=obey " + shell_word("--layerPrecisions=" + value);
 }
 
+// A node name as a Python regular expression matching exactly it (re.escape's rule: every
+// character that is not a letter, a digit or '_' escaped).
+std::string exact_regex(const std::string& name) {
+  std::string out = "^";
+  for (unsigned char c : name) {
+    if (!std::isalnum(c) && c != '_' && c < 0x80) out += '\\';
+    out += static_cast<char>(c);
+  }
+  return out + "$";
+}
+
+// A Python string literal ('...') of `s`.
+std::string python_string(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return out + "'";
+}
+
+std::string autocast_command(const std::vector<PinnedNode>& pinned, DType to, const std::string& output) {
+  std::string s = "python -m modelopt.onnx.autocast --onnx_path model.onnx --output_path " + shell_word(output) +
+                  " --low_precision_type " + (to == DType::BFloat16 ? "bf16" : "fp16") + " --keep_io_types";
+  if (!pinned.empty()) s += " --nodes_to_exclude";
+  for (const auto& p : pinned) s += " " + shell_word(exact_regex(p.name));
+  return s;
+}
+
+std::string onnxruntime_float16_call(const std::vector<PinnedNode>& pinned) {
+  std::string list;
+  for (size_t i = 0; i < pinned.size(); ++i) list += (i ? ", " : "") + python_string(pinned[i].name);
+  return "import onnx\nfrom onnxruntime.transformers.float16 import convert_float_to_float16\n"
+         "converted = convert_float_to_float16(onnx.load('model.onnx'), keep_io_types=True, node_block_list=[" +
+         list + "])\nonnx.save(converted, 'model_fp16.onnx')";
+}
+
 std::string polygraphy_flags(const std::vector<PinnedNode>& pinned) {
   std::string s = "polygraphy run model.onnx --trt --fp16 --precision-constraints obey --layer-precisions";
   for (const auto& p : pinned) s += " " + shell_word(p.name + ":float32");

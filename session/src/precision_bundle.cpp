@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/mapped_file.h"
+#include "core/mixed_precision.h"
 #include "core/model_io.h"
 #include "session/error_chart.h"
 #include "session/precision.h"
@@ -61,8 +62,23 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
     chart_note = drawn.note;
   }
 
+  // A strongly typed engine (`fp16:SPEC`, TensorRT 11) takes the set in the model: the deployable
+  // model is the original converted with the set kept in FP32.
+  std::optional<MixedPrecisionModel> deployable;
+  std::optional<DType> typed;
+  if (auto spec = parse_engine_spec(oracle.options().engine); spec && out.kind == PrecisionOutcome::Kind::Found)
+    typed = spec->converts_to();
+  const std::string deployable_file = typed == DType::BFloat16 ? "model_bf16.onnx" : "model_fp16.onnx";
+  if (typed) {
+    MixedPrecisionOptions options;
+    options.to = *typed;
+    for (const auto& p : out.pinned) options.keep_nodes.insert(p.name);
+    REDUCE_ASSIGN(deployable, convert_to_mixed_precision(oracle.model(), options));
+  }
+
   nlohmann::json j;
   j["engine"] = oracle.options().engine;
+  j["converted_model"] = deployable ? nlohmann::json(deployable_file) : nlohmann::json(nullptr);
   j["outcome"] = kind_name(out.kind);
   j["candidates"] = out.candidates;
   j["samples"] = out.samples;
@@ -109,9 +125,20 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   md << "\nWorst output error / tolerance: " << number(worst_ratio(out.before)) << " before, "
      << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
      << (chart ? "Error per node with nothing in FP32 (added alone vs accumulated): ![error per node](error.svg)\n\n"
-               : chart_note.empty() ? "" : "No chart: " + chart_note + "\n\n")
-     << "TensorRT:\n\n```sh\n" << tensorrt_flags(out.pinned) << "\n```\n\nPolygraphy:\n\n```sh\n"
-     << polygraphy_flags(out.pinned) << "\n```\n\n"
+               : chart_note.empty() ? "" : "No chart: " + chart_note + "\n\n");
+  if (deployable) {
+    md << "The engine is strongly typed (TensorRT 11 builds the graph as typed): the set is delivered in the model. `"
+       << deployable_file << "` is `model.onnx` converted to " << (typed == DType::BFloat16 ? "BF16" : "FP16")
+       << " with these nodes kept in FP32 (" << deployable->converted_nodes << " nodes converted, " << deployable->casts
+       << " Casts):\n\n```sh\ntrtexec --onnx=" << deployable_file << "\n```\n\nThe same conversion with Model Optimizer's "
+       << "AutoCast" << (typed == DType::Float16 ? ", or ONNX Runtime's converter" : "") << ":\n\n```sh\n"
+       << autocast_command(out.pinned, *typed, deployable_file) << "\n```\n\n";
+    if (typed == DType::Float16) md << "```python\n" << onnxruntime_float16_call(out.pinned) << "\n```\n\n";
+  } else {
+    md << "TensorRT:\n\n```sh\n" << tensorrt_flags(out.pinned) << "\n```\n\nPolygraphy:\n\n```sh\n"
+       << polygraphy_flags(out.pinned) << "\n```\n\n";
+  }
+  md
      << "The node names are those of `model.onnx` here (unnamed nodes were named `node_K`, and a name shared by "
         "several nodes kept by the first and made `NAME_K` for the others). "
         "TensorRT layer names follow the ONNX node names only in the common case; check them with "
@@ -119,6 +146,7 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
      << command << "\n```\n";
 
   REDUCE_TRY(save_model(oracle.model(), dir / "model.onnx"));
+  if (deployable) REDUCE_TRY(save_model(deployable->model, dir / deployable_file));
   REDUCE_TRY(write_file_atomic(dir / "precision.txt", list));
   REDUCE_TRY(write_file_atomic(dir / "report.json", j.dump(2) + "\n"));
   REDUCE_TRY(write_file_atomic(dir / "report.md", md.str()));

@@ -28,7 +28,9 @@ TEST(EngineSpec, EveryKindPrintsBackUnchanged) {
                            "opencv", "opencv-inprocess", "cmd:python3 run.py {model} {inputs} {outputs}",
                            "check:./check.sh {model}", "isolated:ref", "isolated:opt:fp16,fault=attention-unstable-softmax",
                            "isolated:cmd:engine --model {model} --out {outputs}", "isolated:opencv-inprocess", "ort",
-                           "ort:opt=disable", "ort:opt=basic,threads=4", "ort:opt=extended,threads=1,ep=cuda"}) {
+                           "ort:opt=disable", "ort:opt=basic,threads=4", "ort:opt=extended,threads=1,ep=cuda",
+                           "fp16:ref", "bf16:ort:opt=disable", "fp16[fp32=a+b]:cmd:x {model} {outputs}",
+                           "isolated:fp16[fp32=n]:ref"}) {
     EXPECT_EQ(to_string(parsed(text)), text);
     EXPECT_EQ(parsed(to_string(parsed(text))), parsed(text)) << text;
   }
@@ -140,6 +142,39 @@ TEST(EngineSpec, IsolatedNeedsOneEngineThatComputes) {
   // The wrapped spec's own error, under the whole spec.
   EXPECT_NE(problem("isolated:opt:fault=nonsense").find("unknown fault 'nonsense'"), std::string::npos);
   EXPECT_NE(problem("isolated:nope").find("unknown engine 'nope'"), std::string::npos);
+}
+
+// `fp16:SPEC` / `bf16:SPEC`: SPEC runs the model converted at the ONNX level; the wrapper owns the
+// precision and the FP32 nodes (the keep set), the wrapped spec where it runs and what parses it.
+TEST(EngineSpec, TypedWrappersOwnThePrecisionAndTheKeepSet) {
+  const EngineSpec fp16 = parsed("fp16:ref");
+  EXPECT_EQ(fp16.kind, EngineKind::Fp16);
+  EXPECT_EQ(fp16.precision(), Precision::FP16);
+  EXPECT_TRUE(fp16.controls_precision());
+  EXPECT_EQ(fp16.converts_to(), DType::Float16);
+  EXPECT_EQ(parsed("bf16:ref").converts_to(), DType::BFloat16);
+  EXPECT_EQ(parsed("isolated:bf16:ref").converts_to(), DType::BFloat16);
+  EXPECT_FALSE(parsed("opt:fp16").converts_to());
+  EXPECT_TRUE(fp16.in_process());
+  EXPECT_FALSE(fp16.external());
+  EXPECT_FALSE(parsed("fp16:ort").in_process());
+  EXPECT_TRUE(parsed("fp16:ort").external());
+  auto pinned = with_fp32_nodes(fp16, Fp32Nodes{{"a", "b"}, ""});
+  ASSERT_TRUE(pinned.ok());
+  EXPECT_EQ(to_string(*pinned), "fp16[fp32=a+b]:ref");
+  EXPECT_EQ(pinned->fp32().names, (std::vector<std::string>{"a", "b"}));
+  auto isolated = with_fp32_nodes(parsed("isolated:fp16:ref"), Fp32Nodes{{"a"}, ""});
+  ASSERT_TRUE(isolated.ok());
+  EXPECT_EQ(to_string(*isolated), "isolated:fp16[fp32=a]:ref");
+}
+
+TEST(EngineSpec, TypedWrappersNeedAnEngineThatComputesAsTyped) {
+  EXPECT_EQ(problem("fp16:"), "'fp16' needs an engine: fp16:SPEC (e.g. fp16:ref)");
+  EXPECT_EQ(problem("fp16[fp64=a]:ref"), "unknown option 'fp64=a' in fp16[...] (known: fp32=NODE+NODE|@FILE)");
+  EXPECT_NE(problem("fp16:check:x").find("a check: script cannot run a converted model"), std::string::npos);
+  EXPECT_NE(problem("bf16:opt:fp16").find("sets a precision of its own"), std::string::npos);
+  EXPECT_NE(problem("fp16:fp16:ref").find("sets a precision of its own"), std::string::npos);
+  EXPECT_NE(problem("fp16:nope").find("unknown engine 'nope'"), std::string::npos);
 }
 
 TEST(EngineSpec, FaultNamesComeFromTheCatalog) {

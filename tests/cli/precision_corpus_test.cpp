@@ -66,6 +66,43 @@ TEST(PrecisionCorpus, ReducePrecisionFindsExactlyTheGroundTruthSetForEveryJobCou
   }
 }
 
+// The same families on a strongly typed FP16 engine (the model converted at the ONNX level, as
+// TensorRT 11 builds it): the same ground truth, 1-minimal, for -j 1 and -j 4; the bundle's converted
+// model passes when run as it is (against the FP32 model's values), and the model without the set fails.
+TEST(PrecisionCorpus, StronglyTypedFp16FindsTheGroundTruthAndWritesTheDeployableModel) {
+  TempDir dir;
+  auto gen = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--precision", "all",
+                          "--sizes", "10,100"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const auto rows = read_precision_manifest(dir / "precision_manifest.tsv");
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& row : rows) {
+    const std::string model = (dir / row.model).string();
+    for (const char* jobs : {"1", "4"}) {
+      const auto out = dir / (row.model + "-typed-j" + jobs);
+      auto r = run_reduce({"precision", model, "--engine", "fp16:ref", "-j", jobs, "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << row.model << " -j " << jobs << r.out << r.err;
+      EXPECT_EQ(read_bytes(out / "precision.txt"), as_lines(row.fp32_nodes)) << row.model << " -j " << jobs;
+      const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+      EXPECT_TRUE(report.at("one_minimal").get<bool>()) << row.model;
+      EXPECT_EQ(report.at("converted_model"), "model_fp16.onnx") << row.model;
+    }
+    const auto out = dir / (row.model + "-typed-j1");
+    // The deployable model, run as it is on the reference, against the FP32 model's own values.
+    const auto values = dir / (row.model + "-values");
+    ASSERT_EQ(run_reduce({"run", model, "--save-inputs", values.string(), "--save-outputs", values.string(),
+                          "--save-format", "pb"})
+                  .exit_code,
+              0);
+    auto deployed = run_reduce({"check", (out / "model_fp16.onnx").string(), "--engine", "ref", "--inputs", values.string(),
+                                "--expected", values.string(), "--atol", "0.01", "--rtol", "0.01"});
+    EXPECT_EQ(deployed.exit_code, 0) << row.model << deployed.out << deployed.err;
+    auto without = run_reduce({"check", model, "--engine", "fp16:ref"});
+    EXPECT_EQ(without.exit_code, 1) << row.model << without.out;
+    EXPECT_NE(read_bytes(out / "report.md").find("python -m modelopt.onnx.autocast --onnx_path model.onnx"), std::string::npos);
+  }
+}
+
 TEST(PrecisionCorpus, UnknownPrecisionFamilyIsAUsageError) {
   TempDir dir;
   auto r = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--precision", "nope"});

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,12 +48,14 @@ struct EngineSpec {
   TrtOptions trt;                           // Trt: precisions, FP32 nodes, tool
   OrtOptions ort;                           // Ort: optimization level, threads, execution provider
   std::string command;                      // Cmd, Check: the command template (never empty)
-  Fp32Nodes fp32_nodes;                     // Cmd, Check: `[fp32=...]`, given as {fp32_nodes}, {fp32_nodes_file}
-  std::shared_ptr<const EngineSpec> inner;  // Isolated: the spec the worker runs (never Isolated or Check)
+  Fp32Nodes fp32_nodes;                     // Cmd, Check: `[fp32=...]`, given as {fp32_nodes}, {fp32_nodes_file};
+                                            // Fp16, Bf16: `[fp32=...]`, the nodes left in FP32
+  std::shared_ptr<const EngineSpec> inner;  // Isolated: the spec the worker runs (never Isolated or Check);
+                                            // Fp16, Bf16: the spec that runs the converted model
 
   const EngineKindTraits& traits() const { return engine_kind_traits(kind); }
-  // Runs in this process (`ref`, `opt`, `opencv-inprocess`): a crash would end the tool.
-  bool in_process() const { return traits().in_process; }
+  // Runs in this process (`ref`, `opt`, `opencv-inprocess`, and `fp16:` of those): a crash would end the tool.
+  bool in_process() const { return traits().in_process && (!inner || inner->in_process()); }
   // Computes outputs to compare; false for a check: script, which decides by itself.
   bool gives_values() const { return innermost().traits().gives_values; }
 
@@ -65,8 +68,14 @@ struct EngineSpec {
   // when it is; int8 and tf32 alone count as FP32), FP32 for every other engine: picks the default
   // tolerances and the overflow limit.
   Precision precision() const;
-  // The nodes the computing spec keeps in FP32: `opt:...,fp32=`, `trt:...,fp32=` or `cmd[fp32=...]:`
-  // (empty: none).
+  // The spec that decides the precision and the FP32 nodes: the first along the wrappers that takes
+  // FP32 nodes (`fp16[fp32=...]:SPEC` itself), else the innermost.
+  const EngineSpec& precision_owner() const;
+  // The type a typed wrapper (`fp16:SPEC`, `bf16:SPEC`) converts each model to at the ONNX level, if
+  // the spec has one deciding its precision; its FP32 nodes are then the model's keep set.
+  std::optional<DType> converts_to() const;
+  // The nodes the computing spec keeps in FP32: `opt:...,fp32=`, `trt:...,fp32=`, `cmd[fp32=...]:` or
+  // `fp16[fp32=...]:` (empty: none).
   const Fp32Nodes& fp32() const;
   // Whether the engine runs nodes in FP32 on request: `opt` in fp16/bf16, `trt` with fp16, bf16 or
   // int8, or a cmd:/check: template that uses {fp32_nodes} or {fp32_nodes_file}. Other engines

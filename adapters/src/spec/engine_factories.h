@@ -43,4 +43,9 @@ Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment& en
 // installed (ort_install_folder()), `node` cannot start, or the provider is not available.
 Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, const EngineEnvironment& environment);
 
+// `fp16:SPEC`, `bf16:SPEC`: `inner` runs each prepared model converted to `to` at the ONNX level,
+// the nodes of `keep` it has left in FP32; values computed in the low type are handed over in FP32.
+Expected<std::unique_ptr<Engine>> make_typed_engine(DType to, Fp32Nodes keep, std::unique_ptr<Engine> inner,
+                                                    std::string name);
+
 }  // namespace reduce

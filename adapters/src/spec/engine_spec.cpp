@@ -88,35 +88,51 @@ bool operator==(const EngineSpec& a, const EngineSpec& b) { return to_string(a) 
 
 bool EngineSpec::external() const { return innermost().traits().external; }
 
+const EngineSpec& EngineSpec::precision_owner() const {
+  if (kinds::ops(kind).fp32 || !inner) return *this;
+  return inner->precision_owner();
+}
+
+std::optional<DType> EngineSpec::converts_to() const {
+  const EngineSpec& owner = precision_owner();
+  if (!owner.inner) return std::nullopt;  // a wrapper that owns the precision converts the model
+  switch (owner.precision()) {
+    case Precision::FP16: return DType::Float16;
+    case Precision::BF16: return DType::BFloat16;
+    case Precision::FP32: break;
+  }
+  return std::nullopt;
+}
+
 Precision EngineSpec::precision() const {
-  const EngineSpec& s = innermost();
+  const EngineSpec& s = precision_owner();
   const auto& ops = kinds::ops(s.kind);
   return ops.precision ? ops.precision(s) : Precision::FP32;
 }
 
 const Fp32Nodes& EngineSpec::fp32() const {
   static const Fp32Nodes kNone;
-  const EngineSpec& s = innermost();
+  const EngineSpec& s = precision_owner();
   const auto& ops = kinds::ops(s.kind);
   // The accessor only points into the spec; nothing is changed through it.
   return ops.fp32 ? *ops.fp32(const_cast<EngineSpec&>(s)) : kNone;
 }
 
 bool EngineSpec::controls_precision() const {
-  const EngineSpec& s = innermost();
+  const EngineSpec& s = precision_owner();
   const auto& ops = kinds::ops(s.kind);
   return ops.controls_precision && ops.controls_precision(s);
 }
 
 Expected<EngineSpec> with_fp32_nodes(const EngineSpec& spec, Fp32Nodes nodes) {
   EngineSpec out = spec;
-  if (spec.inner) {  // a wrapper: the set is its inner spec's
+  if (spec.inner && !kinds::ops(spec.kind).fp32) {  // isolated: the set is its inner spec's
     REDUCE_ASSIGN(EngineSpec inner, with_fp32_nodes(*spec.inner, std::move(nodes)));
     out.inner = std::make_shared<const EngineSpec>(std::move(inner));
     return out;
   }
   const auto& ops = kinds::ops(spec.kind);
-  if (!ops.fp32) return Error{to_string(spec), "runs every node in FP32 already; only opt, trt, cmd: and check: take fp32 nodes"};
+  if (!ops.fp32) return Error{to_string(spec), "runs every node in FP32 already; only opt, trt, cmd:, check:, fp16: and bf16: take fp32 nodes"};
   *ops.fp32(out) = std::move(nodes);
   return out;
 }

@@ -117,5 +117,10 @@ std::string sweep_json(const ToleranceSweep& sweep);
 // "trtexec ... --layerPrecisions=A:fp32,B:fp32" and the Polygraphy flags, for the report.
 std::string tensorrt_flags(const std::vector<PinnedNode>& pinned);
 std::string polygraphy_flags(const std::vector<PinnedNode>& pinned);
+// For strongly typed engines (TensorRT 11), where the set is delivered in the model: Model
+// Optimizer's AutoCast converting with the set excluded (`--nodes_to_exclude` takes regular
+// expressions: each name escaped and anchored), writing `output`; ONNX Runtime's float16 converter.
+std::string autocast_command(const std::vector<PinnedNode>& pinned, DType to, const std::string& output);
+std::string onnxruntime_float16_call(const std::vector<PinnedNode>& pinned);
 
 }  // namespace reduce

@@ -1,0 +1,16 @@
+// `fp16[fp32=NODE+NODE]:SPEC`: SPEC runs each candidate converted to FP16 at the ONNX level, the
+// nodes given kept in FP32: a strongly typed FP16 engine (TensorRT 11's contract) out of any engine.
+#include "kinds/typed_kinds.h"
+
+namespace reduce::kinds {
+
+const KindOps Fp16 = {
+    parse_typed,
+    print_typed,
+    [](const EngineSpec& spec, const EngineEnvironment& environment) { return make_typed(spec, environment, Precision::FP16); },
+    [](EngineSpec& spec) { return &spec.fp32_nodes; },
+    [](const EngineSpec&) { return Precision::FP16; },
+    [](const EngineSpec&) { return true; },
+};
+
+}  // namespace reduce::kinds

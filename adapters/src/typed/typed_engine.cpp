@@ -1,0 +1,83 @@
+// The typed wrapper's engine: each prepared model converted to FP16/BF16 (core/mixed_precision.h),
+// the keep set's nodes present in it left in FP32, then prepared on the inner engine.
+#include <memory>
+
+#include "core/half.h"
+#include "core/mixed_precision.h"
+#include "spec/engine_factories.h"
+
+namespace reduce {
+
+namespace {
+
+// Values the engine computed in the low type are handed over in FP32 (exact), as every other engine
+// hands over a float model's values: comparisons and reports see one type per value.
+Expected<Tensor> widened(const Tensor& t) {
+  if (t.dtype() != DType::Float16 && t.dtype() != DType::BFloat16) return t;
+  REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(DType::Float, t.shape()));
+  const auto bits = t.data<uint16_t>();
+  auto values = out.mutable_data<float>();
+  for (size_t i = 0; i < bits.size(); ++i)
+    values[i] = t.dtype() == DType::Float16 ? half_to_float(bits[i]) : bfloat16_to_float(bits[i]);
+  return out;
+}
+
+class TypedPrepared : public PreparedModel {
+ public:
+  TypedPrepared(std::unique_ptr<Model> model, std::unique_ptr<PreparedModel> inner)
+      : model_(std::move(model)), inner_(std::move(inner)) {}
+
+  Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
+    RunOptions through = options;
+    if (options.on_output)
+      through.on_output = [&options](const std::string& name, Tensor value) -> Status {
+        REDUCE_ASSIGN(Tensor wide, widened(value));
+        return options.on_output(name, std::move(wide));
+      };
+    REDUCE_ASSIGN(TensorMap values, inner_->run(inputs, through));
+    for (auto& entry : values) {
+      REDUCE_ASSIGN(Tensor wide, widened(entry.second));
+      entry.second = std::move(wide);
+    }
+    return values;
+  }
+  bool streams_outputs() const override { return inner_->streams_outputs(); }
+
+ private:
+  std::unique_ptr<Model> model_;  // the converted model the inner engine prepared
+  std::unique_ptr<PreparedModel> inner_;
+};
+
+class TypedEngine : public Engine {
+ public:
+  TypedEngine(DType to, Fp32Nodes keep, std::unique_ptr<Engine> inner, std::string name)
+      : to_(to), keep_(std::move(keep)), inner_(std::move(inner)), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+
+  Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
+    MixedPrecisionOptions options;
+    options.to = to_;
+    // A candidate holds some of the set's nodes: the others are not there to keep.
+    for (const auto& name : keep_.present_in(model.graph)) options.keep_nodes.insert(name);
+    auto converted = convert_to_mixed_precision(model, options);
+    if (!converted) return Error{name_, "cannot convert the model: " + converted.error().message(), ErrorKind::Setup};
+    auto owned = std::make_unique<Model>(std::move(converted->model));
+    REDUCE_ASSIGN(auto inner, inner_->prepare(*owned));
+    return std::unique_ptr<PreparedModel>(std::make_unique<TypedPrepared>(std::move(owned), std::move(inner)));
+  }
+
+ private:
+  DType to_;
+  Fp32Nodes keep_;
+  std::unique_ptr<Engine> inner_;
+  std::string name_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Engine>> make_typed_engine(DType to, Fp32Nodes keep, std::unique_ptr<Engine> inner,
+                                                    std::string name) {
+  return std::unique_ptr<Engine>(std::make_unique<TypedEngine>(to, std::move(keep), std::move(inner), std::move(name)));
+}
+
+}  // namespace reduce
