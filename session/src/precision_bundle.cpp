@@ -66,8 +66,7 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   // model is the original converted with the set kept in FP32.
   std::optional<MixedPrecisionModel> deployable;
   std::optional<DType> typed;
-  if (auto spec = parse_engine_spec(oracle.options().engine); spec && out.kind == PrecisionOutcome::Kind::Found)
-    typed = spec->converts_to();
+  if (out.kind == PrecisionOutcome::Kind::Found) typed = oracle.engine_converts_to();
   const std::string deployable_file = typed == DType::BFloat16 ? "model_bf16.onnx" : "model_fp16.onnx";
   if (typed) {
     MixedPrecisionOptions options;

@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "adapters/engine_spec.h"
 #include "adapters/trt_preset.h"
 #include "test_support.h"
@@ -31,7 +33,8 @@ std::string problem(std::string_view text) {
 
 TEST(TrtPreset, SpecsParseAndPrintCanonically) {
   for (const char* canonical : {"trt", "trt:fp16", "trt:bf16", "trt:int8", "trt:fp16,int8,tf32",
-                                "trt:fp16,fp32=a+b%2Cc,tool=trtexec", "trt:tool=polygraphy", "isolated:trt:fp16"}) {
+                                "trt:fp16,fp32=a+b%2Cc,tool=trtexec", "trt:tool=polygraphy", "isolated:trt:fp16",
+                                "trt:fp16,version=11", "trt:bf16,tool=trtexec,version=10"}) {
     auto spec = parse_engine_spec(canonical);
     ASSERT_TRUE(spec.ok()) << canonical << ": " << spec.error().message();
     EXPECT_EQ(to_string(*spec), canonical);
@@ -60,7 +63,8 @@ TEST(TrtPreset, PrecisionAndFp32NodesAreTheSpecs) {
 
 TEST(TrtPreset, BadOptionsAreOneLineNamingTheKnownOnes) {
   EXPECT_EQ(problem("trt:fp8"), "unknown option 'fp8' (known: fp16, bf16, int8, tf32, fp32=NODE+NODE|@FILE, "
-                                "tool=polygraphy|trtexec)");
+                                "tool=polygraphy|trtexec, version=10|11)");
+  EXPECT_EQ(problem("trt:fp16,version=12"), "unknown TensorRT version '12' (known: 10, 11)");
   EXPECT_EQ(problem("trt:tool=onnxrt"), "unknown tool 'onnxrt' (known: polygraphy, trtexec)");
   EXPECT_EQ(problem("trt:fp16,"), "empty option in 'fp16,'");
   EXPECT_NE(problem("trt:").find("empty options after 'trt:'"), std::string::npos);
@@ -96,6 +100,41 @@ TEST(TrtPreset, TrtexecWhenItIsTheOnlyToolOrChosen) {
   expected = {(both / "trtexec").string(), "--onnx={model}"};
   expected.insert(expected.end(), expected_tail.begin(), expected_tail.end());
   EXPECT_EQ(chosen->argv, expected);
+}
+
+// The version as the tools say it: trtexec's banner (MMmmpp), Polygraphy's Python printing
+// tensorrt.__version__ (the last version-looking line: imports may print before it).
+TEST(TrtPreset, TheVersionIsReadFromWhatTheToolPrints) {
+  EXPECT_EQ(trt_major_version(TrtTool::Trtexec, "&&&& RUNNING TensorRT.trtexec [TensorRT v110400] [b12] # trtexec --help\n"), 11);
+  EXPECT_EQ(trt_major_version(TrtTool::Trtexec, "&&&& RUNNING TensorRT.trtexec [TensorRT v100300] [b10] # trtexec\n"), 10);
+  EXPECT_EQ(trt_major_version(TrtTool::Trtexec, "usage: trtexec [options]\n"), 0);
+  EXPECT_EQ(trt_major_version(TrtTool::Polygraphy, "10.3.0\n"), 10);
+  EXPECT_EQ(trt_major_version(TrtTool::Polygraphy, "some warning 1.2\n11.4.0\n"), 11);
+  EXPECT_EQ(trt_major_version(TrtTool::Polygraphy, "ModuleNotFoundError: No module named 'tensorrt'\n"), 0);
+}
+
+// From TensorRT 11 on the graph is built as typed: no precision flag reaches the tool, int8 is an
+// error that names explicit quantization, and a forced version=10 keeps the old flags.
+TEST(TrtPreset, OnTensorRt11NoPrecisionFlagIsPassed) {
+  TempDir dir;
+  const std::string path = tools_folder(dir, {"trtexec"});
+  const auto eleven = [](TrtTool, const std::filesystem::path&) { return 11; };
+  auto typed = trt_command(parse_trt_options("fp16").value(), path, eleven);
+  ASSERT_TRUE(typed.ok()) << typed.error().message();
+  EXPECT_EQ(typed->version, 11);
+  EXPECT_EQ(std::count(typed->argv.begin(), typed->argv.end(), "--fp16"), 0);
+  auto forced = trt_command(parse_trt_options("fp16,version=10").value(), path, eleven);
+  ASSERT_TRUE(forced.ok());
+  EXPECT_EQ(forced->version, 10);
+  EXPECT_EQ(std::count(forced->argv.begin(), forced->argv.end(), "--fp16"), 1);
+  auto unknown = trt_command(parse_trt_options("fp16").value(), path, [](TrtTool, const std::filesystem::path&) { return 0; });
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->version, 10) << "a tool that does not say is taken as TensorRT 10";
+  auto int8 = trt_command(parse_trt_options("int8").value(), path, eleven);
+  ASSERT_FALSE(int8.ok());
+  EXPECT_EQ(int8.error().what, "TensorRT 11 builds the graph as typed: int8 needs explicit quantization "
+                               "(QuantizeLinear/DequantizeLinear in the model), not a flag");
+  EXPECT_FALSE(trt_command(parse_trt_options("fp16,bf16").value(), path, eleven).ok());
 }
 
 TEST(TrtPreset, WithoutEitherToolTheErrorSaysWhatToInstall) {

@@ -58,6 +58,39 @@ exec "$REDUCE" run "$model" --engine "opt${options:+:$options}" --inputs "$in" -
   return (dir / "bin").string();
 }
 
+// A stand-in for Polygraphy on TensorRT 11 in dir/bin: its #! line names a stand-in Python that
+// answers `import tensorrt; print(tensorrt.__version__)` with 11.4.0 (how the preset asks); the
+// removed builder flags (--fp16, --bf16, --int8, --precision-constraints, --layer-precisions) are
+// unrecognized arguments, as argparse says them; the model runs as it is typed (`reduce run` on
+// the reference: an FP16 node computes in FP16).
+std::string install_polygraphy_11_stand_in(const TempDir& dir) {
+  fs::create_directories(dir / "bin");
+  const auto python = dir / "bin" / "python-with-trt11";
+  write_bytes(python, R"SH(#!/bin/sh
+[ "$1" = -c ] && { echo 11.4.0; exit 0; }
+exec /bin/sh "$@"
+)SH");
+  chmod(python.c_str(), 0755);
+  const auto script = dir / "bin" / "polygraphy";
+  write_bytes(script, "#!" + python.string() + "\n" + R"SH(
+[ "$1" = run ] || { echo "polygraphy stand-in: expected 'run'" >&2; exit 2; }
+model=$2; shift 2
+in=; out=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --trt|--tf32) ;;
+    --load-inputs) in=$2; shift ;;
+    --save-outputs) out=$2; shift ;;
+    *) echo "polygraphy run: error: unrecognized arguments: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+exec "$REDUCE" run "$model" --engine ref --inputs "$in" --save-format polygraphy --save-outputs "$out"
+)SH");
+  chmod(script.c_str(), 0755);
+  return (dir / "bin").string();
+}
+
 // `reduce ARGS` with PATH = bin first (the stand-ins), FAULT and REDUCE for the stand-in.
 testing::ProcessRun run_with_path(const std::string& bin, const std::string& fault, std::vector<std::string> args) {
   const std::string reduce = std::string(REDUCE_BINARY_DIR) + "/reduce";
@@ -151,6 +184,45 @@ TEST(TrtCli, ABundleFormatOtherThanPbOrPolygraphyIsExit2) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: --save-format: a bundle is pb or polygraphy, not 'npy'\n");
   EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+// TensorRT 11 (strongly typed) through its Polygraphy stand-in: `trt:fp16` runs the model converted
+// to FP16 at the ONNX level, never a removed flag; `reduce precision` finds the keep set and writes
+// the deployable model; int8 is one line about explicit quantization; a forced version=10 (flags the
+// tool refuses) is a setup failure, never a reproducer.
+TEST(TrtCli, OnTensorRt11TheModelIsConvertedAndNoRemovedFlagIsPassed) {
+  TempDir dir;
+  const std::string bin = install_polygraphy_11_stand_in(dir);
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
+  auto fp32 = run_with_path(bin, "", {"check", model, "--engine", "trt"});
+  EXPECT_EQ(fp32.exit_code, 0) << fp32.out << fp32.err;
+  auto fp16 = run_with_path(bin, "", {"check", model, "--engine", "trt:fp16"});
+  EXPECT_EQ(fp16.exit_code, 1) << fp16.out << fp16.err;
+  EXPECT_EQ(fp16.out.find("unrecognized arguments"), std::string::npos) << fp16.out;
+  EXPECT_NE(fp16.out.find("FAIL (mismatch)"), std::string::npos) << fp16.out;
+  EXPECT_NE(fp16.out.find("TensorRT 11: on the model converted to FP16 at the ONNX level"), std::string::npos) << fp16.out;
+
+  const auto out = dir / "set";
+  auto precision = run_with_path(bin, "", {"precision", model, "--engine", "trt:fp16", "-j", "2", "-o", out.string()});
+  ASSERT_EQ(precision.exit_code, 0) << precision.out << precision.err;
+  EXPECT_EQ(read_bytes(out / "precision.txt"), "square\nvar\nve\nstd\n");
+  ASSERT_TRUE(fs::exists(out / "model_fp16.onnx"));
+  const std::string md = read_bytes(out / "report.md");
+  EXPECT_NE(md.find("trtexec --onnx=model_fp16.onnx"), std::string::npos) << md;
+  EXPECT_EQ(md.find("--layerPrecisions"), std::string::npos) << "TensorRT 11 has no layer precisions";
+  // The deployable model on the stand-in as it is, FP32 engine spec: it passes.
+  auto deployed = run_with_path(bin, "", {"check", (out / "model_fp16.onnx").string(), "--engine", "trt", "--atol", "0.01",
+                                          "--rtol", "0.01"});
+  EXPECT_EQ(deployed.exit_code, 0) << deployed.out << deployed.err;
+
+  auto int8 = run_with_path(bin, "", {"check", model, "--engine", "trt:int8"});
+  EXPECT_EQ(int8.exit_code, 2);
+  EXPECT_EQ(int8.err, "error: trt:int8: TensorRT 11 builds the graph as typed: int8 needs explicit quantization "
+                      "(QuantizeLinear/DequantizeLinear in the model), not a flag\n");
+
+  auto forced = run_with_path(bin, "", {model, "--engine", "trt:fp16,version=10", "-o", (dir / "none").string()});
+  EXPECT_EQ(forced.exit_code, 7) << forced.out << forced.err;
+  EXPECT_FALSE(fs::exists(dir / "none" / "model.onnx"));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // kept in FP32 (`fp32=NODE+NODE|@FILE`); `tool=polygraphy|trtexec` to choose the tool.
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,11 @@ struct TrtOptions {
   bool tf32 = false;
   Fp32Nodes fp32_nodes;  // layers kept in FP32 under a precision constraint (`obey`)
   TrtTool tool = TrtTool::Auto;
+  // TensorRT's major version (`version=10|11`); 0: asked of the tool (trtexec's banner
+  // `[TensorRT vMMmmpp]`, Polygraphy's Python `tensorrt.__version__`), 10 when it does not say.
+  // From 11 on the graph is built as typed: no precision flags, fp16/bf16 convert the model at the
+  // ONNX level with the fp32= nodes kept in FP32, int8 is refused (explicit quantization only).
+  int version = 0;
 
   bool reduced_precision() const { return fp16 || bf16 || int8; }
 };
@@ -40,11 +47,25 @@ std::string to_string(const TrtOptions& options);
 struct TrtCommand {
   TrtTool tool = TrtTool::Polygraphy;  // never Auto
   std::vector<std::string> argv;
+  int version = 10;                    // TensorRT's major version the command was built for
 };
 
 // Finds the tool in the folders of `path_variable` (a PATH value): the one `options.tool` names, or
 // Polygraphy, else trtexec. Errors (one line) say what to install.
-Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view path_variable);
+// The version is options.version, else `detect_version(tool, program)` (0: unknown, taken as 10).
+// From TensorRT 11 on no precision flag is passed; int8 (and fp16 with bf16) are errors.
+using TrtVersionProbe = std::function<int(TrtTool tool, const std::filesystem::path& program)>;
+Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view path_variable,
+                                 const TrtVersionProbe& detect_version = {});
+
+// TensorRT's major version as the tool says it: trtexec's banner line (`&&&& RUNNING
+// TensorRT.trtexec [TensorRT v110400] ...`, printed by `trtexec --help` too), or `tensorrt.__version__`
+// ("10.3.0") printed by the Python of Polygraphy's script. 0 when `output` holds neither.
+int trt_major_version(TrtTool tool, std::string_view output);
+// Runs the tool to ask (trtexec --help; the interpreter of polygraphy's #! line with
+// `-c "import tensorrt; print(tensorrt.__version__)"`), at most `timeout_seconds`; 0 when it does not say.
+int probe_trt_version(TrtTool tool, const std::filesystem::path& program, const std::vector<std::string>& env,
+                      double timeout_seconds = 60);
 
 // The flags that keep `nodes` in FP32 with `tool`, appended to argv as they are (node names are
 // model data: never split, never filled as placeholders): Polygraphy `--precision-constraints obey

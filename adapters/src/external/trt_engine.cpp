@@ -12,8 +12,22 @@ std::string path_variable(const EngineEnvironment& environment) {
 
 Expected<std::unique_ptr<Engine>> make_trt_engine(const TrtOptions& options, const EngineEnvironment& environment) {
   const std::string name = to_string(options).empty() ? "trt" : "trt:" + to_string(options);
-  auto command = trt_command(options, path_variable(environment));
+  const auto probe = [&environment](TrtTool tool, const std::filesystem::path& program) {
+    return probe_trt_version(tool, program, environment.env);
+  };
+  auto command = trt_command(options, path_variable(environment), probe);
   if (!command) return Error{name, command.error().what};
+  if (command->version >= 11) {
+    // Strongly typed: the tool runs the model as it is typed; fp16/bf16 convert it first, the
+    // fp32= nodes kept in FP32 (no layer precision flags exist any more).
+    CommandSetup setup;
+    setup.name = name;
+    setup.tokens = std::move(command->argv);
+    REDUCE_ASSIGN(auto typed_as_given, make_command_engine(std::move(setup), environment));
+    if (!options.fp16 && !options.bf16) return typed_as_given;
+    return make_typed_engine(options.bf16 ? DType::BFloat16 : DType::Float16, options.fp32_nodes,
+                             std::move(typed_as_given), name);
+  }
   // Every name of the set is checked now: a name the tool cannot take is a usage error, never a
   // failing run of a candidate that happens to hold the node.
   if (auto all = trt_fp32_arguments(command->tool, options.fp32_nodes.names); !all) return Error{name, all.error().what};

@@ -21,11 +21,19 @@ const KindOps Trt = {
     },
     [](const EngineSpec& spec) { return spec.trt.reduced_precision(); },
     [](const EngineSpec& spec, const EngineEnvironment& environment) -> std::string {
-      auto command = trt_command(spec.trt, path_variable(environment));
+      const auto probe = [&environment](TrtTool tool, const std::filesystem::path& program) {
+        return probe_trt_version(tool, program, environment.env);
+      };
+      auto command = trt_command(spec.trt, path_variable(environment), probe);
       if (!command) return "";
       std::vector<std::string> argv = command->argv;
-      if (auto fp32 = trt_fp32_arguments(command->tool, spec.trt.fp32_nodes.names)) argv.insert(argv.end(), fp32->begin(), fp32->end());
-      return shell_command_line(argv);
+      if (command->version < 11)
+        if (auto fp32 = trt_fp32_arguments(command->tool, spec.trt.fp32_nodes.names)) argv.insert(argv.end(), fp32->begin(), fp32->end());
+      const std::string line = shell_command_line(argv);
+      if (command->version < 11 || !spec.trt.reduced_precision()) return line;
+      return line + "  (TensorRT " + std::to_string(command->version) + ": on the model converted to " +
+             (spec.trt.bf16 ? "BF16" : "FP16") + " at the ONNX level" +
+             (spec.trt.fp32_nodes.empty() ? std::string() : ", the fp32= nodes kept in FP32") + ")";
     },
 };
 

@@ -6,12 +6,17 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "adapters/process.h"
 
 namespace reduce {
 
 namespace {
 
-constexpr std::string_view kKnownOptions = "fp16, bf16, int8, tf32, fp32=NODE+NODE|@FILE, tool=polygraphy|trtexec";
+constexpr std::string_view kKnownOptions =
+    "fp16, bf16, int8, tf32, fp32=NODE+NODE|@FILE, tool=polygraphy|trtexec, version=10|11";
 constexpr std::string_view kInstall =
     "install TensorRT's trtexec (its bin/ folder on PATH) or Polygraphy (`pip install polygraphy`, with TensorRT's "
     "Python package)";
@@ -31,21 +36,26 @@ std::filesystem::path find_program(std::string_view program, std::string_view pa
   return {};
 }
 
-std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesystem::path& program) {
+// From TensorRT 11 on the precision is the graph's: the tools take no precision flag.
+std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesystem::path& program, int version) {
   std::vector<std::string> argv{program.string(), "run", "{model}", "--trt"};
-  if (o.fp16) argv.push_back("--fp16");
-  if (o.bf16) argv.push_back("--bf16");
-  if (o.int8) argv.push_back("--int8");
+  if (version < 11) {
+    if (o.fp16) argv.push_back("--fp16");
+    if (o.bf16) argv.push_back("--bf16");
+    if (o.int8) argv.push_back("--int8");
+  }
   if (o.tf32) argv.push_back("--tf32");
   for (const char* a : {"--load-inputs", "{inputs_json}", "--save-outputs", "{outputs_json}"}) argv.push_back(a);
   return argv;
 }
 
-std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem::path& program) {
+std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem::path& program, int version) {
   std::vector<std::string> argv{program.string(), "--onnx={model}"};
-  if (o.fp16) argv.push_back("--fp16");
-  if (o.bf16) argv.push_back("--bf16");
-  if (o.int8) argv.push_back("--int8");
+  if (version < 11) {
+    if (o.fp16) argv.push_back("--fp16");
+    if (o.bf16) argv.push_back("--bf16");
+    if (o.int8) argv.push_back("--int8");
+  }
   // trtexec enables TF32 unless told not to; Polygraphy does the opposite. `tf32` decides for both.
   if (!o.tf32) argv.push_back("--noTF32");
   // One inference is what is compared: no warm-up, no timed repetitions.
@@ -85,7 +95,11 @@ Expected<TrtOptions> parse_trt_options(std::string_view options) {
       for (auto& name : nodes.names)
         if (!out.fp32_nodes.contains(name)) out.fp32_nodes.names.push_back(std::move(name));
       if (out.fp32_nodes.file.empty()) out.fp32_nodes.file = nodes.file;
-    } else if (word == "tool=polygraphy") out.tool = TrtTool::Polygraphy;
+    } else if (word == "version=10") out.version = 10;
+    else if (word == "version=11") out.version = 11;
+    else if (word.substr(0, 8) == "version=")
+      return make_error("unknown TensorRT version '" + std::string(word.substr(8)) + "' (known: 10, 11)");
+    else if (word == "tool=polygraphy") out.tool = TrtTool::Polygraphy;
     else if (word == "tool=trtexec") out.tool = TrtTool::Trtexec;
     else if (word.substr(0, 5) == "tool=")
       return make_error("unknown tool '" + std::string(word.substr(5)) + "' (known: polygraphy, trtexec)");
@@ -104,16 +118,84 @@ std::string to_string(const TrtOptions& o) {
   if (o.tf32) words.push_back("tf32");
   if (!o.fp32_nodes.empty()) words.push_back("fp32=" + to_string(o.fp32_nodes));
   if (o.tool != TrtTool::Auto) words.push_back("tool=" + std::string(trt_tool_name(o.tool)));
+  if (o.version) words.push_back("version=" + std::to_string(o.version));
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : ",") + w;
   return out;
 }
 
-Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view path_variable) {
+int trt_major_version(TrtTool tool, std::string_view output) {
+  const auto digits_at = [&](size_t at) {
+    size_t end = at;
+    while (end < output.size() && std::isdigit(static_cast<unsigned char>(output[end]))) ++end;
+    return end > at && end - at <= 9 ? std::stol(std::string(output.substr(at, end - at))) : -1L;
+  };
+  if (tool == TrtTool::Trtexec) {
+    const size_t at = output.find("[TensorRT v");
+    if (at == std::string_view::npos) return 0;
+    const long packed = digits_at(at + 11);  // MMmmpp: 100300 is 10.3.0
+    return packed >= 10000 ? static_cast<int>(packed / 10000) : 0;
+  }
+  // "10.3.0" on a line of its own (the last such line: imports may print before it).
+  int major = 0;
+  for (size_t start = 0; start < output.size();) {
+    const size_t end = std::min(output.find('\n', start), output.size());
+    const std::string_view line = output.substr(start, end - start);
+    const size_t dot = line.find('.');
+    if (dot != std::string_view::npos && dot > 0 && line.find_first_not_of("0123456789.\r") == std::string_view::npos) {
+      const long m = digits_at(start);
+      if (m > 0) major = static_cast<int>(m);
+    }
+    start = end + 1;
+  }
+  return major;
+}
+
+int probe_trt_version(TrtTool tool, const std::filesystem::path& program, const std::vector<std::string>& env,
+                      double timeout_seconds) {
+  std::vector<std::string> argv;
+  if (tool == TrtTool::Trtexec) {
+    argv = {program.string(), "--help"};
+  } else {
+    // Polygraphy is a Python script: its #! line names the Python that imports tensorrt.
+    std::ifstream in(program);
+    std::string first;
+    std::getline(in, first);
+    if (first.rfind("#!", 0) != 0) return 0;
+    std::istringstream words(first.substr(2));
+    for (std::string w; words >> w;) argv.push_back(w);
+    if (argv.empty()) return 0;
+    for (const char* a : {"-c", "import tensorrt; print(tensorrt.__version__)"}) argv.push_back(a);
+  }
+  ProcessOptions options;
+  options.timeout_seconds = timeout_seconds;
+  options.env = env;
+  auto ran = run_process(argv, options);
+  return ran ? trt_major_version(tool, ran->output) : 0;
+}
+
+Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view path_variable,
+                                 const TrtVersionProbe& detect_version) {
+  const auto version_of = [&](TrtTool tool, const std::filesystem::path& program) {
+    int v = options.version ? options.version : detect_version ? detect_version(tool, program) : 0;
+    return v == 0 ? 10 : v;
+  };
+  const auto made = [&](TrtTool tool, const std::filesystem::path& program) -> Expected<TrtCommand> {
+    const int version = version_of(tool, program);
+    if (version >= 11 && options.int8)
+      return make_error("TensorRT " + std::to_string(version) + " builds the graph as typed: int8 needs explicit "
+                        "quantization (QuantizeLinear/DequantizeLinear in the model), not a flag");
+    if (version >= 11 && options.fp16 && options.bf16)
+      return make_error("TensorRT " + std::to_string(version) + " builds the graph as typed: choose fp16 or bf16, "
+                        "the type the model is converted to");
+    return TrtCommand{tool, tool == TrtTool::Polygraphy ? polygraphy_argv(options, program, version)
+                                                        : trtexec_argv(options, program, version),
+                      version};
+  };
   const auto polygraphy = options.tool == TrtTool::Trtexec ? std::filesystem::path() : find_program("polygraphy", path_variable);
-  if (!polygraphy.empty()) return TrtCommand{TrtTool::Polygraphy, polygraphy_argv(options, polygraphy)};
+  if (!polygraphy.empty()) return made(TrtTool::Polygraphy, polygraphy);
   const auto trtexec = options.tool == TrtTool::Polygraphy ? std::filesystem::path() : find_program("trtexec", path_variable);
-  if (!trtexec.empty()) return TrtCommand{TrtTool::Trtexec, trtexec_argv(options, trtexec)};
+  if (!trtexec.empty()) return made(TrtTool::Trtexec, trtexec);
   switch (options.tool) {
     case TrtTool::Polygraphy:
       return make_error("polygraphy is not on PATH; install it with `pip install polygraphy` (with TensorRT's Python package)");

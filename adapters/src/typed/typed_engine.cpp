@@ -53,6 +53,7 @@ class TypedEngine : public Engine {
   TypedEngine(DType to, Fp32Nodes keep, std::unique_ptr<Engine> inner, std::string name)
       : to_(to), keep_(std::move(keep)), inner_(std::move(inner)), name_(std::move(name)) {}
   std::string name() const override { return name_; }
+  std::optional<DType> converts_models_to() const override { return to_; }
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     MixedPrecisionOptions options;

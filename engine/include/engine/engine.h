@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,9 @@ class Engine {
   // Validates the model and resolves everything needed to run it; unsupported operators are an
   // error naming the node and the op. The model must outlive the prepared model.
   virtual Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) = 0;
+  // A strongly typed engine that converts each model to FP16 or BF16 at the ONNX level before it
+  // runs it (`fp16:SPEC`, `trt:fp16` on TensorRT 11): the type; its FP32 nodes are the keep set.
+  virtual std::optional<DType> converts_models_to() const { return std::nullopt; }
 };
 
 // The exact reference interpreter (engine spec `ref`). `threads` bounds the worker threads of one

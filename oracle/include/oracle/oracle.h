@@ -162,6 +162,13 @@ class Oracle {
   // from elsewhere (RecordOptions::partial): what it refused and what is therefore unknown ("").
   std::string reference_refusal_note() const;
 
+  // The type the engine under test converts each model to before running it (a strongly typed
+  // engine: `fp16:SPEC`, `trt:fp16` on TensorRT 11); its FP32 nodes are then the keep set.
+  std::optional<DType> engine_converts_to() const {
+    const Engine* e = engine_under_test();
+    return e ? e->converts_models_to() : std::nullopt;
+  }
+
   const Model& model() const { return *model_; }
   const std::vector<NamedTensor>& inputs() const { return inputs_; }
   const RecordedValues& recorded() const { return *recorded_; }
