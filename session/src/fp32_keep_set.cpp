@@ -2,6 +2,7 @@
 #include "session/precision.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <optional>
 #include <cctype>
@@ -246,6 +247,38 @@ Status search_fp32_prefix(const std::vector<Oracle*>& samples, const PrecisionOp
   return {};
 }
 
+// The largest magnitude in a float tensor (0 for other types): what AutoCast's thresholds compare.
+double max_magnitude(const Tensor* t) {
+  if (!t || t->dtype() != DType::Float) return 0;
+  double m = 0;
+  for (float v : t->data<float>()) m = std::max(m, static_cast<double>(std::fabs(v)));  // NaN compares false
+  return m;
+}
+
+// AutoCast's default rule (data_max 512 on node outputs, init_max 65504 on the weights a node
+// reads) on the recorded reference values, and one check of the set it gives.
+void compare_with_autocast_rule(const std::vector<Oracle*>& samples, const std::vector<bool>& pinnable,
+                                std::atomic<bool>& cancelled, PrecisionOutcome& out) {
+  Oracle& oracle = *samples[0];
+  const Graph& g = oracle.model().graph;
+  PrecisionOutcome::RuleSet rule;
+  std::vector<size_t> kept;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (!pinnable[n]) continue;
+    bool keep = false;
+    for (const auto& v : g.nodes[n].outputs) keep |= !v.empty() && max_magnitude(oracle.recorded().find(v)) > rule.data_max;
+    for (const auto& v : g.nodes[n].inputs)
+      if (const Initializer* init = v.empty() ? nullptr : g.find_initializer(v))
+        keep |= max_magnitude(&init->tensor) > rule.init_max;
+    if (keep) kept.push_back(n);
+  }
+  for (size_t n : kept) rule.nodes.push_back(g.nodes[n].name);
+  const Verdict v = check_pinned(samples, names_of(g, kept, pinnable), &cancelled);
+  if (v.cancelled || v.invalid) return;
+  rule.passes = !v.signature.fails();
+  out.autocast_rule = std::move(rule);
+}
+
 }  // namespace
 
 Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const PrecisionOptions& options,
@@ -281,6 +314,8 @@ Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const P
   else if (search)
     REDUCE_TRY(search_fp32_prefix(samples, options, pinnable, cancelled, out));
   if (search && !out.stopped) confirm_answer(samples, pinnable, std::max(options.confirm, 1), cancelled, out);
+  if (search && !out.stopped && !cancelled && oracle.engine_converts_to())
+    compare_with_autocast_rule(samples, pinnable, cancelled, out);
   return out;
 }
 

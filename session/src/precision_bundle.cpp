@@ -1,6 +1,7 @@
 // The bundle of `reduce precision`: precision.txt, report.json (nlohmann-json), report.md.
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -78,6 +79,10 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   nlohmann::json j;
   j["engine"] = oracle.options().engine;
   j["converted_model"] = deployable ? nlohmann::json(deployable_file) : nlohmann::json(nullptr);
+  j["autocast_rule"] = nullptr;
+  if (out.autocast_rule)
+    j["autocast_rule"] = {{"data_max", out.autocast_rule->data_max}, {"init_max", out.autocast_rule->init_max},
+                          {"fp32_nodes", out.autocast_rule->nodes}, {"passes", out.autocast_rule->passes}};
   j["outcome"] = kind_name(out.kind);
   j["candidates"] = out.candidates;
   j["samples"] = out.samples;
@@ -125,6 +130,18 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
      << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
      << (chart ? "Error per node with nothing in FP32 (added alone vs accumulated): ![error per node](error.svg)\n\n"
                : chart_note.empty() ? "" : "No chart: " + chart_note + "\n\n");
+  if (out.autocast_rule) {
+    const auto& rule = *out.autocast_rule;
+    const auto flag_value = [](double v) {  // as typed on AutoCast's command line
+      return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(static_cast<long long>(v)) : number(v);
+    };
+    md << "Model Optimizer AutoCast's default rule (`--data_max " << flag_value(rule.data_max) << " --init_max "
+       << flag_value(rule.init_max) << "`, on the recorded FP32 values) keeps " << rule.nodes.size() << " node(s) in FP32";
+    for (size_t i = 0; i < rule.nodes.size() && i < 20; ++i) md << (i ? ", " : ": ") << "`" << rule.nodes[i] << "`";
+    if (rule.nodes.size() > 20) md << ", ...";
+    md << "; with them the model " << (rule.passes ? "passes" : "**still fails**") << ". This search's set: "
+       << out.pinned.size() << " node(s)" << (out.one_minimal ? ", 1-minimal" : "") << ".\n\n";
+  }
   if (deployable) {
     md << "The engine is strongly typed (TensorRT 11 builds the graph as typed): the set is delivered in the model. `"
        << deployable_file << "` is `model.onnx` converted to " << (typed == DType::BFloat16 ? "BF16" : "FP16")

@@ -86,6 +86,12 @@ TEST(PrecisionCorpus, StronglyTypedFp16FindsTheGroundTruthAndWritesTheDeployable
       const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
       EXPECT_TRUE(report.at("one_minimal").get<bool>()) << row.model;
       EXPECT_EQ(report.at("converted_model"), "model_fp16.onnx") << row.model;
+      // AutoCast's default rule on the same values: its set, and whether the model passes with it.
+      const auto& rule = report.at("autocast_rule");
+      ASSERT_TRUE(rule.is_object()) << row.model;
+      EXPECT_EQ(rule.at("data_max"), 512);
+      EXPECT_TRUE(rule.at("passes").is_boolean());
+      EXPECT_TRUE(rule.at("fp32_nodes").is_array());
     }
     const auto out = dir / (row.model + "-typed-j1");
     // The deployable model, run as it is on the reference, against the FP32 model's own values.

@@ -69,6 +69,16 @@ struct PrecisionOutcome {
   }
   bool stopped = false;
   double seconds = 0;
+  // Model Optimizer AutoCast's default rule on the recorded values of the first sample (strongly
+  // typed engines only): the float nodes it keeps in FP32, whether the model passes with them on
+  // every sample (one more check, not counted in `checks`).
+  struct RuleSet {
+    double data_max = 512;     // a node whose float output exceeds this in magnitude stays FP32
+    double init_max = 65504;   // a node that reads a weight exceeding this stays FP32
+    std::vector<std::string> nodes;
+    bool passes = false;
+  };
+  std::optional<RuleSet> autocast_rule;
   // Where error is born in the model with nothing in FP32 (the default strategy's ranking): the
   // bundle draws it as error.svg.
   std::optional<ErrorOrigin> origin;
