@@ -1,5 +1,5 @@
 // `reduce convert MODEL --to fp16|bf16 -o OUT.onnx`: the model in mixed precision at the ONNX level
-// (core/mixed_precision.h), with nodes kept in FP32 by name or op type; what TensorRT 11 builds as typed.
+// (core/precision_conversion.h), with nodes kept in FP32 by name or op type; what TensorRT 11 builds as typed.
 #include <boost/program_options.hpp>
 
 #include <iostream>
@@ -7,7 +7,7 @@
 
 #include "command.h"
 #include "command_line.h"
-#include "core/mixed_precision.h"
+#include "core/precision_conversion.h"
 #include "core/model_io.h"
 #include "core/validate.h"
 #include "engine/fp32_nodes.h"

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/mapped_file.h"
-#include "core/mixed_precision.h"
+#include "core/precision_conversion.h"
 #include "core/model_io.h"
 #include "session/error_chart.h"
 #include "session/precision.h"

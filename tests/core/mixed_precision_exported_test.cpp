@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/engine_spec.h"
-#include "core/mixed_precision.h"
+#include "core/precision_conversion.h"
 #include "core/model_io.h"
 #include "core/tensor_set.h"
 #include "core/validate.h"

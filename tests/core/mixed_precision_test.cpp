@@ -1,8 +1,8 @@
-// ONNX-level mixed precision (core/mixed_precision.h): which nodes convert, where Casts go (once per
+// ONNX-level mixed precision (core/precision_conversion.h): which nodes convert, where Casts go (once per
 // value and type, never in pairs), what keeps its type, and that the result runs on the reference.
 #include <gtest/gtest.h>
 
-#include "core/mixed_precision.h"
+#include "core/precision_conversion.h"
 #include "core/model_io.h"
 #include "core/validate.h"
 #include "engine/engine.h"

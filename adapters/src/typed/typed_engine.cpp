@@ -1,9 +1,9 @@
-// The typed wrapper's engine: each prepared model converted to FP16/BF16 (core/mixed_precision.h),
+// The typed wrapper's engine: each prepared model converted to FP16/BF16 (core/precision_conversion.h),
 // the keep set's nodes present in it left in FP32, then prepared on the inner engine.
 #include <memory>
 
 #include "core/half.h"
-#include "core/mixed_precision.h"
+#include "core/precision_conversion.h"
 #include "spec/engine_factories.h"
 
 namespace reduce {

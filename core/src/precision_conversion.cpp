@@ -1,6 +1,6 @@
 // FP32 -> FP16/BF16 at the ONNX level: which positions of which nodes may hold the low type (from the
 // operator schemas), where values change type (Casts, once per value and type), converted weights.
-#include "core/mixed_precision.h"
+#include "core/precision_conversion.h"
 
 #include <onnx/defs/schema.h>
 
