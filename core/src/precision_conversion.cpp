@@ -78,15 +78,15 @@ Positions low_positions(const Node& node, const onnx::OpSchema& schema, const st
   return p;
 }
 
-Expected<Tensor> to_low(const Tensor& t, DType low) {
+}  // namespace
+
+Expected<Tensor> to_low_precision(const Tensor& t, DType low) {
   REDUCE_ASSIGN(Tensor out, Tensor::allocate_uninitialized(low, t.shape()));
   const auto in = t.data<float>();
   auto bits = out.mutable_data<uint16_t>();
   for (size_t i = 0; i < in.size(); ++i) bits[i] = low == DType::Float16 ? float_to_half(in[i]) : float_to_bfloat16(in[i]);
   return out;
 }
-
-}  // namespace
 
 Expected<MixedPrecisionModel> convert_to_mixed_precision(const Model& model, const MixedPrecisionOptions& o) {
   if (o.to != DType::Float16 && o.to != DType::BFloat16)
@@ -156,7 +156,7 @@ Expected<MixedPrecisionModel> convert_to_mixed_precision(const Model& model, con
     if (init.tensor.dtype() != DType::Float || inputs.count(init.name)) continue;
     actual[init.name] = all_read_low(init.name) ? low : kFloat;
     if (actual[init.name] == low) {
-      REDUCE_ASSIGN(init.tensor, to_low(init.tensor, o.to));
+      REDUCE_ASSIGN(init.tensor, o.convert_weight ? o.convert_weight(init.tensor, o.to) : to_low_precision(init.tensor, o.to));
       ++out.converted_initializers;
     }
   }
@@ -169,7 +169,7 @@ Expected<MixedPrecisionModel> convert_to_mixed_precision(const Model& model, con
         !o.keep_nodes.count(node.name) && !o.keep_op_types.count(node.op_type) && all_read_low(node.outputs[0])) {
       for (auto& a : node.attributes)
         if (a.name == "value" && a.kind == Attribute::Kind::Tensor && a.t.dtype() == DType::Float) {
-          REDUCE_ASSIGN(a.t, to_low(a.t, o.to));
+          REDUCE_ASSIGN(a.t, to_low_precision(a.t, o.to));
           actual[node.outputs[0]] = low;
         }
     }

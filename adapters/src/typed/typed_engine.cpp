@@ -1,6 +1,8 @@
 // The typed wrapper's engine: each prepared model converted to FP16/BF16 (core/precision_conversion.h),
 // the keep set's nodes present in it left in FP32, then prepared on the inner engine.
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "core/half.h"
 #include "core/precision_conversion.h"
@@ -58,6 +60,7 @@ class TypedEngine : public Engine {
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     MixedPrecisionOptions options;
     options.to = to_;
+    options.convert_weight = [this](const Tensor& weight, DType to) { return converted_weight(weight, to); };
     // A candidate holds some of the set's nodes: the others are not there to keep.
     for (const auto& name : keep_.present_in(model.graph)) options.keep_nodes.insert(name);
     auto converted = convert_to_mixed_precision(model, options);
@@ -68,6 +71,26 @@ class TypedEngine : public Engine {
   }
 
  private:
+  // Candidates view the original's weights: each is converted once and shared while its source lives
+  // (a source that is gone, e.g. a weight filled for one candidate, takes its conversion with it).
+  Expected<Tensor> converted_weight(const Tensor& weight, DType to) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(converted_, [](const auto& entry) { return entry.second.source.expired(); });
+    const auto key = std::make_pair(static_cast<const void*>(weight.bytes().data()), weight.byte_size());
+    if (auto it = converted_.find(key); it != converted_.end() && it->second.source.lock() == weight.owner() &&
+                                        it->second.tensor.shape() == weight.shape())
+      return it->second.tensor;
+    REDUCE_ASSIGN(Tensor low, to_low_precision(weight, to));
+    converted_[key] = {weight.owner(), low};
+    return low;
+  }
+
+  struct Converted {
+    std::weak_ptr<const void> source;
+    Tensor tensor;
+  };
+  std::mutex mutex_;
+  std::map<std::pair<const void*, size_t>, Converted> converted_;
   DType to_;
   Fp32Nodes keep_;
   std::unique_ptr<Engine> inner_;

@@ -2,6 +2,7 @@
 // left in FP32, as TensorRT 11 (strongly typed) wants it: the precision is in the graph.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,7 +18,13 @@ struct MixedPrecisionOptions {
   // Graph inputs and outputs keep their FP32 type (AutoCast's --keep_io_types); otherwise a float
   // input that only converted nodes read, and an output a converted node writes, change type too.
   bool keep_io_types = true;
+  // Gives a weight in the low type (default: converted here, a new tensor each time); an engine that
+  // converts many candidates of one model shares the conversions of the weights they share.
+  std::function<Expected<Tensor>(const Tensor& weight, DType to)> convert_weight;
 };
+
+// `weight` (float) converted to `to` (float16 or bfloat16), rounding to nearest even.
+Expected<Tensor> to_low_precision(const Tensor& weight, DType to);
 
 struct MixedPrecisionModel {
   Model model;
