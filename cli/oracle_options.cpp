@@ -67,7 +67,7 @@ Status check_int_range(const char* option, int value, int lo, int hi) {
 void add_oracle_options(po::options_description& opts) {
   opts.add_options()
       ("engine", po::value<std::string>()->default_value("ref"),
-       "engine under test: ref, opt[:fp16|bf16,fp32=NODE+NODE|@FILE,fault=A+B,no-PASS], opencv, trt[:fp16|bf16|int8|tf32,fp32=...,tool=polygraphy|trtexec], cmd[fp32=...]:TEMPLATE, check[fp32=...]:TEMPLATE, isolated:SPEC")
+       "engine under test: ref, opt[:fp16|bf16,fp32=NODE+NODE|@FILE,fault=A+B,no-PASS], opencv, trt[:fp16|bf16|int8|fp8|int4|tf32,fp32=...,tool=polygraphy|trtexec,version=10|11], cmd[fp32=...]:TEMPLATE, check[fp32=...]:TEMPLATE, isolated:SPEC")
       ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values")
       ("expected", po::value<std::vector<std::string>>()->composing(),
        "expected values of the --inputs samples, one per sample (Polygraphy --save-outputs .json, .npz, .npy, .pb, "

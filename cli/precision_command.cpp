@@ -77,8 +77,9 @@ po::options_description precision_options() {
   return opts;
 }
 
-// The set found, one node per line, with the flags that keep it in FP32 on TensorRT and Polygraphy.
-void print_fp32_set(const PrecisionOutcome& out) {
+// The set found, one node per line, with how to deploy it: the flags that keep it in FP32 on
+// TensorRT 10 and Polygraphy, or, on a strongly typed engine (`typed`), the converted model.
+void print_fp32_set(const PrecisionOutcome& out, std::optional<DType> typed) {
   std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
             << (out.one_minimal ? " (1-minimal)" : "") << (out.strategy != "default" ? " (" + out.strategy + ")" : "")
             << ", " << out.checks << " sets checked"
@@ -88,7 +89,14 @@ void print_fp32_set(const PrecisionOutcome& out) {
     std::cout << (out.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << "with the set " << out.set_passed_again << " of "
               << out.confirm_runs << " fresh run(s) pass, as it is " << out.original_failed_again << " of " << out.confirm_runs
               << " fail the same way" << (out.not_confirmed() ? " (a flaky engine: do not trust this set)" : "") << "\n";
-  std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
+  if (!typed) {
+    std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
+    return;
+  }
+  // Strongly typed (TensorRT 11): no flag keeps a layer in FP32; the bundle's model holds the set.
+  const std::string file = *typed == DType::BFloat16 ? "model_bf16.onnx" : "model_fp16.onnx";
+  std::cout << "\nTensorRT 11: trtexec --onnx=" << file << "  (the bundle's model converted with the set kept in FP32)"
+            << "\nAutoCast:    " << autocast_command(out.pinned, *typed, file) << "\n";
 }
 
 constexpr size_t kMaxSweep = 16;
@@ -233,13 +241,16 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
     std::cout << "fails even in FP32: not a precision problem (" << out.after.signature.to_string() << ")\n";
     return kExitNotPrecision;
   }
-  print_fp32_set(out);
+  const std::optional<DType> typed = oracle.engine_converts_to();
+  print_fp32_set(out, typed);
   if (!out_dir.empty()) {
     if (Status st = write_precision_bundle(out_dir, oracle, out, command_line(args)); !st.ok()) {
       std::cerr << "error: " << st.error().message() << "\n";
       return kExitUsage;
     }
-    std::cout << "bundle: " << out_dir << " (precision.txt, model.onnx, report.md, report.json)\n";
+    std::cout << "bundle: " << out_dir << " (precision.txt, model.onnx, "
+              << (!typed ? "" : *typed == DType::BFloat16 ? "model_bf16.onnx, " : "model_fp16.onnx, ")
+              << "report.md, report.json)\n";
   }
   if (out.stopped) return interrupted("; the best set so far is kept");
   return out.not_confirmed() ? kExitNotConfirmed : kExitOk;

@@ -52,6 +52,8 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   }
   REDUCE_ASSIGN(const EngineSpec reference, parse_engine_spec(o->options_.reference));
   o->external_ = !o->options_.engine_instance && spec.external();
+  // Asked once per reduction (TensorRT's version), not by every candidate engine made from it.
+  if (!o->options_.engine_instance) spec = settled(spec, o->options_.environment);
   o->spec_ = spec;
   if (o->options_.slots < 1) return make_error("the number of slots must be at least 1");
   bool per_slot = false;

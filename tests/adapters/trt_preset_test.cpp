@@ -62,7 +62,7 @@ TEST(TrtPreset, PrecisionAndFp32NodesAreTheSpecs) {
 }
 
 TEST(TrtPreset, BadOptionsAreOneLineNamingTheKnownOnes) {
-  EXPECT_EQ(problem("trt:fp8"), "unknown option 'fp8' (known: fp16, bf16, int8, tf32, fp32=NODE+NODE|@FILE, "
+  EXPECT_EQ(problem("trt:fp4"), "unknown option 'fp4' (known: fp16, bf16, int8, fp8, int4, tf32, fp32=NODE+NODE|@FILE, "
                                 "tool=polygraphy|trtexec, version=10|11)");
   EXPECT_EQ(problem("trt:fp16,version=12"), "unknown TensorRT version '12' (known: 10, 11)");
   EXPECT_EQ(problem("trt:tool=onnxrt"), "unknown tool 'onnxrt' (known: polygraphy, trtexec)");
@@ -135,6 +135,29 @@ TEST(TrtPreset, OnTensorRt11NoPrecisionFlagIsPassed) {
   EXPECT_EQ(int8.error().what, "TensorRT 11 builds the graph as typed: int8 needs explicit quantization "
                                "(QuantizeLinear/DequantizeLinear in the model), not a flag");
   EXPECT_FALSE(trt_command(parse_trt_options("fp16,bf16").value(), path, eleven).ok());
+  auto low = trt_command(parse_trt_options("fp8,int4").value(), path, eleven);
+  ASSERT_FALSE(low.ok());
+  EXPECT_EQ(low.error().what, "TensorRT 11 builds the graph as typed: fp8/int4 needs explicit quantization "
+                              "(QuantizeLinear/DequantizeLinear in the model), not a flag");
+}
+
+// TensorRT 10's FP8 and INT4 builder flags: --fp8 for both tools, --int4 for trtexec only.
+TEST(TrtPreset, OnTensorRt10Fp8AndInt4AreFlags) {
+  TempDir dir;
+  const auto ten = [](TrtTool, const std::filesystem::path&) { return 10; };
+  auto trtexec = trt_command(parse_trt_options("fp16,fp8,int4").value(), tools_folder(dir, {"trtexec"}), ten);
+  ASSERT_TRUE(trtexec.ok()) << trtexec.error().message();
+  for (const char* flag : {"--fp16", "--fp8", "--int4"})
+    EXPECT_EQ(std::count(trtexec->argv.begin(), trtexec->argv.end(), flag), 1) << flag;
+  TempDir other;
+  const std::string polygraphy = tools_folder(other, {"polygraphy"});
+  auto fp8 = trt_command(parse_trt_options("fp8").value(), polygraphy, ten);
+  ASSERT_TRUE(fp8.ok());
+  EXPECT_EQ(std::count(fp8->argv.begin(), fp8->argv.end(), "--fp8"), 1);
+  auto int4 = trt_command(parse_trt_options("int4").value(), polygraphy, ten);
+  ASSERT_FALSE(int4.ok());
+  EXPECT_EQ(int4.error().what, "Polygraphy has no INT4 builder flag (trtexec's --int4 does it: add tool=trtexec)");
+  EXPECT_EQ(to_string(parse_trt_options("int4,fp8,int8").value()), "int8,fp8,int4");
 }
 
 TEST(TrtPreset, WithoutEitherToolTheErrorSaysWhatToInstall) {

@@ -109,6 +109,43 @@ TEST(PrecisionCorpus, StronglyTypedFp16FindsTheGroundTruthAndWritesTheDeployable
   }
 }
 
+// The same families through the trtexec stand-in as TensorRT 11 (tests/adapters/trtexec_stand_in.cpp:
+// --fp16 is an unknown option there, the graph runs as typed): `trt:fp16` converts each candidate at
+// the ONNX level, and `reduce precision` finds the ground truth, 1-minimal, for -j 1 and -j 4; the
+// bundle's model_fp16.onnx passes on the stand-in as it is, the model without the set fails.
+TEST(PrecisionCorpus, OnTheTensorRt11StandInFindsTheGroundTruth) {
+  TempDir dir;
+  auto gen = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--precision", "all",
+                          "--sizes", "10"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  std::filesystem::create_directories(dir / "bin");
+  std::filesystem::create_symlink(std::string(REDUCE_BINARY_DIR) + "/trtexec_stand_in", dir / "bin" / "trtexec");
+  const auto on_trt11 = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"env", "PATH=" + (dir / "bin").string() + ":/usr/bin:/bin", "TRTEXEC_STAND_IN_VERSION=11",
+                               std::string(REDUCE_BINARY_DIR) + "/reduce"});
+    return run_process(args);
+  };
+  const auto rows = read_precision_manifest(dir / "precision_manifest.tsv");
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    const std::string model = (dir / row.model).string();
+    for (const char* jobs : {"1", "4"}) {
+      const auto out = dir / (row.model + "-trt11-j" + jobs);
+      auto r = on_trt11({"precision", model, "--engine", "trt:fp16", "-j", jobs, "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << row.model << " -j " << jobs << r.out << r.err;
+      EXPECT_EQ(read_bytes(out / "precision.txt"), as_lines(row.fp32_nodes)) << row.model << " -j " << jobs;
+      const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+      EXPECT_TRUE(report.at("one_minimal").get<bool>()) << row.model;
+      EXPECT_EQ(report.at("converted_model"), "model_fp16.onnx") << row.model;
+    }
+    const auto deployed = dir / (row.model + "-trt11-j1") / "model_fp16.onnx";
+    auto passes = on_trt11({"check", deployed.string(), "--engine", "trt", "--atol", "0.01", "--rtol", "0.01"});
+    EXPECT_EQ(passes.exit_code, 0) << row.model << passes.out << passes.err;
+    auto fails = on_trt11({"check", model, "--engine", "trt:fp16"});
+    EXPECT_EQ(fails.exit_code, 1) << row.model << fails.out << fails.err;
+  }
+}
+
 TEST(PrecisionCorpus, UnknownPrecisionFamilyIsAUsageError) {
   TempDir dir;
   auto r = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--precision", "nope"});

@@ -6,6 +6,8 @@
 
 #include <sys/stat.h>
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "core/polygraphy_json.h"
@@ -91,12 +93,26 @@ exec "$REDUCE" run "$model" --engine ref --inputs "$in" --save-format polygraphy
   return (dir / "bin").string();
 }
 
-// `reduce ARGS` with PATH = bin first (the stand-ins), FAULT and REDUCE for the stand-in.
-testing::ProcessRun run_with_path(const std::string& bin, const std::string& fault, std::vector<std::string> args) {
+// The trtexec stand-in (tests/adapters/trtexec_stand_in.cpp, a program: trtexec's raw input files and
+// --exportOutput JSON) as dir/bin/trtexec; TRTEXEC_STAND_IN_VERSION says which TensorRT it is.
+std::string install_trtexec_stand_in(const TempDir& dir) {
+  fs::create_directories(dir / "bin");
+  fs::create_symlink(std::string(REDUCE_BINARY_DIR) + "/trtexec_stand_in", dir / "bin" / "trtexec");
+  return (dir / "bin").string();
+}
+
+// `reduce ARGS` with PATH = bin first (the stand-ins), FAULT and REDUCE for the stand-in, and `env`.
+testing::ProcessRun run_with_path(const std::string& bin, const std::string& fault, std::vector<std::string> args,
+                                  const std::vector<std::string>& env = {}) {
   const std::string reduce = std::string(REDUCE_BINARY_DIR) + "/reduce";
-  args.insert(args.begin(), {"env", "PATH=" + bin + ":/usr/bin:/bin", "FAULT=" + fault, "REDUCE=" + reduce, reduce});
+  args.insert(args.begin(), reduce);
+  args.insert(args.begin(), env.begin(), env.end());
+  args.insert(args.begin(), {"env", "PATH=" + bin + ":/usr/bin:/bin", "FAULT=" + fault, "REDUCE=" + reduce});
   return testing::run_process(args);
 }
+
+const std::vector<std::string> kTrtexec10{"TRTEXEC_STAND_IN_VERSION=10"};
+const std::vector<std::string> kTrtexec11{"TRTEXEC_STAND_IN_VERSION=11"};
 
 TEST(TrtCli, ReducesThroughAPolygraphyStandInToTheFaultsOneNode) {
   TempDir dir;
@@ -223,6 +239,81 @@ TEST(TrtCli, OnTensorRt11TheModelIsConvertedAndNoRemovedFlagIsPassed) {
   auto forced = run_with_path(bin, "", {model, "--engine", "trt:fp16,version=10", "-o", (dir / "none").string()});
   EXPECT_EQ(forced.exit_code, 7) << forced.out << forced.err;
   EXPECT_FALSE(fs::exists(dir / "none" / "model.onnx"));
+}
+
+// TensorRT 11 through its trtexec stand-in (banner v110400, --fp16 and --layerPrecisions unknown
+// options, the graph run as typed): the same answers as through Polygraphy, never an "Unknown option".
+TEST(TrtCli, OnTrtexec11TheModelIsConvertedAndNoRemovedFlagIsPassed) {
+  TempDir dir;
+  const std::string bin = install_trtexec_stand_in(dir);
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
+  auto fp32 = run_with_path(bin, "", {"check", model, "--engine", "trt"}, kTrtexec11);
+  EXPECT_EQ(fp32.exit_code, 0) << fp32.out << fp32.err;
+  auto fp16 = run_with_path(bin, "", {"check", model, "--engine", "trt:fp16"}, kTrtexec11);
+  EXPECT_EQ(fp16.exit_code, 1) << fp16.out << fp16.err;
+  EXPECT_EQ(fp16.out.find("Unknown option"), std::string::npos) << fp16.out;
+  EXPECT_NE(fp16.out.find("FAIL (mismatch)"), std::string::npos) << fp16.out;
+  EXPECT_NE(fp16.out.find("engine command: " + bin + "/trtexec --onnx={model} --noTF32 --loadInputs="), std::string::npos)
+      << fp16.out;
+  EXPECT_NE(fp16.out.find("TensorRT 11: on the model converted to FP16 at the ONNX level"), std::string::npos) << fp16.out;
+
+  const auto out = dir / "set";
+  const auto log = dir / "trtexec.log";
+  auto env = kTrtexec11;
+  env.push_back("TRTEXEC_STAND_IN_LOG=" + log.string());
+  auto precision = run_with_path(bin, "", {"precision", model, "--engine", "trt:fp16", "-j", "2", "-o", out.string()}, env);
+  ASSERT_EQ(precision.exit_code, 0) << precision.out << precision.err;
+  EXPECT_EQ(read_bytes(out / "precision.txt"), "square\nvar\nve\nstd\n");
+  EXPECT_NE(precision.out.find("TensorRT 11: trtexec --onnx=model_fp16.onnx"), std::string::npos) << precision.out;
+  EXPECT_NE(precision.out.find("model_fp16.onnx, report.md"), std::string::npos) << precision.out;
+  EXPECT_EQ(precision.out.find("--layerPrecisions"), std::string::npos) << precision.out;
+  // The version is asked for the command line shown and once for the reduction, never per candidate.
+  std::istringstream lines(read_bytes(log));
+  int asked = 0, runs = 0;
+  for (std::string line; std::getline(lines, line);) (line.find(" --help") != std::string::npos ? asked : runs) += 1;
+  EXPECT_LE(asked, 2);
+  EXPECT_GT(runs, 4);
+  auto deployed = run_with_path(bin, "", {"check", (out / "model_fp16.onnx").string(), "--engine", "trt", "--atol", "0.01",
+                                          "--rtol", "0.01"},
+                                kTrtexec11);
+  EXPECT_EQ(deployed.exit_code, 0) << deployed.out << deployed.err;
+
+  for (const char* word : {"int8", "fp8", "int4"}) {
+    auto quantized = run_with_path(bin, "", {"check", model, "--engine", std::string("trt:") + word}, kTrtexec11);
+    EXPECT_EQ(quantized.exit_code, 2) << word;
+    EXPECT_EQ(quantized.err, std::string("error: trt:") + word + ": TensorRT 11 builds the graph as typed: " + word +
+                                 " needs explicit quantization (QuantizeLinear/DequantizeLinear in the model), not a flag\n");
+  }
+  // Told it is TensorRT 10, the preset passes --fp16: trtexec 11 refuses it on every model, which is a
+  // setup failure (exit 7), never a reproducer.
+  auto forced = run_with_path(bin, "", {model, "--engine", "trt:fp16,version=10", "-o", (dir / "none").string()},
+                              kTrtexec11);
+  EXPECT_EQ(forced.exit_code, 7) << forced.out << forced.err;
+  EXPECT_NE((forced.out + forced.err).find("Unknown option: --fp16"), std::string::npos) << forced.out << forced.err;
+  EXPECT_FALSE(fs::exists(dir / "none" / "model.onnx"));
+}
+
+// TensorRT 10 through the same stand-in: the builder flags and the FP32 layers reach trtexec
+// (--fp16, --precisionConstraints=obey --layerPrecisions=N:fp32), and the set found passes with them.
+TEST(TrtCli, OnTrtexec10TheKeepSetIsPassedAsLayerPrecisions) {
+  TempDir dir;
+  const std::string bin = install_trtexec_stand_in(dir);
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
+  const auto out = dir / "set";
+  auto precision = run_with_path(bin, "", {"precision", model, "--engine", "trt:fp16", "-j", "2", "-o", out.string()},
+                                 kTrtexec10);
+  ASSERT_EQ(precision.exit_code, 0) << precision.out << precision.err;
+  EXPECT_EQ(read_bytes(out / "precision.txt"), "square\nvar\nve\nstd\n");
+  EXPECT_FALSE(fs::exists(out / "model_fp16.onnx")) << "TensorRT 10 takes the set as flags";
+  auto check = run_with_path(bin, "", {"check", (out / "model.onnx").string(), "--engine",
+                                       "trt:fp16,fp32=@" + (out / "precision.txt").string()},
+                             kTrtexec10);
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("--precisionConstraints=obey --layerPrecisions=square:fp32,var:fp32,ve:fp32,std:fp32\n"),
+            std::string::npos)
+      << check.out;
+  auto fails = run_with_path(bin, "", {"check", (out / "model.onnx").string(), "--engine", "trt:fp16"}, kTrtexec10);
+  EXPECT_EQ(fails.exit_code, 1) << fails.out << fails.err;
 }
 
 }  // namespace

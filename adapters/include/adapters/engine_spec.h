@@ -125,6 +125,12 @@ Expected<std::unique_ptr<Engine>> make_engine(const EngineSpec& spec, const Engi
 // The same for a spec string (parse_engine_spec, then make_engine).
 Expected<std::unique_ptr<Engine>> make_engine(std::string_view spec, const EngineEnvironment& environment = {});
 
+// The spec with what its engines would ask of the environment at every make asked once now (the
+// `trt` preset: TensorRT's major version, from the tool on PATH), wrappers included. It prints and
+// compares as `spec` does; engines made from it, and from its with_fp32_nodes copies, do not ask
+// again. A reduction settles its spec once, not once per candidate engine.
+EngineSpec settled(const EngineSpec& spec, const EngineEnvironment& environment);
+
 // The command an external engine of a preset runs (`trt`: the Polygraphy or trtexec line, with its
 // placeholders), as a line for people; empty for other engines or when the tool is not found.
 std::string preset_command_line(const EngineSpec& spec, const EngineEnvironment& environment = {});

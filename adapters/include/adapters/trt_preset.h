@@ -1,5 +1,5 @@
 // The `trt[:OPTIONS]` engine spec: TensorRT run through Polygraphy or trtexec, whichever is on PATH,
-// as a command engine (docs/tensorrt.md). Options: precisions `fp16`, `bf16`, `int8`, `tf32`; nodes
+// as a command engine (docs/tensorrt.md). Options: precisions `fp16`, `bf16`, `int8`, `fp8`, `int4`, `tf32`; nodes
 // kept in FP32 (`fp32=NODE+NODE|@FILE`); `tool=polygraphy|trtexec` to choose the tool.
 #pragma once
 
@@ -22,22 +22,30 @@ struct TrtOptions {
   bool fp16 = false;
   bool bf16 = false;
   bool int8 = false;
+  bool fp8 = false;   // TensorRT 10: --fp8 (both tools)
+  bool int4 = false;  // TensorRT 10: trtexec's --int4 (Polygraphy has no such flag)
   bool tf32 = false;
   Fp32Nodes fp32_nodes;  // layers kept in FP32 under a precision constraint (`obey`)
   TrtTool tool = TrtTool::Auto;
   // TensorRT's major version (`version=10|11`); 0: asked of the tool (trtexec's banner
   // `[TensorRT vMMmmpp]`, Polygraphy's Python `tensorrt.__version__`), 10 when it does not say.
   // From 11 on the graph is built as typed: no precision flags, fp16/bf16 convert the model at the
-  // ONNX level with the fp32= nodes kept in FP32, int8 is refused (explicit quantization only).
+  // ONNX level with the fp32= nodes kept in FP32, int8, fp8 and int4 are refused (explicit
+  // quantization only).
   int version = 0;
+  // The version the tool said when the spec was settled (`settled`): not printed, asked no more.
+  int detected_version = 0;
 
-  bool reduced_precision() const { return fp16 || bf16 || int8; }
+  bool reduced_precision() const { return fp16 || bf16 || int8 || fp8 || int4; }
+  // The quantized precisions set, as the option words ("int8", "fp8", "int4").
+  std::vector<std::string> quantized_words() const;
 };
 
 // Parses the options after `trt:` (a comma list). Errors are one line: an unknown option (listing
 // the known ones), an unknown tool, a bad fp32= set (Error::where is its file for @FILE).
 Expected<TrtOptions> parse_trt_options(std::string_view options);
-// Canonical form: `fp16,bf16,int8,tf32,fp32=A+B,tool=T` (only those set), empty for the defaults.
+// Canonical form: `fp16,bf16,int8,fp8,int4,tf32,fp32=A+B,tool=T,version=V` (only those set), empty
+// for the defaults.
 std::string to_string(const TrtOptions& options);
 
 // The command the preset runs: the program found on PATH and its arguments, with the placeholders
@@ -53,7 +61,8 @@ struct TrtCommand {
 // Finds the tool in the folders of `path_variable` (a PATH value): the one `options.tool` names, or
 // Polygraphy, else trtexec. Errors (one line) say what to install.
 // The version is options.version, else `detect_version(tool, program)` (0: unknown, taken as 10).
-// From TensorRT 11 on no precision flag is passed; int8 (and fp16 with bf16) are errors.
+// From TensorRT 11 on no precision flag is passed; int8, fp8, int4 (and fp16 with bf16) are errors.
+// int4 through Polygraphy is an error on every version (it has no --int4; tool=trtexec does).
 using TrtVersionProbe = std::function<int(TrtTool tool, const std::filesystem::path& program)>;
 Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view path_variable,
                                  const TrtVersionProbe& detect_version = {});

@@ -33,6 +33,9 @@ struct KindOps {
   bool (*controls_precision)(const EngineSpec& spec) = nullptr;
   // The command line of a preset for people (null or "": none).
   std::string (*command_line)(const EngineSpec& spec, const EngineEnvironment& environment) = nullptr;
+  // Asks the environment, once, what engines made from the spec would otherwise ask at every make
+  // (trt: TensorRT's version), and records it in the spec without changing how it prints.
+  void (*settle)(EngineSpec& spec, const EngineEnvironment& environment) = nullptr;
 };
 
 #define REDUCE_ENGINE(Kind, ...) extern const KindOps Kind;

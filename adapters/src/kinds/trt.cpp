@@ -35,6 +35,14 @@ const KindOps Trt = {
              (spec.trt.bf16 ? "BF16" : "FP16") + " at the ONNX level" +
              (spec.trt.fp32_nodes.empty() ? std::string() : ", the fp32= nodes kept in FP32") + ")";
     },
+    [](EngineSpec& spec, const EngineEnvironment& environment) {
+      if (spec.trt.version || spec.trt.detected_version) return;
+      const auto probe = [&environment](TrtTool tool, const std::filesystem::path& program) {
+        return probe_trt_version(tool, program, environment.env);
+      };
+      // A tool that cannot be found, or an option it refuses, is said when an engine is made.
+      if (auto command = trt_command(spec.trt, path_variable(environment), probe)) spec.trt.detected_version = command->version;
+    },
 };
 
 }  // namespace reduce::kinds

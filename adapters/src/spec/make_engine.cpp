@@ -13,6 +13,13 @@ Expected<std::unique_ptr<Engine>> make_engine(std::string_view spec, const Engin
   return make_engine(parsed, environment);
 }
 
+EngineSpec settled(const EngineSpec& spec, const EngineEnvironment& environment) {
+  EngineSpec out = spec;
+  if (out.inner) out.inner = std::make_shared<const EngineSpec>(settled(*out.inner, environment));
+  if (const auto settle = kinds::ops(out.kind).settle) settle(out, environment);
+  return out;
+}
+
 std::string preset_command_line(const EngineSpec& spec, const EngineEnvironment& environment) {
   const EngineSpec& s = spec.innermost();
   const auto& ops = kinds::ops(s.kind);

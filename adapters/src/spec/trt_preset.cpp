@@ -16,7 +16,7 @@ namespace reduce {
 namespace {
 
 constexpr std::string_view kKnownOptions =
-    "fp16, bf16, int8, tf32, fp32=NODE+NODE|@FILE, tool=polygraphy|trtexec, version=10|11";
+    "fp16, bf16, int8, fp8, int4, tf32, fp32=NODE+NODE|@FILE, tool=polygraphy|trtexec, version=10|11";
 constexpr std::string_view kInstall =
     "install TensorRT's trtexec (its bin/ folder on PATH) or Polygraphy (`pip install polygraphy`, with TensorRT's "
     "Python package)";
@@ -43,6 +43,7 @@ std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesys
     if (o.fp16) argv.push_back("--fp16");
     if (o.bf16) argv.push_back("--bf16");
     if (o.int8) argv.push_back("--int8");
+    if (o.fp8) argv.push_back("--fp8");
   }
   if (o.tf32) argv.push_back("--tf32");
   for (const char* a : {"--load-inputs", "{inputs_json}", "--save-outputs", "{outputs_json}"}) argv.push_back(a);
@@ -55,6 +56,8 @@ std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem
     if (o.fp16) argv.push_back("--fp16");
     if (o.bf16) argv.push_back("--bf16");
     if (o.int8) argv.push_back("--int8");
+    if (o.fp8) argv.push_back("--fp8");
+    if (o.int4) argv.push_back("--int4");
   }
   // trtexec enables TF32 unless told not to; Polygraphy does the opposite. `tf32` decides for both.
   if (!o.tf32) argv.push_back("--noTF32");
@@ -89,6 +92,8 @@ Expected<TrtOptions> parse_trt_options(std::string_view options) {
     if (word == "fp16") out.fp16 = true;
     else if (word == "bf16") out.bf16 = true;
     else if (word == "int8") out.int8 = true;
+    else if (word == "fp8") out.fp8 = true;
+    else if (word == "int4") out.int4 = true;
     else if (word == "tf32") out.tf32 = true;
     else if (word.substr(0, 5) == "fp32=") {
       REDUCE_ASSIGN(Fp32Nodes nodes, parse_fp32_nodes(word.substr(5)));
@@ -115,12 +120,22 @@ std::string to_string(const TrtOptions& o) {
   if (o.fp16) words.push_back("fp16");
   if (o.bf16) words.push_back("bf16");
   if (o.int8) words.push_back("int8");
+  if (o.fp8) words.push_back("fp8");
+  if (o.int4) words.push_back("int4");
   if (o.tf32) words.push_back("tf32");
   if (!o.fp32_nodes.empty()) words.push_back("fp32=" + to_string(o.fp32_nodes));
   if (o.tool != TrtTool::Auto) words.push_back("tool=" + std::string(trt_tool_name(o.tool)));
   if (o.version) words.push_back("version=" + std::to_string(o.version));
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : ",") + w;
+  return out;
+}
+
+std::vector<std::string> TrtOptions::quantized_words() const {
+  std::vector<std::string> out;
+  if (int8) out.push_back("int8");
+  if (fp8) out.push_back("fp8");
+  if (int4) out.push_back("int4");
   return out;
 }
 
@@ -177,14 +192,22 @@ int probe_trt_version(TrtTool tool, const std::filesystem::path& program, const 
 Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view path_variable,
                                  const TrtVersionProbe& detect_version) {
   const auto version_of = [&](TrtTool tool, const std::filesystem::path& program) {
-    int v = options.version ? options.version : detect_version ? detect_version(tool, program) : 0;
+    int v = options.version          ? options.version
+            : options.detected_version ? options.detected_version
+            : detect_version           ? detect_version(tool, program)
+                                       : 0;
     return v == 0 ? 10 : v;
   };
   const auto made = [&](TrtTool tool, const std::filesystem::path& program) -> Expected<TrtCommand> {
     const int version = version_of(tool, program);
-    if (version >= 11 && options.int8)
-      return make_error("TensorRT " + std::to_string(version) + " builds the graph as typed: int8 needs explicit "
-                        "quantization (QuantizeLinear/DequantizeLinear in the model), not a flag");
+    if (const auto quantized = options.quantized_words(); version >= 11 && !quantized.empty()) {
+      std::string words;
+      for (const auto& w : quantized) words += (words.empty() ? "" : "/") + w;
+      return make_error("TensorRT " + std::to_string(version) + " builds the graph as typed: " + words +
+                        " needs explicit quantization (QuantizeLinear/DequantizeLinear in the model), not a flag");
+    }
+    if (tool == TrtTool::Polygraphy && options.int4)
+      return make_error("Polygraphy has no INT4 builder flag (trtexec's --int4 does it: add tool=trtexec)");
     if (version >= 11 && options.fp16 && options.bf16)
       return make_error("TensorRT " + std::to_string(version) + " builds the graph as typed: choose fp16 or bf16, "
                         "the type the model is converted to");
