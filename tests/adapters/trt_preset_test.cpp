@@ -91,13 +91,13 @@ TEST(TrtPreset, TrtexecWhenItIsTheOnlyToolOrChosen) {
   auto command = trt_command(parse_trt_options("bf16").value(), tools_folder(only, {"trtexec"}));
   ASSERT_TRUE(command.ok()) << command.error().message();
   EXPECT_EQ(command->tool, TrtTool::Trtexec);
-  std::vector<std::string> expected{(only / "trtexec").string(), "--onnx={model}", "--bf16", "--noTF32"};
+  std::vector<std::string> expected{(only / "trtexec").string(), "--onnx={model}", "{trtexec_shapes}", "--bf16", "--noTF32"};
   expected.insert(expected.end(), expected_tail.begin(), expected_tail.end());
   EXPECT_EQ(command->argv, expected);
   // tf32 lets trtexec keep its default; tool=trtexec wins over a Polygraphy on PATH.
   auto chosen = trt_command(parse_trt_options("tf32,tool=trtexec").value(), tools_folder(both, {"polygraphy", "trtexec"}));
   ASSERT_TRUE(chosen.ok());
-  expected = {(both / "trtexec").string(), "--onnx={model}"};
+  expected = {(both / "trtexec").string(), "--onnx={model}", "{trtexec_shapes}"};
   expected.insert(expected.end(), expected_tail.begin(), expected_tail.end());
   EXPECT_EQ(chosen->argv, expected);
 }

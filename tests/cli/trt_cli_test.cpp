@@ -253,7 +253,7 @@ TEST(TrtCli, OnTrtexec11TheModelIsConvertedAndNoRemovedFlagIsPassed) {
   EXPECT_EQ(fp16.exit_code, 1) << fp16.out << fp16.err;
   EXPECT_EQ(fp16.out.find("Unknown option"), std::string::npos) << fp16.out;
   EXPECT_NE(fp16.out.find("FAIL (mismatch)"), std::string::npos) << fp16.out;
-  EXPECT_NE(fp16.out.find("engine command: " + bin + "/trtexec --onnx={model} --noTF32 --loadInputs="), std::string::npos)
+  EXPECT_NE(fp16.out.find("engine command: " + bin + "/trtexec --onnx={model} {trtexec_shapes} --noTF32 --loadInputs="), std::string::npos)
       << fp16.out;
   EXPECT_NE(fp16.out.find("TensorRT 11: on the model converted to FP16 at the ONNX level"), std::string::npos) << fp16.out;
 
@@ -314,6 +314,32 @@ TEST(TrtCli, OnTrtexec10TheKeepSetIsPassedAsLayerPrecisions) {
       << check.out;
   auto fails = run_with_path(bin, "", {"check", (out / "model.onnx").string(), "--engine", "trt:fp16"}, kTrtexec10);
   EXPECT_EQ(fails.exit_code, 1) << fails.out << fails.err;
+}
+
+// A model with a dynamic batch through trtexec: the inputs' shapes go as --shapes (trtexec would
+// build the dynamic dims as 1 and refuse the inputs otherwise), and a static model gets no --shapes
+// (trtexec refuses them there). TensorRT 10 and 11 alike.
+TEST(TrtCli, TrtexecGetsTheShapesOfDynamicInputsOnly) {
+  TempDir dir;
+  const std::string bin = install_trtexec_stand_in(dir);
+  write_bytes(dir / "dynamic.onnxtxt", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, 3] X) => (float[N, 3] Y)
+{
+  Y = Relu(X)
+}
+)");
+  auto x = Tensor::from_vector<float>(DType::Float, {2, 3}, {1, -2, 3, -4, 5, -6});
+  ASSERT_TRUE(x.ok());
+  fs::create_directories(dir / "inputs");
+  ASSERT_TRUE(write_tensor_pb(dir / "inputs" / "input_0.pb", "X", *x).ok());
+  for (const auto& version : {kTrtexec10, kTrtexec11}) {
+    auto r = run_with_path(bin, "", {"check", (dir / "dynamic.onnxtxt").string(), "--engine", "trt", "--inputs",
+                                     (dir / "inputs").string()},
+                           version);
+    EXPECT_EQ(r.exit_code, 0) << version[0] << r.out << r.err;
+    EXPECT_NE(r.out.find("| Y | 6 |"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

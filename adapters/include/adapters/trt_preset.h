@@ -50,7 +50,7 @@ std::string to_string(const TrtOptions& options);
 
 // The command the preset runs: the program found on PATH and its arguments, with the placeholders
 // of a command template ({model}; {inputs_json}, {outputs_json} for Polygraphy; {trtexec_inputs},
-// {trtexec_output_json} for trtexec). The FP32 layer flags are not in it: they depend on the model
+// {trtexec_output_json} and {trtexec_shapes} (--shapes for dynamic inputs) for trtexec). The FP32 layer flags are not in it: they depend on the model
 // run (trt_fp32_arguments).
 struct TrtCommand {
   TrtTool tool = TrtTool::Polygraphy;  // never Auto

@@ -60,11 +60,20 @@ class CommandPrepared : public PreparedModel {
       REDUCE_ASSIGN(values["trtexec_inputs"], as_setup(write_trtexec_inputs(run.path(), inputs)));
     }
     values["trtexec_output_json"] = (run / "trtexec_outputs.json").string();
+    if (uses("trtexec_shapes")) {
+      REDUCE_ASSIGN(values["trtexec_shapes"], as_setup(trtexec_shapes(saved->path, inputs)));
+    }
     ProcessOptions process;
     process.timeout_seconds = environment_.timeout_seconds;
     process.env = environment_.env;
     process.cancel = options.cancel;
-    std::vector<std::string> argv = fill_placeholders(tokens_, values);
+    std::vector<std::string> argv;
+    for (const auto& token : tokens_) {
+      // `{trtexec_shapes}` alone is the whole --shapes flag, or no argument for a static model
+      // (trtexec refuses --shapes on a model without dynamic inputs).
+      if (token == "{trtexec_shapes}" && values["trtexec_shapes"].empty()) continue;
+      argv.push_back(fill_placeholders(token, values));
+    }
     argv.insert(argv.end(), fp32_arguments_.begin(), fp32_arguments_.end());
     // A command that cannot start (not found, no descriptors left) is the setup's problem.
     REDUCE_ASSIGN(ProcessResult result, as_setup(run_process(argv, process)));
@@ -105,6 +114,25 @@ class CommandPrepared : public PreparedModel {
                           " (a ',' or \"'\" in the name or the temporary folder)");
       REDUCE_TRY(write_raw_tensor(file, tensor));
       spec += (spec.empty() ? "'" : ",'") + name + "':" + file.string();
+    }
+    return spec;
+  }
+
+  // trtexec's `--shapes='NAME':AxB,...` for the inputs the model leaves dynamic, with the shapes of
+  // the tensors given; "" when every input is static. trtexec builds a dynamic input with the shape
+  // --shapes gives it (1 for each dynamic dim without one), so it must be the tensor's.
+  Expected<std::string> trtexec_shapes(const std::filesystem::path& file, const TensorMap& inputs) const {
+    std::string spec;
+    for (const auto& vi : model_.graph.inputs) {
+      const auto it = inputs.find(vi.name);
+      if (it == inputs.end()) continue;
+      const bool dynamic = std::any_of(vi.type.dims.begin(), vi.type.dims.end(), [](const Dim& d) { return !d.is_static(); });
+      if (!dynamic && vi.type.has_shape) continue;
+      if (vi.name.find_first_of(",'") != std::string::npos)
+        return Error{file.string(), "trtexec's --shapes cannot express input '" + vi.name + "' (a ',' or \"'\" in the name)"};
+      std::string dims;
+      for (const int64_t d : it->second.shape()) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+      spec += (spec.empty() ? "--shapes='" : ",'") + vi.name + "':" + dims;
     }
     return spec;
   }

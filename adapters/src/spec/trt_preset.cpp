@@ -51,7 +51,7 @@ std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesys
 }
 
 std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem::path& program, int version) {
-  std::vector<std::string> argv{program.string(), "--onnx={model}"};
+  std::vector<std::string> argv{program.string(), "--onnx={model}", "{trtexec_shapes}"};
   if (version < 11) {
     if (o.fp16) argv.push_back("--fp16");
     if (o.bf16) argv.push_back("--bf16");
