@@ -2,6 +2,8 @@
 // (core/precision_conversion.h), with nodes kept in FP32 by name or op type; what TensorRT 11 builds as typed.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <sstream>
 
@@ -11,6 +13,8 @@
 #include "core/model_io.h"
 #include "core/validate.h"
 #include "engine/fp32_nodes.h"
+#include "input_options.h"
+#include "session/autocast_rule.h"
 
 namespace reduce::cli {
 
@@ -20,18 +24,39 @@ namespace {
 
 po::options_description convert_options() {
   po::options_description opts(
-      "usage: reduce convert MODEL --to fp16|bf16 -o OUT.onnx [--keep NODE+NODE|@FILE] [--keep-op-types A,B]\n\n"
+      "usage: reduce convert MODEL --to fp16|bf16 -o OUT.onnx [--keep NODE+NODE|@FILE] [--keep-op-types A,B]\n"
+      "                      [--data-max X] [--init-max Y] [--inputs ...]\n\n"
       "Converts an FP32 model to FP16 or BF16 at the ONNX level, as TensorRT 11 (strongly typed) and\n"
       "ONNX Runtime run it: nodes whose schema allows the type compute in it, the kept nodes stay in FP32,\n"
       "Casts go where types meet, weights only converted nodes read are stored converted. Graph inputs\n"
-      "and outputs keep FP32 unless --no-keep-io-types. `reduce precision` finds the smallest --keep.\n\noptions");
+      "and outputs keep FP32 unless --no-keep-io-types. `reduce precision` finds the smallest --keep.\n"
+      "--data-max/--init-max add Model Optimizer AutoCast's rule (no search): nodes whose FP32 output exceeds\n"
+      "X in magnitude on the reference (on --inputs, or seeded random inputs), or that read a weight beyond Y,\n"
+      "are kept too (AutoCast's defaults: 512 and 65504).\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the FP32 model (.onnx, .onnxtxt)")
       ("to", po::value<std::string>(), "fp16 or bf16")
       ("output,o", po::value<std::string>(), "the converted model (.onnx)")
       ("keep", po::value<std::string>(), "nodes left in FP32: NAME+NAME or @FILE (one name per line)")
       ("keep-op-types", po::value<std::string>(), "op types left in FP32, comma-separated (e.g. LayerNormalization,Softmax)")
-      ("no-keep-io-types", "let float graph inputs and outputs take the low type where converted nodes read or write them");
+      ("no-keep-io-types", "let float graph inputs and outputs take the low type where converted nodes read or write them")
+      ("data-max", po::value<std::string>(), "AutoCast's rule: keep nodes whose output exceeds this in magnitude (512)")
+      ("init-max", po::value<std::string>(), "AutoCast's rule: keep nodes that read a weight beyond this (65504)")
+      ("threads", po::value<int>()->default_value(0), "threads of the reference run for the rule (0: all cores)");
+  add_input_options(opts);
   return opts;
+}
+
+// A positive threshold ("512", "1e4"), or an error naming the option.
+Expected<double> threshold(const po::variables_map& vm, const char* option, double fallback) {
+  if (!vm.count(option)) return fallback;
+  const std::string text = vm[option].as<std::string>();
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v) && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  return make_error(std::string("--") + option + ": must be a positive number, not '" + text + "'");
 }
 
 }  // namespace
@@ -63,6 +88,33 @@ int convert_command(const std::vector<std::string>& args) {
     if (Status present = check_fp32_nodes(*keep, model->graph); !present.ok())
       return usage(present.error().at(model_path).message());
     options.keep_nodes.insert(keep->names.begin(), keep->names.end());
+  }
+  if (vm.count("data-max") || vm.count("init-max")) {
+    AutocastRule rule;
+    for (auto [option, value] : {std::pair{"data-max", &rule.data_max}, std::pair{"init-max", &rule.init_max}}) {
+      auto v = threshold(vm, option, *value);
+      if (!v) return usage(v.error().message());
+      *value = *v;
+    }
+    auto samples = prepare_input_samples(vm, *model, model_path);
+    if (!samples) return usage(samples.error().message());
+    std::vector<std::vector<NamedTensor>> inputs;
+    for (auto& sample : *samples) inputs.push_back(std::move(sample.inputs));
+    auto kept = autocast_rule_nodes(*model, inputs, rule, vm["threads"].as<int>());
+    if (!kept) return usage(kept.error().at(model_path).message());
+    // The set goes by name: nodes without one are named node_K (as `reduce precision` names them).
+    const bool unnamed = std::any_of(kept->begin(), kept->end(), [&](size_t n) { return model->graph.nodes[n].name.empty(); });
+    if (unnamed) {
+      make_node_names_unique(*model);
+      std::cout << "named the unnamed nodes node_K (the converted model keeps these names)\n";
+    }
+    std::cout << "AutoCast's rule (data_max " << rule.data_max << ", init_max " << rule.init_max << ", on "
+              << inputs.size() << " sample(s)) keeps " << kept->size() << " node(s):";
+    for (size_t n : *kept) {
+      std::cout << " " << model->graph.nodes[n].name;
+      options.keep_nodes.insert(model->graph.nodes[n].name);
+    }
+    std::cout << "\n";
   }
   if (vm.count("keep-op-types")) {
     std::stringstream list(vm["keep-op-types"].as<std::string>());

@@ -1,4 +1,5 @@
 // The search for a 1-minimal set of nodes to keep in FP32: ranking, the reducer, the verdicts.
+#include "session/autocast_rule.h"
 #include "session/precision.h"
 
 #include <algorithm>
@@ -247,14 +248,6 @@ Status search_fp32_prefix(const std::vector<Oracle*>& samples, const PrecisionOp
   return {};
 }
 
-// The largest magnitude in a float tensor (0 for other types): what AutoCast's thresholds compare.
-double max_magnitude(const Tensor* t) {
-  if (!t || t->dtype() != DType::Float) return 0;
-  double m = 0;
-  for (float v : t->data<float>()) m = std::max(m, static_cast<double>(std::fabs(v)));  // NaN compares false
-  return m;
-}
-
 // AutoCast's default rule (data_max 512 on node outputs, init_max 65504 on the weights a node
 // reads) on the recorded reference values, and one check of the set it gives.
 void compare_with_autocast_rule(const std::vector<Oracle*>& samples, const std::vector<bool>& pinnable,
@@ -263,15 +256,9 @@ void compare_with_autocast_rule(const std::vector<Oracle*>& samples, const std::
   const Graph& g = oracle.model().graph;
   PrecisionOutcome::RuleSet rule;
   std::vector<size_t> kept;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (!pinnable[n]) continue;
-    bool keep = false;
-    for (const auto& v : g.nodes[n].outputs) keep |= !v.empty() && max_magnitude(oracle.recorded().find(v)) > rule.data_max;
-    for (const auto& v : g.nodes[n].inputs)
-      if (const Initializer* init = v.empty() ? nullptr : g.find_initializer(v))
-        keep |= max_magnitude(&init->tensor) > rule.init_max;
-    if (keep) kept.push_back(n);
-  }
+  const auto value_max = [&](const std::string& v) { return max_magnitude(oracle.recorded().find(v)); };
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    if (pinnable[n] && autocast_keeps(g, n, value_max, {rule.data_max, rule.init_max})) kept.push_back(n);
   for (size_t n : kept) rule.nodes.push_back(g.nodes[n].name);
   const Verdict v = check_pinned(samples, names_of(g, kept, pinnable), &cancelled);
   if (v.cancelled || v.invalid) return;

@@ -2,6 +2,8 @@
 // converted model passes `reduce check` against the FP32 values; bad input is exit 2, nothing written.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/model_io.h"
 #include "fault_models.h"
 #include "process_support.h"
@@ -63,6 +65,11 @@ TEST(ConvertCli, BadInputIsExit2WithOneLineAndNothingWritten) {
       {{"convert", model, "--to", "fp16"}, "error: convert: missing -o OUT.onnx\n"},
       {{"convert", model, "--to", "fp16", "--keep", "nope", "-o", out}, ""},
       {{"convert", (dir / "missing.onnx").string(), "--to", "fp16", "-o", out}, ""},
+      {{"convert", model, "--to", "fp16", "--data-max", "abc", "-o", out},
+       "error: --data-max: must be a positive number, not 'abc'\n"},
+      {{"convert", model, "--to", "fp16", "--init-max", "-1", "-o", out},
+       "error: --init-max: must be a positive number, not '-1'\n"},
+      {{"convert", model, "--to", "fp16", "--data-max", "512", "--inputs", (dir / "none").string(), "-o", out}, ""},
   };
   for (const auto& c : cases) {
     auto r = run_reduce(c.args);
@@ -76,6 +83,34 @@ TEST(ConvertCli, BadInputIsExit2WithOneLineAndNothingWritten) {
   }
   auto unknown = run_reduce({"convert", model, "--to", "fp16", "--keep", "nope", "-o", out});
   EXPECT_NE(unknown.err.find("nope"), std::string::npos) << unknown.err;
+}
+
+// AutoCast's rule as `reduce convert` applies it (--data-max, --init-max on the reference's values of
+// the same seeded inputs) keeps exactly the nodes `reduce precision` reports for the rule.
+TEST(ConvertCli, AutocastsRuleKeepsTheNodesPrecisionReportsForIt) {
+  TempDir dir;
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
+  const std::string out = (dir / "rule.onnx").string();
+  auto r = run_reduce({"convert", model, "--to", "fp16", "--data-max", "512", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto precision = run_reduce({"precision", model, "--engine", "fp16:ref", "-o", (dir / "set").string()});
+  ASSERT_EQ(precision.exit_code, 0) << precision.out << precision.err;
+  const auto report = nlohmann::json::parse(testing::read_bytes(dir / "set" / "report.json"));
+  std::string expected;
+  for (const auto& name : report.at("autocast_rule").at("fp32_nodes")) expected += " " + name.get<std::string>();
+  ASSERT_FALSE(expected.empty());
+  const size_t count = report.at("autocast_rule").at("fp32_nodes").size();
+  EXPECT_NE(r.out.find("AutoCast's rule (data_max 512, init_max 65504, on 1 sample(s)) keeps " + std::to_string(count) +
+                       " node(s):" + expected + "\n"),
+            std::string::npos)
+      << r.out << " vs" << expected;
+  ASSERT_TRUE(fs::exists(out));
+  // A threshold above every value keeps nothing; the weight threshold keeps the node reading Scale (600).
+  auto none = run_reduce({"convert", model, "--to", "fp16", "--data-max", "1e9", "-o", (dir / "none.onnx").string()});
+  EXPECT_NE(none.out.find("keeps 0 node(s):\n"), std::string::npos) << none.out;
+  auto weights = run_reduce({"convert", model, "--to", "fp16", "--data-max", "1e9", "--init-max", "100", "-o",
+                             (dir / "w.onnx").string()});
+  EXPECT_NE(weights.out.find("keeps 1 node(s): scaled\n"), std::string::npos) << weights.out;
 }
 
 }  // namespace
