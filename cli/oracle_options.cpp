@@ -85,6 +85,7 @@ void add_oracle_options(po::options_description& opts) {
       ("ignore-fail-code", po::value<std::vector<int>>()->multitoken()->composing(), "check: exit codes that never mean 'fails'")
       ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
        "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot}), {rank} and {local_rank} the MPI rank (e.g. CUDA_VISIBLE_DEVICES={local_rank})")
+      ("no-timing-cache", "trt: no TensorRT timing cache shared by the engine builds of this command (each build times its tactics anew)")
       ("repeat", po::value<int>()->default_value(1),
        "flaky engines: run every candidate N times and take the majority verdict (1..1000; default 1)")
       ("slots", po::value<int>()->default_value(0),
@@ -172,6 +173,8 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   if (o.environment.max_memory_bytes > 0) o.record.memory_budget = std::min(o.record.memory_budget, o.environment.max_memory_bytes);
   // One ledger per command: every oracle it makes (samples) and every run charges it.
   o.environment.ledger = std::make_shared<MemoryLedger>();
+  // One pool of timing cache files per command, made empty: its folder appears at the first build.
+  if (!vm.count("no-timing-cache")) o.environment.timing_caches = std::make_shared<TimingCachePool>();
   o.record.ledger = o.environment.ledger;
   return o;
 }

@@ -193,6 +193,10 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.failure = oracle.target();
   report.reduced_failure = verdict.signature;
   report.engine = oracle.options().engine;
+  if (const auto& caches = oracle.options().environment.timing_caches) {
+    report.timing_cache_builds = caches->leases();
+    report.timing_cache_files = caches->files();
+  }
   report.reference = oracle.options().reference;
   report.expected_source = oracle.given_values() > 0 ? oracle.given_source() : "";
   report.expected_values = oracle.given_values();

@@ -78,6 +78,9 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
 
   nlohmann::json j;
   j["engine"] = oracle.options().engine;
+  j["timing_cache"] = nullptr;
+  if (const auto& caches = oracle.options().environment.timing_caches; caches && caches->leases() > 0)
+    j["timing_cache"] = {{"builds", caches->leases()}, {"files", caches->files()}};
   j["converted_model"] = deployable ? nlohmann::json(deployable_file) : nlohmann::json(nullptr);
   j["autocast_rule"] = nullptr;
   if (out.autocast_rule)

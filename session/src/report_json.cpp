@@ -67,6 +67,7 @@ std::string report_json(const ReductionReport& r) {
   j["failure"] = failure_json(r);
   j["engine"] = r.engine;
   j["reference"] = r.reference;
+  j["timing_cache"] = r.timing_cache_builds == 0 ? Json() : Json{{"builds", r.timing_cache_builds}, {"files", r.timing_cache_files}};
   j["expected"] = {{"source", r.expected_source}, {"values", r.expected_values}, {"reference_ran", r.reference_ran}};
   j["tolerance"] = {{"atol", r.tolerance.atol}, {"rtol", r.tolerance.rtol}, {"error_stat", to_string(r.tolerance.stat)}};
   // Outputs of these element types were compared with looser defaults (no --atol/--rtol given).

@@ -53,6 +53,9 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
   if (auto spec = parse_engine_spec(r.engine))
     if (const std::string line = preset_command_line(*spec); !line.empty())
       md << "**Engine command:** `" << line << "`\n\n";
+  if (r.timing_cache_builds > 0)
+    md << "**Timing cache:** " << r.timing_cache_builds << " engine builds shared " << r.timing_cache_files
+       << " TensorRT timing cache file(s), one build per file at a time (`--no-timing-cache` turns it off).\n\n";
   if (r.polygraphy_files)
     md << "**Polygraphy:** the same inputs and expected values as Polygraphy files:\n\n```sh\n"
        << "polygraphy run model.onnx --trt --load-inputs inputs.json --load-outputs expected.json\n```\n\n";

@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -30,7 +31,8 @@ std::string install_polygraphy_stand_in(const TempDir& dir) {
   const auto script = dir / "bin" / "polygraphy";
   write_bytes(script, R"SH(#!/bin/sh
 # Stand-in for `polygraphy run MODEL --trt [--fp16|--bf16] --load-inputs IN --save-outputs OUT
-# [--precision-constraints obey --layer-precisions NAME:float32 ...]`: not Polygraphy, no TensorRT.
+# [--load-timing-cache F --save-timing-cache F] [--precision-constraints obey --layer-precisions
+# NAME:float32 ...]`: not Polygraphy, no TensorRT.
 [ "$1" = run ] || { echo "polygraphy stand-in: expected 'run'" >&2; exit 2; }
 model=$2; shift 2
 precision=; constraints=; in=; out=; names=
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
     --load-inputs) in=$2; shift ;;
     --save-outputs) out=$2; shift ;;
     --precision-constraints) constraints=$2; shift ;;
+    --load-timing-cache|--save-timing-cache) shift ;;
     --layer-precisions)
       while [ $# -gt 1 ] && [ "${2#--}" = "$2" ]; do names="$names${2%:float32}
 "; shift; done ;;
@@ -81,6 +84,7 @@ in=; out=
 while [ $# -gt 0 ]; do
   case $1 in
     --trt|--tf32) ;;
+    --load-timing-cache|--save-timing-cache) shift ;;
     --load-inputs) in=$2; shift ;;
     --save-outputs) out=$2; shift ;;
     *) echo "polygraphy run: error: unrecognized arguments: $1" >&2; exit 2 ;;
@@ -168,7 +172,7 @@ TEST(TrtCli, PrecisionThroughAPolygraphyStandInFindsTheFp16OverflowSet) {
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   EXPECT_NE(check.out.find("engine command: " + bin +
                            "/polygraphy run {model} --trt --fp16 --load-inputs {inputs_json} --save-outputs {outputs_json} "
-                           "--precision-constraints obey --layer-precisions square:float32 var:float32 ve:float32 "
+                           "--load-timing-cache {timing_cache} --save-timing-cache {timing_cache} --precision-constraints obey --layer-precisions square:float32 var:float32 ve:float32 "
                            "std:float32\n"),
             std::string::npos)
       << check.out;
@@ -339,6 +343,54 @@ g (float[N, 3] X) => (float[N, 3] Y)
                            version);
     EXPECT_EQ(r.exit_code, 0) << version[0] << r.out << r.err;
     EXPECT_NE(r.out.find("| Y | 6 |"), std::string::npos) << r.out;
+  }
+}
+
+// TensorRT's timing cache across the builds of one reduction: every build names a cache file of one
+// private folder, as many files as builds ran at once (far fewer than builds), never one file to two
+// builds at once (the stand-in holds a lock on it while it builds and logs any overlap); the report says so.
+// --no-timing-cache passes none.
+TEST(TrtCli, EveryBuildOfAReductionReusesATimingCacheNeverTwoAtOnce) {
+  TempDir dir;
+  const std::string bin = install_trtexec_stand_in(dir);
+  write_bytes(dir / "chain.onnxtxt", testing::kBroadcastChain);
+  for (const bool cache : {true, false}) {
+    const auto log = dir / (cache ? "cached.log" : "uncached.log");
+    const auto out = dir / (cache ? "cached" : "uncached");
+    std::vector<std::string> args{(dir / "chain.onnxtxt").string(), "--engine", "trt:fp16", "-j", "2", "-o", out.string()};
+    if (!cache) args.push_back("--no-timing-cache");
+    auto env = kTrtexec10;
+    env.push_back("TRTEXEC_STAND_IN_LOG=" + log.string());
+    auto r = run_with_path(bin, "broadcast-batch1", args, env);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    std::istringstream lines(read_bytes(log));
+    std::set<std::string> files;
+    size_t builds = 0;
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_NE(line.rfind("overlap", 0), 0u) << "two builds wrote one cache at once: " << line;
+      if (line.find(" --help") != std::string::npos) continue;
+      ++builds;
+      const size_t at = line.find("--timingCacheFile=");
+      EXPECT_EQ(at != std::string::npos, cache) << line;
+      if (at != std::string::npos) files.insert(line.substr(at + 18, line.find(' ', at) - at - 18));
+    }
+    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+    if (!cache) {
+      EXPECT_TRUE(report.at("timing_cache").is_null());
+      continue;
+    }
+    ASSERT_GT(builds, 4u);
+    EXPECT_GE(files.size(), 1u);
+    EXPECT_LT(files.size() * 2, builds) << "the files are reused, not one per build";
+    std::set<std::string> folders;
+    for (const auto& f : files) folders.insert(fs::path(f).parent_path().string());
+    EXPECT_EQ(folders.size(), 1u);
+    // The report counts the builds up to its writing (the bundle's own re-check comes after).
+    EXPECT_GT(report.at("timing_cache").at("builds").get<size_t>(), 0u);
+    EXPECT_LE(report.at("timing_cache").at("builds").get<size_t>(), builds);
+    EXPECT_EQ(report.at("timing_cache").at("files"), files.size());
+    EXPECT_NE(read_bytes(out / "report.md").find("**Timing cache:** "), std::string::npos);
+    EXPECT_FALSE(fs::exists(*folders.begin())) << "the cache folder goes with the reduction";
   }
 }
 

@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/optimized.h"
+#include "adapters/timing_cache.h"
 #include "adapters/trt_preset.h"
 #include "adapters/ort.h"
 
@@ -116,6 +117,9 @@ struct EngineEnvironment {
   // The program that serves isolated engines (`isolated:SPEC`, `opencv`) as `PROGRAM __worker FD`:
   // the `reduce` executable. Empty: this process's own executable (/proc/self/exe).
   std::filesystem::path worker_program;
+  // TensorRT timing caches every engine build of one reduction reuses (`trt`, `{timing_cache}` in a
+  // cmd: template); null: none (--no-timing-cache).
+  std::shared_ptr<TimingCachePool> timing_caches;
 };
 
 // Builds the engine a spec names. Errors (one line) name the spec and the problem: a check: script

@@ -76,6 +76,11 @@ int trt_major_version(TrtTool tool, std::string_view output);
 int probe_trt_version(TrtTool tool, const std::filesystem::path& program, const std::vector<std::string>& env,
                       double timeout_seconds = 60);
 
+// The flags that make a build read and update the timing cache `{timing_cache}` (a placeholder the
+// command engine fills with a file lent for that build): trtexec's --timingCacheFile, Polygraphy's
+// --load-timing-cache and --save-timing-cache.
+std::vector<std::string> trt_timing_cache_arguments(TrtTool tool);
+
 // The flags that keep `nodes` in FP32 with `tool`, appended to argv as they are (node names are
 // model data: never split, never filled as placeholders): Polygraphy `--precision-constraints obey
 // --layer-precisions N:float32 ...`, trtexec `--precisionConstraints=obey --layerPrecisions=N:fp32,...`.

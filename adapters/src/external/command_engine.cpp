@@ -3,6 +3,7 @@
 // JSON files, or as trtexec's raw input files and --exportOutput JSON.
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include "core/model_io.h"
 #include "core/polygraphy_json.h"
@@ -60,6 +61,17 @@ class CommandPrepared : public PreparedModel {
       REDUCE_ASSIGN(values["trtexec_inputs"], as_setup(write_trtexec_inputs(run.path(), inputs)));
     }
     values["trtexec_output_json"] = (run / "trtexec_outputs.json").string();
+    // One timing cache file per build at a time, reused by the reduction's later builds.
+    std::optional<TimingCachePool::Lease> timing_cache;
+    if (uses("timing_cache")) {
+      if (environment_.timing_caches) {
+        REDUCE_ASSIGN(auto lease, environment_.timing_caches->lease());
+        timing_cache.emplace(std::move(lease));
+        values["timing_cache"] = timing_cache->path().string();
+      } else {
+        values["timing_cache"] = (run / "timing.cache").string();  // this build's alone
+      }
+    }
     if (uses("trtexec_shapes")) {
       REDUCE_ASSIGN(values["trtexec_shapes"], as_setup(trtexec_shapes(saved->path, inputs)));
     }

@@ -17,6 +17,10 @@ Expected<std::unique_ptr<Engine>> make_trt_engine(const TrtOptions& options, con
   };
   auto command = trt_command(options, path_variable(environment), probe);
   if (!command) return Error{name, command.error().what};
+  if (environment.timing_caches) {
+    const auto cache = trt_timing_cache_arguments(command->tool);
+    command->argv.insert(command->argv.end(), cache.begin(), cache.end());
+  }
   if (command->version >= 11) {
     // Strongly typed: the tool runs the model as it is typed; fp16/bf16 convert it first, the
     // fp32= nodes kept in FP32 (no layer precision flags exist any more).

@@ -27,6 +27,10 @@ const KindOps Trt = {
       auto command = trt_command(spec.trt, path_variable(environment), probe);
       if (!command) return "";
       std::vector<std::string> argv = command->argv;
+      if (environment.timing_caches) {
+        const auto cache = trt_timing_cache_arguments(command->tool);
+        argv.insert(argv.end(), cache.begin(), cache.end());
+      }
       if (command->version < 11)
         if (auto fp32 = trt_fp32_arguments(command->tool, spec.trt.fp32_nodes.names)) argv.insert(argv.end(), fp32->begin(), fp32->end());
       const std::string line = shell_command_line(argv);

@@ -228,6 +228,12 @@ Expected<TrtCommand> trt_command(const TrtOptions& options, std::string_view pat
   }
 }
 
+std::vector<std::string> trt_timing_cache_arguments(TrtTool tool) {
+  if (tool == TrtTool::Polygraphy)
+    return {"--load-timing-cache", "{timing_cache}", "--save-timing-cache", "{timing_cache}"};
+  return {"--timingCacheFile={timing_cache}"};
+}
+
 Expected<std::vector<std::string>> trt_fp32_arguments(TrtTool tool, const std::vector<std::string>& nodes) {
   if (nodes.empty()) return std::vector<std::string>{};
   if (tool == TrtTool::Polygraphy) {

@@ -67,6 +67,10 @@ struct ReductionReport {
   // How it was searched.
   std::string engine;
   std::string reference;
+  // TensorRT's timing cache (adapters/timing_cache.h): the engine builds that used one, and the
+  // files they shared (0, 0: no cache, or no build used it).
+  size_t timing_cache_builds = 0;
+  size_t timing_cache_files = 0;
   // --expected: the file the given expected values came from (empty: none), how many values it
   // gave, and whether the reference ran at all (not when the file gave every value).
   std::string expected_source;
