@@ -46,6 +46,9 @@ po::options_description reduce_options() {
       ("skip-passes", po::value<std::string>(), "comma-separated passes not to run")
       ("print-passes", "list the reduction passes and exit")
       ("resume", "continue from the bundle's journal")
+      ("max-engine-runs", po::value<long long>()->default_value(0),
+       "stop the search once the engine under test has run N times (0: no limit): the best reproducer so far is "
+       "checked again and written, not certified 1-minimal (report.json engine_run_budget); exit 0")
       ("confirm", po::value<int>()->default_value(1),
        "fresh runs of the reproducer on the engine before it is reported (1..1000; never from the cache); "
        "exit 6 when one does not fail the same way")
@@ -155,6 +158,12 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   s.reduce = std::get<ReduceOptions>(std::move(ro));
   s.resume = vm.count("resume") > 0;
   s.allow_model_independent = vm.count("allow-model-independent") > 0;
+  const long long runs = vm["max-engine-runs"].as<long long>();
+  if (runs < 0) {
+    std::cerr << "error: --max-engine-runs: must be 0 (no limit) or a positive number of runs, not " << runs << "\n";
+    return kExitUsage;
+  }
+  s.max_engine_runs = static_cast<uint64_t>(runs);
   const std::string format = vm["save-format"].as<std::string>();
   if (format != "pb" && format != "polygraphy") {
     std::cerr << "error: --save-format: a bundle is pb or polygraphy, not '" << format << "'\n";

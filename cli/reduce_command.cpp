@@ -33,7 +33,11 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
   std::cout << "reduced " << r.original_nodes << " -> " << r.reduced_nodes << " nodes (";
   bool first = true;
   for (const auto& [op, n] : r.reduced_op_types) std::cout << (first ? "" : ", ") << op << " x" << n, first = false;
-  std::cout << ")" << (r.one_minimal ? ", 1-minimal" : "") << (r.interrupted ? ", interrupted" : "") << "\n"
+  std::cout << ")" << (r.one_minimal ? ", 1-minimal" : "") << (r.interrupted ? ", interrupted" : "")
+            << (r.budget_reached ? ", engine-run budget of " + std::to_string(r.engine_run_budget) +
+                                       " reached (not certified 1-minimal)"
+                                 : std::string())
+            << "\n"
             << (r.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << r.confirmed << " of " << r.confirm_runs
             << " fresh run(s) of the reproducer fail the same way"
             << (r.not_confirmed() ? " (a flaky engine, or a failure that does not depend on the model alone)" : "") << "\n"

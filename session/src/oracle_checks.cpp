@@ -39,6 +39,14 @@ TestOutcome OracleTest::outcome_of(const Verdict& v) {
 TestResult OracleTest::test(const Candidate& candidate, const std::atomic<bool>& cancel) {
   if (cancel.load()) return {TestOutcome::Cancelled, false, {}};
   if (in_process_ && !gate_.wait(cancel)) return {TestOutcome::Cancelled, false, {}};
+  if (budget_ && budget_->max > 0) {
+    const OracleStatistics stats = oracle_.statistics();
+    if (stats.evaluations - stats.invalid >= budget_->max) {
+      budget_->reached.store(true);
+      budget_->stop->store(true);
+      return {TestOutcome::Cancelled, false, {}};
+    }
+  }
   // A remote verdict is adopted by the local oracle: counted in its statistics and cached, so the
   // report and the bundle's run of the reproducer do not depend on where a check ran.
   std::optional<Verdict> remote = remote_ ? remote_->evaluate(candidate, cancel) : std::nullopt;

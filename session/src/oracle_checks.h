@@ -30,12 +30,20 @@ class TargetGate {
   std::condition_variable changed_;
 };
 
+// A limit on the engine runs of a session (SessionOptions::max_engine_runs): when the oracle has
+// run the engine `max` times, `stop` is set and `reached` says why.
+struct EngineRunBudget {
+  uint64_t max = 0;  // 0: no limit
+  std::atomic<bool>* stop = nullptr;
+  std::atomic<bool> reached{false};
+};
+
 class OracleTest : public CandidateTest {
  public:
   OracleTest(Oracle& oracle, TargetGate& gate, SessionLog& log, bool verbose, const Model& model,
-             RemoteChecks* remote = nullptr)
+             RemoteChecks* remote = nullptr, EngineRunBudget* budget = nullptr)
       : oracle_(oracle), gate_(gate), log_(log), verbose_(verbose), model_(model), remote_(remote),
-        in_process_(!remote && runs_in_process(oracle)) {}
+        in_process_(!remote && runs_in_process(oracle)), budget_(budget) {}
   TestResult test(const Candidate& candidate, const std::atomic<bool>& cancel) override;
 
  private:
@@ -50,6 +58,7 @@ class OracleTest : public CandidateTest {
   const Model& model_;
   RemoteChecks* remote_;
   bool in_process_;  // candidates run in this process: none before the original's verdict
+  EngineRunBudget* budget_;
 };
 
 }  // namespace reduce

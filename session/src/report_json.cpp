@@ -81,6 +81,8 @@ std::string report_json(const ReductionReport& r) {
   j["remote_checks"] = r.remote_checks;
   j["checks"] = r.checks;
   j["engine_runs"] = r.engine_runs;
+  j["engine_run_budget"] = r.engine_run_budget == 0 ? Json()
+                                                    : Json{{"max", r.engine_run_budget}, {"reached", r.budget_reached}};
   j["cache_hits"] = r.cache_hits;
   j["slipped"] = r.slipped;
   j["renamed_nodes"] = r.renamed_nodes;

@@ -98,6 +98,16 @@ void write_search(const ReductionReport& r, std::ostream& md) {
      << (r.repeat > 1 ? ", each the majority of " + std::to_string(r.repeat) + " runs, " + std::to_string(r.flaky) + " flaky" : "")
      << ") in " << format_number(r.seconds)
      << " s with -j " << r.jobs << ", strategy " << r.strategy << ".\n\n";
+  if (!r.passes.empty()) {
+    md << "**Checks per pass:**";
+    for (size_t k = 0; k < r.passes.size(); ++k)
+      md << (k ? ", " : " ") << r.passes[k].name << " " << r.passes[k].checks << " (" << r.passes[k].successes << " kept)";
+    md << ".\n\n";
+  }
+  if (r.budget_reached)
+    md << "**Engine-run budget reached** (`--max-engine-runs " << r.engine_run_budget
+       << "`): this is the best reproducer found so far, checked again but **not certified 1-minimal**; a run without "
+          "the budget (or `--resume`) goes on from it.\n\n";
 }
 
 }  // namespace

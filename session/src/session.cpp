@@ -47,6 +47,7 @@ class Session {
   Verdict one_node_;
   bool model_independent_ = false;
   Status write_status_;  // the first failed write of a best-so-far model
+  EngineRunBudget budget_;
 };
 
 SessionOutcome failed(Error error) {
@@ -124,7 +125,9 @@ SessionOutcome Session::run() {
   ReduceOptions ro = search_options();
   if (Status s = prepare_start(ro); !s.ok()) return failed(s.error());
   std::thread original_check([this] { check_original(); });
-  OracleTest test(oracle_, gate_, log_, ro.verbose, model_, options_.remote);
+  budget_.max = options_.max_engine_runs;
+  budget_.stop = &stop_;
+  OracleTest test(oracle_, gate_, log_, ro.verbose, model_, options_.remote, &budget_);
   auto result = reduce_model(model_, test, ro);
   original_check.join();
   log_.finish();
@@ -158,7 +161,10 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
   r.invalid = result.invalid;
   r.seconds = result.seconds;
   r.one_minimal = result.one_minimal;
-  r.interrupted = result.stopped;
+  // Stopped by the engine-run budget: a result, not an interruption (still not certified).
+  r.engine_run_budget = options_.max_engine_runs;
+  r.budget_reached = result.stopped && budget_.reached.load();
+  r.interrupted = result.stopped && !r.budget_reached;
   r.passes = result.passes;
   return r;
 }

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "process_support.h"
 #include "tsv_rows.h"
 
@@ -115,6 +117,37 @@ std::string reduced_op_types(const std::string& report) {
 
 // The family on the standard Attention op (opset 23): the optimized engine runs every Attention as
 // its fused kernel, and the trigger's alone, fed its recorded inputs, is the whole reproducer.
+// --max-engine-runs N: the search starts no check once the engine ran N times (-j 1: never more),
+// the best reproducer so far is written, checked again (one more run), still failing, and said to
+// be not certified; without the budget the same model goes on to a certified reproducer.
+TEST_F(Corpus, MaxEngineRunsStopsWithTheBestReproducerSoFarNotCertified) {
+  size_t tried = 0;
+  for (const auto& row : rows_) {
+    if (row.model.find("_100.onnx") == std::string::npos || row.kind != "mismatch") continue;
+    ++tried;
+    const auto out = dir_->path() / ("budget-" + row.model);
+    auto r = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", "1", "--max-engine-runs", "4", "-o",
+                         out.string()});
+    ASSERT_EQ(r.exit_code, 0) << row.model << ": " << r.out << r.err;
+    EXPECT_NE(r.out.find("engine-run budget of 4 reached (not certified 1-minimal)"), std::string::npos) << r.out;
+    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+    EXPECT_EQ(report.at("engine_run_budget").at("max"), 4);
+    EXPECT_TRUE(report.at("engine_run_budget").at("reached").get<bool>());
+    EXPECT_FALSE(report.at("one_minimal").get<bool>());
+    EXPECT_LE(report.at("engine_runs").get<int>(), 4 + 1) << "the budget, and the bundle's own run of the reproducer";
+    EXPECT_NE(read_bytes(out / "report.md").find("**Engine-run budget reached**"), std::string::npos);
+    auto again = run_reduce({"check", (out / "model.onnx").string(), "--engine", row.engine, "--inputs",
+                             (out / "inputs").string()});
+    EXPECT_EQ(again.exit_code, 1) << row.model << ": the reproducer still fails\n" << again.out;
+  }
+  EXPECT_GT(tried, 0u);
+  auto bad = run_reduce({(corpus() / rows_.at(0).model).string(), "--engine", rows_.at(0).engine, "--max-engine-runs", "-1",
+                         "-o", (dir_->path() / "never").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: --max-engine-runs: must be 0 (no limit) or a positive number of runs, not -1\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_->path() / "never"));
+}
+
 TEST_F(Corpus, TheStandardAttentionFamilyReducesToItsAttentionNodeAloneForEveryJobCount) {
   size_t reduced = 0;
   for (const auto& row : rows_) {

@@ -87,7 +87,11 @@ struct ReductionReport {
   int ranks_lost = 0;
   uint64_t remote_checks = 0;  // checks other ranks answered
   uint64_t checks = 0;       // every verdict, refused and cached ones included
-  uint64_t engine_runs = 0;  // verdicts that ran the engine under test (the original's check included)
+  uint64_t engine_runs = 0;
+  // --max-engine-runs (0: none), and whether the search stopped on it (the reproducer is then the
+  // best so far, re-checked but not certified 1-minimal).
+  uint64_t engine_run_budget = 0;
+  bool budget_reached = false;  // verdicts that ran the engine under test (the original's check included)
   uint64_t cache_hits = 0;
   uint64_t slipped = 0;
   // --repeat N: runs per evaluation, and the evaluations whose runs disagreed (a flaky engine).

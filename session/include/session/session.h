@@ -36,6 +36,11 @@ struct SessionOptions {
   // a check that fails on purpose on anything. Otherwise such a failure stops the session
   // (SessionStatus::ModelIndependent) before the search.
   bool allow_model_independent = false;
+  // --max-engine-runs: once the engine under test has run this many times (the original's check
+  // included; 0: no limit) the search starts no more checks (those in flight finish) and the best
+  // reproducer so far is written, not certified 1-minimal (report: engine_run_budget). The bundle's
+  // own run of the reproducer still happens: nothing is reported that did not fail again.
+  uint64_t max_engine_runs = 0;
 };
 
 // Where the session's progress and log lines go.
