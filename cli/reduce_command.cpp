@@ -38,6 +38,9 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
                                        " reached (not certified 1-minimal)"
                                  : std::string())
             << "\n"
+            << (r.first_small ? "first reproducer within 2x of the final size: " + std::to_string(r.first_small->nodes) +
+                                    " nodes after " + std::to_string(r.first_small->engine_runs) + " engine runs\n"
+                              : std::string())
             << (r.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << r.confirmed << " of " << r.confirm_runs
             << " fresh run(s) of the reproducer fail the same way"
             << (r.not_confirmed() ? " (a flaky engine, or a failure that does not depend on the model alone)" : "") << "\n"

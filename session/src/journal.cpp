@@ -48,8 +48,11 @@ Expected<Candidate> candidate_from_json(const std::string& text) {
   }
 }
 
-Status append_journal(const fs::path& dir, const Candidate& candidate) {
-  const Json record = {{"candidate", candidate_json(candidate)}};
+Status append_journal(const fs::path& dir, const Candidate& candidate, const JournalStamp& stamp) {
+  const Json record = {{"candidate", candidate_json(candidate)},
+                       {"nodes", stamp.nodes},
+                       {"seconds", stamp.seconds},
+                       {"engine_runs", stamp.engine_runs}};
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{dir.string(), "cannot create folder: " + ec.message()};

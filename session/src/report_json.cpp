@@ -81,6 +81,9 @@ std::string report_json(const ReductionReport& r) {
   j["remote_checks"] = r.remote_checks;
   j["checks"] = r.checks;
   j["engine_runs"] = r.engine_runs;
+  j["first_small_reproducer"] =
+      r.first_small ? Json{{"nodes", r.first_small->nodes}, {"seconds", r.first_small->seconds}, {"engine_runs", r.first_small->engine_runs}}
+                    : Json();
   j["engine_run_budget"] = r.engine_run_budget == 0 ? Json()
                                                     : Json{{"max", r.engine_run_budget}, {"reached", r.budget_reached}};
   j["cache_hits"] = r.cache_hits;

@@ -98,6 +98,9 @@ void write_search(const ReductionReport& r, std::ostream& md) {
      << (r.repeat > 1 ? ", each the majority of " + std::to_string(r.repeat) + " runs, " + std::to_string(r.flaky) + " flaky" : "")
      << ") in " << format_number(r.seconds)
      << " s with -j " << r.jobs << ", strategy " << r.strategy << ".\n\n";
+  if (r.first_small)
+    md << "**First small reproducer:** " << r.first_small->nodes << " nodes (within twice the final size) after "
+       << format_number(r.first_small->seconds) << " s and " << r.first_small->engine_runs << " engine runs.\n\n";
   if (!r.passes.empty()) {
     md << "**Checks per pass:**";
     for (size_t k = 0; k < r.passes.size(); ++k)

@@ -2,7 +2,10 @@
 #include "session/session.h"
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "oracle_checks.h"
 #include "session/bundle.h"
@@ -48,6 +51,10 @@ class Session {
   bool model_independent_ = false;
   Status write_status_;  // the first failed write of a best-so-far model
   EngineRunBudget budget_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::mutex stamps_mutex_;
+  std::vector<JournalStamp> stamps_;  // each candidate written, in order
+  JournalStamp stamp(const Candidate& c);
 };
 
 SessionOutcome failed(Error error) {
@@ -80,12 +87,22 @@ ReduceOptions Session::search_options() {
   return ro;
 }
 
+JournalStamp Session::stamp(const Candidate& c) {
+  const OracleStatistics stats = oracle_.statistics();
+  JournalStamp out{candidate_size(model_, c),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(),
+                   stats.evaluations - stats.invalid};
+  std::lock_guard lock(stamps_mutex_);
+  stamps_.push_back(out);
+  return out;
+}
+
 // Each new best candidate is on disk at once: an interrupted reduction leaves a reproducer.
 void Session::keep_improvement(const Candidate& c) {
   auto run = oracle_.materialize(c);
   if (!run) return;
   Status s = write_bundle_model(options_.out_dir, *run);
-  if (s.ok()) s = append_journal(options_.out_dir, c);
+  if (s.ok()) s = append_journal(options_.out_dir, c, stamp(c));
   if (!s.ok() && write_status_.ok()) write_status_ = s;
 }
 
@@ -113,7 +130,7 @@ void Session::check_original() {
   } else if (original_fails_) {
     // The journal starts with the start candidate before any improvement can be appended (the
     // gate is still closed): a bundle folder interrupted at any moment from now on can be resumed.
-    if (!options_.resume) write_status_ = append_journal(options_.out_dir, start_);
+    if (!options_.resume) write_status_ = append_journal(options_.out_dir, start_, stamp(start_));
   } else {
     log_.silence();
     stop_.store(true);  // calls off this session only
@@ -178,6 +195,16 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   report.flaky = stats.flaky;
   if (const auto& ledger = oracle_.options().environment.ledger) report.peak_held_bytes = ledger->peak();
   report.engine_seconds = stats.engine_seconds;
+  {
+    // Time to a first small reproducer: the first one written within twice the final size.
+    const size_t final_nodes = candidate_size(model_, result.best);
+    std::lock_guard lock(stamps_mutex_);
+    for (const auto& s : stamps_)
+      if (s.nodes <= 2 * final_nodes) {
+        report.first_small = ReductionReport::FirstSmall{s.nodes, s.seconds, s.engine_runs};
+        break;
+      }
+  }
   report.slots = oracle_.options().slots;
   if (options_.remote) {
     report.ranks = options_.remote->ranks();

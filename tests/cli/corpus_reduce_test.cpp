@@ -148,6 +148,41 @@ TEST_F(Corpus, MaxEngineRunsStopsWithTheBestReproducerSoFarNotCertified) {
   EXPECT_FALSE(std::filesystem::exists(dir_->path() / "never"));
 }
 
+// Time to a first small reproducer: the journal stamps every candidate written (nodes, seconds,
+// engine runs) and the report names the first within twice the final size, never after the end.
+TEST_F(Corpus, TheReportSaysWhenTheFirstSmallReproducerWasWritten) {
+  const auto row = std::find_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.model.find("_100.onnx") != std::string::npos; });
+  ASSERT_NE(row, rows_.end());
+  const auto out = dir_->path() / ("first-small-" + row->model);
+  auto r = run_reduce({(corpus() / row->model).string(), "--engine", row->engine, "-j", "1", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+  const auto& first = report.at("first_small_reproducer");
+  ASSERT_TRUE(first.is_object()) << report.dump(2);
+  const int final_nodes = report.at("reduced").at("nodes").get<int>();
+  EXPECT_LE(first.at("nodes").get<int>(), 2 * final_nodes);
+  EXPECT_GE(first.at("nodes").get<int>(), final_nodes);
+  EXPECT_LE(first.at("engine_runs").get<int>(), report.at("engine_runs").get<int>());
+  EXPECT_NE(r.out.find("first reproducer within 2x of the final size: " + std::to_string(first.at("nodes").get<int>()) +
+                       " nodes after " + std::to_string(first.at("engine_runs").get<int>()) + " engine runs\n"),
+            std::string::npos)
+      << r.out;
+  // The journal's stamps: sizes never grow, runs never fall, and one of them is the reported one.
+  std::istringstream journal(read_bytes(out / "journal"));
+  int last_nodes = INT32_MAX, last_runs = 0;
+  bool found = false;
+  for (std::string line; std::getline(journal, line);) {
+    const auto record = nlohmann::json::parse(line);
+    EXPECT_LE(record.at("nodes").get<int>(), last_nodes);
+    EXPECT_GE(record.at("engine_runs").get<int>(), last_runs);
+    last_nodes = record.at("nodes").get<int>();
+    last_runs = record.at("engine_runs").get<int>();
+    found |= record.at("nodes") == first.at("nodes") && record.at("engine_runs") == first.at("engine_runs");
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(last_nodes, final_nodes);
+}
+
 TEST_F(Corpus, TheStandardAttentionFamilyReducesToItsAttentionNodeAloneForEveryJobCount) {
   size_t reduced = 0;
   for (const auto& row : rows_) {

@@ -9,8 +9,17 @@
 
 namespace reduce {
 
-// Appends {"candidate": {...}} to DIR/journal (DIR is created when it does not exist yet).
-Status append_journal(const std::filesystem::path& dir, const Candidate& candidate);
+// When a candidate was committed: its size, the seconds since the session started and the engine
+// runs so far (what "time to a first small reproducer" is read from).
+struct JournalStamp {
+  size_t nodes = 0;
+  double seconds = 0;
+  uint64_t engine_runs = 0;
+};
+
+// Appends {"candidate": {...}, "nodes": N, "seconds": S, "engine_runs": R} to DIR/journal (DIR is
+// created when it does not exist yet).
+Status append_journal(const std::filesystem::path& dir, const Candidate& candidate, const JournalStamp& stamp = {});
 
 // The last candidate of DIR/journal.
 Expected<Candidate> read_journal(const std::filesystem::path& dir);

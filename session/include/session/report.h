@@ -91,7 +91,15 @@ struct ReductionReport {
   // --max-engine-runs (0: none), and whether the search stopped on it (the reproducer is then the
   // best so far, re-checked but not certified 1-minimal).
   uint64_t engine_run_budget = 0;
-  bool budget_reached = false;  // verdicts that ran the engine under test (the original's check included)
+  bool budget_reached = false;
+  // The first reproducer written within twice the final size (the start itself when it is): its
+  // nodes, and the seconds and engine runs the session had spent when it was written.
+  struct FirstSmall {
+    size_t nodes = 0;
+    double seconds = 0;
+    uint64_t engine_runs = 0;
+  };
+  std::optional<FirstSmall> first_small;  // verdicts that ran the engine under test (the original's check included)
   uint64_t cache_hits = 0;
   uint64_t slipped = 0;
   // --repeat N: runs per evaluation, and the evaluations whose runs disagreed (a flaky engine).
