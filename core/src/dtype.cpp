@@ -20,6 +20,16 @@ size_t dtype_size(DType t) {
     case DType::Complex64: return 8;
     case DType::Complex128: return 16;
     case DType::BFloat16: return 2;
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ:
+    case DType::UInt4:
+    case DType::Int4:
+    case DType::Float4E2M1:
+    case DType::Float8E8M0:
+    case DType::UInt2:
+    case DType::Int2: return 1;
     case DType::String:
     case DType::Undefined: return 0;
   }
@@ -45,15 +55,54 @@ std::string_view dtype_name(DType t) {
     case DType::Complex64: return "complex64";
     case DType::Complex128: return "complex128";
     case DType::BFloat16: return "bfloat16";
+    case DType::Float8E4M3FN: return "float8e4m3fn";
+    case DType::Float8E4M3FNUZ: return "float8e4m3fnuz";
+    case DType::Float8E5M2: return "float8e5m2";
+    case DType::Float8E5M2FNUZ: return "float8e5m2fnuz";
+    case DType::UInt4: return "uint4";
+    case DType::Int4: return "int4";
+    case DType::Float4E2M1: return "float4e2m1";
+    case DType::Float8E8M0: return "float8e8m0";
+    case DType::UInt2: return "uint2";
+    case DType::Int2: return "int2";
   }
   return "unknown";
 }
 
 std::optional<DType> dtype_from_onnx(int32_t onnx_type) {
-  if (onnx_type <= 0 || onnx_type > 16) return std::nullopt;
+  if (onnx_type <= 0 || onnx_type > kLastDType) return std::nullopt;
   const auto t = static_cast<DType>(onnx_type);
   if (dtype_size(t) == 0) return std::nullopt;
   return t;
+}
+
+size_t dtype_bits(DType t) {
+  switch (t) {
+    case DType::UInt4:
+    case DType::Int4:
+    case DType::Float4E2M1: return 4;
+    case DType::UInt2:
+    case DType::Int2: return 2;
+    default: return 8 * dtype_size(t);
+  }
+}
+
+bool dtype_is_packed(DType t) { return dtype_bits(t) > 0 && dtype_bits(t) < 8; }
+
+uint64_t dtype_packed_bytes(DType t, uint64_t n) {
+  const uint64_t bits = dtype_bits(t);
+  if (bits >= 8) return n * (bits / 8);
+  const uint64_t per_byte = 8 / bits;
+  return n / per_byte + (n % per_byte != 0);
+}
+
+bool dtype_is_small_float(DType t) {
+  return t == DType::Float8E4M3FN || t == DType::Float8E4M3FNUZ || t == DType::Float8E5M2 ||
+         t == DType::Float8E5M2FNUZ || t == DType::Float4E2M1 || t == DType::Float8E8M0;
+}
+
+bool dtype_is_small_int(DType t) {
+  return t == DType::UInt4 || t == DType::Int4 || t == DType::UInt2 || t == DType::Int2;
 }
 
 bool dtype_is_float(DType t) {

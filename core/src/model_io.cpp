@@ -230,13 +230,17 @@ class ExternalPlacement : public detail::WeightPlacement {
       : shared_(shared), new_file_(std::move(new_file)), threshold_(threshold), links_(links) {}
 
   // Every inline initializer's bytes are written from its tensor by a StreamedModel.
+  // Packed types (int4, ...) are one byte per element in memory: their serialized bytes are packed by
+  // tensor_to_proto instead, and they stay inline (docs/core.md, "Narrow element types").
   bool stream_inline(const Tensor& tensor, const onnx::TensorProto& proto) override {
+    if (dtype_is_packed(tensor.dtype())) return false;
     streamed_.emplace_back(&proto, tensor);
     return true;
   }
   const std::vector<std::pair<const onnx::TensorProto*, Tensor>>& streamed() const { return streamed_; }
 
   bool place_external(const Tensor& tensor, onnx::TensorProto& proto) override {
+    if (dtype_is_packed(tensor.dtype())) return false;
     if (links_) {
       if (auto at = links_->find(tensor)) {
         detail::set_external_location(proto, *at->first, at->second, tensor.byte_size());

@@ -303,8 +303,14 @@ Expected<std::string> npy_header(const Tensor& tensor) {
   if (tensor.dtype() == DType::BFloat16)
     return make_error("numpy has no bfloat16 type; convert the tensor to float32 or float16 first");
   const size_t esize = dtype_size(tensor.dtype());
+  // numpy has no narrow types either: their one byte per element is written as it is in memory,
+  // int4/int2 as int8 values, the others (uint4/uint2 values, float8/float4/E8M0 bits) as uint8.
+  // Read back for an input declared narrow, they become that type again (bind_inputs).
+  DType as = tensor.dtype();
+  if (dtype_is_small_int(as) || dtype_is_small_float(as))
+    as = as == DType::Int4 || as == DType::Int2 ? DType::Int8 : DType::UInt8;
   const auto kind = std::find_if(std::begin(kKinds), std::end(kKinds),
-                                 [&](const NpyKind& k) { return k.dtype == tensor.dtype(); });
+                                 [&](const NpyKind& k) { return k.dtype == as; });
   if (kind == std::end(kKinds))
     return make_error("cannot write a tensor of type " + std::string(dtype_name(tensor.dtype())) + " to .npy");
   const char order = esize == 1 ? '|' : kNativeLittle ? '<' : '>';

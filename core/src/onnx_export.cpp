@@ -1,4 +1,5 @@
 // Export of the IR back to onnx::ModelProto; weights inline or placed by a WeightPlacement.
+#include "core/narrow_types.h"
 #include "onnx_convert.h"
 
 namespace reduce::detail {
@@ -24,6 +25,10 @@ void tensor_header_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
 
 void tensor_to_proto(const Tensor& tensor, onnx::TensorProto& proto) {
   tensor_header_to_proto(tensor, proto);
+  if (dtype_is_packed(tensor.dtype())) {
+    *proto.mutable_raw_data() = packed_bytes(tensor);
+    return;
+  }
   const auto bytes = tensor.bytes();
   // Assigned in place: set_raw_data(pointer, size) builds a temporary string first, a second whole
   // copy of the tensor (saved models stream their main-graph weights instead: StreamedModel).

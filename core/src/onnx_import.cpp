@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 
+#include "core/narrow_types.h"
 #include "core/validate.h"
 #include "onnx_convert.h"
 
@@ -69,7 +70,7 @@ Expected<Tensor> external_tensor(const onnx::TensorProto& proto, DType dtype, Sh
   const auto& file = it->second;
   REDUCE_ASSIGN(uint64_t n, element_count(shape));
   if (n > (uint64_t{1} << 62) / dtype_size(dtype)) return make_error("tensor shape " + shape_to_string(shape) + " is too large");
-  const uint64_t size = n * dtype_size(dtype);
+  const uint64_t size = dtype_packed_bytes(dtype, n);
   if (length && *length != size)
     return make_error("external data length " + std::to_string(*length) + " does not match shape " +
                       shape_to_string(shape) + " (" + std::to_string(size) + " bytes)");
@@ -77,7 +78,20 @@ Expected<Tensor> external_tensor(const onnx::TensorProto& proto, DType dtype, Sh
   if (offset > file_size || size > file_size - offset)
     return make_error("external data of " + std::to_string(size) + " bytes at offset " + std::to_string(offset) +
                       " runs past the end of '" + location + "' (" + std::to_string(file_size) + " bytes)");
+  // Packed types are unpacked into memory of their own (one byte per element), the others viewed.
+  if (dtype_is_packed(dtype)) return tensor_from_packed(dtype, std::move(shape), file->bytes().subspan(offset, size));
   return Tensor::view(dtype, std::move(shape), file, file->bytes().data() + offset, size);
+}
+
+// int32_data of a packed type holds one packed byte per value (two 4-bit or four 2-bit elements).
+Expected<Tensor> packed_tensor_from_int32_data(DType dtype, Shape shape, const google::protobuf::RepeatedField<int32_t>& field) {
+  std::string packed(static_cast<size_t>(field.size()), '\0');
+  for (int i = 0; i < field.size(); ++i) {
+    if (field.Get(i) < 0 || field.Get(i) > 255)
+      return make_error("int32_data value " + std::to_string(field.Get(i)) + " is not a packed byte");
+    packed[static_cast<size_t>(i)] = static_cast<char>(field.Get(i));
+  }
+  return tensor_from_packed(dtype, std::move(shape), std::as_bytes(std::span<const char>(packed.data(), packed.size())));
 }
 
 }  // namespace
@@ -97,6 +111,8 @@ Expected<Tensor> tensor_from_proto(onnx::TensorProto& proto, ImportContext& ctx)
     if (proto.data_location() == onnx::TensorProto::EXTERNAL) return external_tensor(proto, *dtype, shape, ctx);
     if (proto.has_raw_data()) {
       // Take the protobuf's string instead of copying the bytes.
+      if (dtype_is_packed(*dtype))
+        return tensor_from_packed(*dtype, shape, std::as_bytes(std::span<const char>(proto.raw_data().data(), proto.raw_data().size())));
       std::shared_ptr<std::string> raw(proto.release_raw_data());
       const auto* data = reinterpret_cast<const std::byte*>(raw->data());
       const size_t size = raw->size();
@@ -117,7 +133,17 @@ Expected<Tensor> tensor_from_proto(onnx::TensorProto& proto, ImportContext& ctx)
       case DType::BFloat16: return tensor_from_field<uint16_t>(*dtype, shape, proto.int32_data());
       case DType::Int8: return tensor_from_field<int8_t>(*dtype, shape, proto.int32_data());
       case DType::UInt8:
-      case DType::Bool: return tensor_from_field<uint8_t>(*dtype, shape, proto.int32_data());
+      case DType::Bool:
+      case DType::Float8E4M3FN:
+      case DType::Float8E4M3FNUZ:
+      case DType::Float8E5M2:
+      case DType::Float8E5M2FNUZ:
+      case DType::Float8E8M0: return tensor_from_field<uint8_t>(*dtype, shape, proto.int32_data());
+      case DType::UInt4:
+      case DType::Int4:
+      case DType::Float4E2M1:
+      case DType::UInt2:
+      case DType::Int2: return packed_tensor_from_int32_data(*dtype, shape, proto.int32_data());
       default: return make_error("unsupported element type");
     }
   }();

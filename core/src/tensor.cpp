@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "core/half.h"
+#include "core/narrow_types.h"
 
 namespace reduce {
 
@@ -171,7 +172,9 @@ double Tensor::element_as_double(uint64_t i) const {
     case DType::Bool: return load(uint8_t{}) ? 1.0 : 0.0;
     case DType::Complex64: return load(float{});  // real part
     case DType::Complex128: return load(double{});
-    default: return 0.0;
+    default:
+      if (dtype_is_small_float(dtype_) || dtype_is_small_int(dtype_)) return narrow_to_double(dtype_, load(uint8_t{}));
+      return 0.0;
   }
 }
 

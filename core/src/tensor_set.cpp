@@ -1,6 +1,7 @@
 // Reading tensor sets from files and folders, and binding them to a graph's inputs.
 #include "core/tensor_set.h"
 
+#include "core/narrow_types.h"
 #include "core/polygraphy_json.h"
 
 #include <algorithm>
@@ -64,10 +65,22 @@ long test_data_set_index(const std::string& name) {
 }
 
 // numpy has no bfloat16: .npy files and ONNX test data written by it store bfloat16 values as
-// uint16. Such a tensor given for a bfloat16 input is read as the bfloat16 bits it holds.
-void read_uint16_as_bfloat16(NamedTensor& t, const ValueInfo& declared) {
-  if (t.tensor.dtype() != DType::UInt16 || declared.type.elem_type != static_cast<int32_t>(DType::BFloat16)) return;
-  if (auto bf = Tensor::copy_of(DType::BFloat16, t.tensor.shape(), t.tensor.bytes())) t.tensor = std::move(*bf);
+// uint16. Such a tensor given for a bfloat16 input is read as the bfloat16 bits it holds. Nor has it
+// the narrow types, which .npy holds as int8 (int4, int2) or uint8 (the others; npy.cpp): read as
+// the narrow type declared when every value is one of it. Returns why not ("" when fine).
+std::string read_raw_bits_as_declared(NamedTensor& t, const ValueInfo& declared) {
+  const auto want = dtype_from_onnx(declared.type.elem_type);
+  if (!want || *want == t.tensor.dtype()) return "";
+  if (*want == DType::BFloat16 && t.tensor.dtype() == DType::UInt16) {
+    if (auto bf = Tensor::copy_of(DType::BFloat16, t.tensor.shape(), t.tensor.bytes())) t.tensor = std::move(*bf);
+    return "";
+  }
+  const bool narrow = dtype_is_small_int(*want) || dtype_is_small_float(*want);
+  if (!narrow || (t.tensor.dtype() != DType::UInt8 && t.tensor.dtype() != DType::Int8)) return "";
+  auto retyped = retype_as_narrow(t.tensor, *want);
+  if (!retyped) return "'" + t.name + "' is declared " + std::string(dtype_name(*want)) + ": " + retyped.error().what;
+  t.tensor = std::move(*retyped);
+  return "";
 }
 
 // Why a tensor cannot be bound to an input declared as `declared` ("" when it can): another
@@ -176,7 +189,7 @@ Expected<std::vector<NamedTensor>> bind_inputs(const Graph& graph, std::vector<N
     for (auto& t : tensors)
       for (const ValueInfo& vi : graph.inputs)
         if (vi.name == t.name) {
-          read_uint16_as_bfloat16(t, vi);
+          if (std::string why = read_raw_bits_as_declared(t, vi); !why.empty()) return Error{source, why};
           if (std::string why = type_mismatch(t, vi); !why.empty()) return Error{source, why};
         }
     return tensors;
@@ -190,7 +203,7 @@ Expected<std::vector<NamedTensor>> bind_inputs(const Graph& graph, std::vector<N
                                   " model inputs"};
   for (size_t i = 0; i < tensors.size(); ++i) {
     tensors[i].name = inputs[i]->name;
-    read_uint16_as_bfloat16(tensors[i], *inputs[i]);
+    if (std::string why = read_raw_bits_as_declared(tensors[i], *inputs[i]); !why.empty()) return Error{source, why};
     if (std::string why = type_mismatch(tensors[i], *inputs[i]); !why.empty()) return Error{source, why};
   }
   return tensors;
@@ -215,7 +228,7 @@ Expected<std::vector<NamedTensor>> bind_expected(const Graph& graph, std::vector
     if (!computed.count(t.name)) return Error{source, "'" + t.name + "' is not a value computed by a node of the model"};
     if (!seen.insert(t.name).second) return Error{source, "'" + t.name + "' is given twice"};
     if (const ValueInfo* vi = graph.find_value_info(t.name)) {
-      read_uint16_as_bfloat16(t, *vi);
+      if (std::string why = read_raw_bits_as_declared(t, *vi); !why.empty()) return Error{source, why};
       if (std::string why = type_mismatch(t, *vi, "expected value"); !why.empty()) return Error{source, why};
     }
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/half.h"
+#include "core/narrow_types.h"
 #include "core/splitmix64.h"
 #include "core/tensor_set.h"
 
@@ -70,7 +71,22 @@ Expected<std::vector<NamedTensor>> make_random_inputs(const Graph& graph, const 
       case DType::UInt16: fill_integers<uint16_t>(t, rng, range); break;
       case DType::UInt32: fill_integers<uint32_t>(t, rng, range); break;
       case DType::UInt64: fill_integers<uint64_t>(t, rng, range); break;
-      default: return make_error("input '" + vi->name + "': cannot make random " + vi->type.to_string() + " values");
+      default: {
+        // The narrow types: float8/float4/E8M0 values of the range rounded to the type (saturating),
+        // int4/uint4/int2/uint2 integers of the range clamped to the type's.
+        if (dtype_is_small_float(dtype)) {
+          for (auto& v : t.mutable_data<uint8_t>()) v = narrow_float_from_double(dtype, range.lo + width * rng.unit(), true);
+        } else if (dtype_is_small_int(dtype)) {
+          const double lo = std::max(std::ceil(range.lo), static_cast<double>(narrow_int_min(dtype)));
+          const double hi = std::min(std::floor(range.hi), static_cast<double>(narrow_int_max(dtype)));
+          if (hi < lo) return make_error("input '" + vi->name + "': the value range holds no " + std::string(dtype_name(dtype)));
+          const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+          for (auto& v : t.mutable_data<uint8_t>())
+            v = narrow_int_from_int64(dtype, static_cast<int64_t>(lo) + static_cast<int64_t>(rng.next() % span));
+        } else {
+          return make_error("input '" + vi->name + "': cannot make random " + vi->type.to_string() + " values");
+        }
+      }
     }
     out.push_back({vi->name, std::move(t)});
   }

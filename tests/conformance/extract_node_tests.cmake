@@ -1,8 +1,15 @@
-# Extracts the ONNX 1.23 node test archives (node_*.tar.xz) from ARCHIVES into OUT, once per set of
-# archives (a stamp names them). Run by CTest as the fixture of the conformance_*_1_23 tests.
-file(GLOB archives "${ARCHIVES}/node_*.tar.xz")
+# Extracts the ONNX 1.23 node test archives (PATTERN, default node_*.tar.xz) from ARCHIVES into OUT,
+# once per set of archives (a stamp names them). Run by CTest as the fixture of the conformance_*_1_23
+# tests (and, with PATTERN types_*.tar.xz, of the narrow-type suite's).
+if(NOT PATTERN)
+  set(PATTERN "node_*.tar.xz")
+endif()
+if(NOT HINT)
+  set(HINT "-DREDUCE_ONNX_NODE_TESTS_1_23=DIR")
+endif()
+file(GLOB archives "${ARCHIVES}/${PATTERN}")
 if(NOT archives)
-  message(FATAL_ERROR "no node_*.tar.xz archives in '${ARCHIVES}': configure with -DREDUCE_ONNX_NODE_TESTS_1_23=DIR")
+  message(FATAL_ERROR "no ${PATTERN} archives in '${ARCHIVES}': configure with ${HINT}")
 endif()
 list(SORT archives)
 set(stamp "${OUT}/.extracted")

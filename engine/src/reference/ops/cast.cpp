@@ -66,10 +66,11 @@ bool castable(DType t) {
 
 }  // namespace
 
-Expected<Tensor> cast_tensor(const Tensor& in, DType to) {
+Expected<Tensor> cast_tensor(const Tensor& in, DType to, const CastOptions& options) {
   if (!castable(in.dtype()) || !castable(to))
     return make_error("cannot cast " + std::string(dtype_name(in.dtype())) + " to " + std::string(dtype_name(to)));
   if (in.dtype() == to) return in;
+  if (is_narrow(in.dtype()) || is_narrow(to)) return cast_narrow_tensor(in, to, options);
   if (is_half(to)) return cast_to_half(in, to);
   REDUCE_ASSIGN(Tensor src, widen(in));
   REDUCE_ASSIGN(Tensor out, Tensor::allocate(to, in.shape()));
@@ -86,7 +87,7 @@ namespace {
 class CastKernel : public Kernel {
  public:
   // to: the target dtype, or nullopt for CastLike (the dtype of input 1).
-  explicit CastKernel(std::optional<DType> to) : to_(to) {}
+  CastKernel(std::optional<DType> to, CastOptions options) : to_(to), options_(options) {}
   Status compute(KernelContext& ctx) const override {
     const Tensor& x = *ctx.input(0);
     DType to;
@@ -97,13 +98,14 @@ class CastKernel : public Kernel {
       if (!like) return make_error("CastLike needs the target_type input");
       to = like->dtype();
     }
-    REDUCE_ASSIGN(Tensor out, cast_tensor(x, to));
+    REDUCE_ASSIGN(Tensor out, cast_tensor(x, to, options_));
     ctx.set_output(0, std::move(out));
     return {};
   }
 
  private:
   std::optional<DType> to_;
+  CastOptions options_;
 };
 
 // BitCast shares the input's bytes under the target dtype. Only a 0 or 1 byte is a valid bool, so bytes
@@ -113,6 +115,7 @@ class BitCastKernel : public Kernel {
   explicit BitCastKernel(DType to) : to_(to) {}
   Status compute(KernelContext& ctx) const override {
     const Tensor& x = *ctx.input(0);
+    if (dtype_is_packed(x.dtype())) return make_error("cannot bit-cast " + std::string(dtype_name(x.dtype())) + ": its elements are narrower than a byte");
     if (dtype_size(x.dtype()) != dtype_size(to_))
       return make_error("cannot bit-cast " + std::string(dtype_name(x.dtype())) + " to " +
                         std::string(dtype_name(to_)) + ": the widths differ");
@@ -139,9 +142,23 @@ std::optional<int32_t> onnx_type_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+// `saturate` (opset 19+, default 1) and `round_mode` (opset 25+, default "up"), shared by Cast and CastLike.
+Expected<CastOptions> cast_options(const Node& node, int64_t opset) {
+  CastOptions options;
+  if (opset >= 19) options.saturate = attr_int(node, "saturate", 1) != 0;
+  if (opset >= 25) {
+    const std::string mode = attr_string(node, "round_mode", "up");
+    if (mode == "up") options.round_mode = E8M0Rounding::Up;
+    else if (mode == "down") options.round_mode = E8M0Rounding::Down;
+    else if (mode == "nearest") options.round_mode = E8M0Rounding::Nearest;
+    else return make_error("round_mode must be 'up', 'down' or 'nearest', not '" + mode + "'");
+  }
+  return options;
+}
+
 }  // namespace
 
-Expected<KernelPtr> make_cast(const Node& node, int64_t) {
+Expected<KernelPtr> make_cast(const Node& node, int64_t opset) {
   const Attribute* a = node.attribute("to");
   if (!a) return make_error("Cast needs the 'to' attribute");
   std::optional<int32_t> onnx_type;
@@ -150,17 +167,22 @@ Expected<KernelPtr> make_cast(const Node& node, int64_t) {
   std::optional<DType> to;
   if (onnx_type && (a->kind != Attribute::Kind::Int || a->i == *onnx_type)) to = dtype_from_onnx(*onnx_type);
   if (!to || !castable(*to)) return make_error("unsupported target type in 'to'");
-  return KernelPtr(new CastKernel(*to));
+  REDUCE_ASSIGN(CastOptions options, cast_options(node, opset));
+  return KernelPtr(new CastKernel(*to, options));
 }
 
-Expected<KernelPtr> make_cast_like(const Node&, int64_t) { return KernelPtr(new CastKernel(std::nullopt)); }
+Expected<KernelPtr> make_cast_like(const Node& node, int64_t opset) {
+  REDUCE_ASSIGN(CastOptions options, cast_options(node, opset));
+  return KernelPtr(new CastKernel(std::nullopt, options));
+}
 
 Expected<KernelPtr> make_bit_cast(const Node& node, int64_t) {
   const Attribute* a = node.attribute("to");
   if (!a || a->kind != Attribute::Kind::Int) return make_error("BitCast needs the integer 'to' attribute");
   std::optional<DType> to;
   if (a->i >= 0 && a->i <= INT32_MAX) to = dtype_from_onnx(static_cast<int32_t>(a->i));
-  if (!to || dtype_size(*to) == 0) return make_error("unsupported target type in 'to'");
+  // 4- and 2-bit types are one byte per element in memory, not their bits: no bit-cast to or from them.
+  if (!to || dtype_size(*to) == 0 || dtype_is_packed(*to)) return make_error("unsupported target type in 'to'");
   return KernelPtr(new BitCastKernel(*to));
 }
 

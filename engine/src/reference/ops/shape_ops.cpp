@@ -135,7 +135,8 @@ class EyeLikeKernel : public Kernel {
     DType dtype = in.dtype();
     if (dtype_ >= 0) {
       auto d = dtype_from_onnx(static_cast<int32_t>(dtype_));
-      if (!d) return make_error("unsupported dtype " + std::to_string(dtype_));
+      // The narrow types (float8, int4, ...) are not among EyeLike's: a byte 1 is not their one.
+      if (!d || dtype_is_small_float(*d) || dtype_is_small_int(*d)) return make_error("unsupported dtype " + std::to_string(dtype_));
       dtype = *d;
     }
     REDUCE_ASSIGN(Tensor * out, ctx.allocate_output(0, dtype, in.shape()));

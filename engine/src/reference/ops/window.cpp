@@ -45,7 +45,7 @@ Expected<Tensor> tensor_of(DType dtype, Shape shape, const std::vector<double>& 
 
 Expected<DType> output_type(const Node& node) {
   auto t = dtype_from_onnx(static_cast<int32_t>(attr_int(node, "output_datatype", 1)));
-  if (!t) return make_error("unsupported output_datatype");
+  if (!t || dtype_is_small_float(*t) || dtype_is_small_int(*t)) return make_error("unsupported output_datatype");
   return *t;
 }
 
