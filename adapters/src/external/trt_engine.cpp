@@ -10,17 +10,22 @@ std::string path_variable(const EngineEnvironment& environment) {
   return "";
 }
 
-Expected<std::unique_ptr<Engine>> make_trt_engine(const TrtOptions& options, const EngineEnvironment& environment) {
-  const std::string name = to_string(options).empty() ? "trt" : "trt:" + to_string(options);
+Expected<TrtCommand> trt_command_in(const TrtOptions& options, const EngineEnvironment& environment) {
   const auto probe = [&environment](TrtTool tool, const std::filesystem::path& program) {
     return probe_trt_version(tool, program, environment.env);
   };
-  auto command = trt_command(options, path_variable(environment), probe);
-  if (!command) return Error{name, command.error().what};
+  REDUCE_ASSIGN(TrtCommand command, trt_command(options, path_variable(environment), probe));
   if (environment.timing_caches) {
-    const auto cache = trt_timing_cache_arguments(command->tool);
-    command->argv.insert(command->argv.end(), cache.begin(), cache.end());
+    const auto cache = trt_timing_cache_arguments(command.tool);
+    command.argv.insert(command.argv.end(), cache.begin(), cache.end());
   }
+  return command;
+}
+
+Expected<std::unique_ptr<Engine>> make_trt_engine(const TrtOptions& options, const EngineEnvironment& environment) {
+  const std::string name = to_string(options).empty() ? "trt" : "trt:" + to_string(options);
+  auto command = trt_command_in(options, environment);
+  if (!command) return Error{name, command.error().what};
   if (command->version >= 11) {
     // Strongly typed: the tool runs the model as it is typed; fp16/bf16 convert it first, the
     // fp32= nodes kept in FP32 (no layer precision flags exist any more).

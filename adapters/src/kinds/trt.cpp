@@ -21,16 +21,9 @@ const KindOps Trt = {
     },
     [](const EngineSpec& spec) { return spec.trt.reduced_precision(); },
     [](const EngineSpec& spec, const EngineEnvironment& environment) -> std::string {
-      const auto probe = [&environment](TrtTool tool, const std::filesystem::path& program) {
-        return probe_trt_version(tool, program, environment.env);
-      };
-      auto command = trt_command(spec.trt, path_variable(environment), probe);
+      auto command = trt_command_in(spec.trt, environment);
       if (!command) return "";
       std::vector<std::string> argv = command->argv;
-      if (environment.timing_caches) {
-        const auto cache = trt_timing_cache_arguments(command->tool);
-        argv.insert(argv.end(), cache.begin(), cache.end());
-      }
       if (command->version < 11)
         if (auto fp32 = trt_fp32_arguments(command->tool, spec.trt.fp32_nodes.names)) argv.insert(argv.end(), fp32->begin(), fp32->end());
       const std::string line = shell_command_line(argv);
@@ -41,11 +34,8 @@ const KindOps Trt = {
     },
     [](EngineSpec& spec, const EngineEnvironment& environment) {
       if (spec.trt.version || spec.trt.detected_version) return;
-      const auto probe = [&environment](TrtTool tool, const std::filesystem::path& program) {
-        return probe_trt_version(tool, program, environment.env);
-      };
       // A tool that cannot be found, or an option it refuses, is said when an engine is made.
-      if (auto command = trt_command(spec.trt, path_variable(environment), probe)) spec.trt.detected_version = command->version;
+      if (auto command = trt_command_in(spec.trt, environment)) spec.trt.detected_version = command->version;
     },
 };
 

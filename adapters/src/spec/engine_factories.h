@@ -32,6 +32,10 @@ Expected<std::unique_ptr<Engine>> make_command_engine(CommandSetup setup, const 
 // PATH as an external command will see it: an entry of the environment's own (--slot-env) wins.
 std::string path_variable(const EngineEnvironment& environment);
 
+// The `trt` command in `environment`: the tool on its PATH, TensorRT's version (the settled one, else
+// asked of the tool), and the timing cache flags when the environment has a pool.
+Expected<TrtCommand> trt_command_in(const TrtOptions& options, const EngineEnvironment& environment);
+
 // `trt[:OPTIONS]`: finds Polygraphy or trtexec on PATH (the environment's, else this process's) and
 // makes the command engine that runs it. Errors name what to install.
 Expected<std::unique_ptr<Engine>> make_trt_engine(const TrtOptions& options, const EngineEnvironment& environment);

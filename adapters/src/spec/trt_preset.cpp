@@ -36,15 +36,18 @@ std::filesystem::path find_program(std::string_view program, std::string_view pa
   return {};
 }
 
-// From TensorRT 11 on the precision is the graph's: the tools take no precision flag.
+// The builder's precision flags, the same words for both tools (Polygraphy has no --int4: refused
+// before). From TensorRT 11 on the precision is the graph's: the tools take no precision flag.
+void add_precision_flags(std::vector<std::string>& argv, const TrtOptions& o, int version) {
+  if (version >= 11) return;
+  for (auto [set, flag] : {std::pair{o.fp16, "--fp16"}, std::pair{o.bf16, "--bf16"}, std::pair{o.int8, "--int8"},
+                           std::pair{o.fp8, "--fp8"}, std::pair{o.int4, "--int4"}})
+    if (set) argv.push_back(flag);
+}
+
 std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesystem::path& program, int version) {
   std::vector<std::string> argv{program.string(), "run", "{model}", "--trt"};
-  if (version < 11) {
-    if (o.fp16) argv.push_back("--fp16");
-    if (o.bf16) argv.push_back("--bf16");
-    if (o.int8) argv.push_back("--int8");
-    if (o.fp8) argv.push_back("--fp8");
-  }
+  add_precision_flags(argv, o, version);
   if (o.tf32) argv.push_back("--tf32");
   for (const char* a : {"--load-inputs", "{inputs_json}", "--save-outputs", "{outputs_json}"}) argv.push_back(a);
   return argv;
@@ -52,13 +55,7 @@ std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesys
 
 std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem::path& program, int version) {
   std::vector<std::string> argv{program.string(), "--onnx={model}", "{trtexec_shapes}"};
-  if (version < 11) {
-    if (o.fp16) argv.push_back("--fp16");
-    if (o.bf16) argv.push_back("--bf16");
-    if (o.int8) argv.push_back("--int8");
-    if (o.fp8) argv.push_back("--fp8");
-    if (o.int4) argv.push_back("--int4");
-  }
+  add_precision_flags(argv, o, version);
   // trtexec enables TF32 unless told not to; Polygraphy does the opposite. `tf32` decides for both.
   if (!o.tf32) argv.push_back("--noTF32");
   // One inference is what is compared: no warm-up, no timed repetitions.
