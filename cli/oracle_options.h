@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -46,13 +47,20 @@ Status check_fp32_nodes_of(const std::string& spec, const Model& model, const st
 
 Expected<OracleOptions> oracle_options_from(const boost::program_options::variables_map& vm);
 
+// Each sample's expected values when a command computes them itself (`precision`'s float model):
+// called once the model is loaded and the samples are ready; an empty answer leaves them to
+// --expected or the reference.
+using ExpectedFromInputs =
+    std::function<Expected<std::vector<TensorSample>>(const Model& model, const std::vector<InputSample>& samples)>;
+
 // Loads the model (with --input-shape applied), prepares the input samples and creates the oracles
 // (`use`). The model is stored in `model` (which must outlive the oracles). Errors are one line.
 // When `stop` is requested, no further reference or engine run starts (an error; the caller
 // reports the stop).
 Expected<SampleOracles> load_and_create_oracles(const boost::program_options::variables_map& vm,
                                                 const std::filesystem::path& model_path, Model& model,
-                                                SampleUse use, std::stop_token stop = {});
+                                                SampleUse use, std::stop_token stop = {},
+                                                const ExpectedFromInputs& expected_from = {});
 
 // Prints one line per sample (when there are several): its verdict, or that it was not checked.
 void print_samples(const SampleOracles& samples, std::ostream& out);
@@ -62,6 +70,6 @@ void print_samples(const SampleOracles& samples, std::ostream& out);
 // input, 130 interrupted).
 std::variant<SampleOracles, int> open_oracle(const boost::program_options::variables_map& vm,
                                              const std::string& model_path, Model& model, SampleUse use,
-                                             std::stop_token stop);
+                                             std::stop_token stop, const ExpectedFromInputs& expected_from = {});
 
 }  // namespace reduce::cli

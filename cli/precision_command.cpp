@@ -17,7 +17,10 @@
 #include "input_options.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
+#include "core/model_io.h"
+#include "core/quantized_nodes.h"
 #include "session/precision.h"
+#include "session/quantization.h"
 #include "session/verdict_report.h"
 #include "stop_on_signal.h"
 
@@ -55,7 +58,11 @@ po::options_description precision_options() {
       "without any one of its nodes the model fails again. Same set for every -j.\n"
       "Exit code: 0 found, 2 bad usage or input, 3 the model does not fail, 4 it fails even with every\n"
       "float node in FP32 (not a precision problem), 6 the answer did not hold on a fresh run (--confirm),\n"
-      "130 interrupted (the best set so far is kept).\n\noptions");
+      "130 interrupted (the best set so far is kept).\n\n"
+      "On a quantized (QuantizeLinear/DequantizeLinear) MODEL with --float-model, or on an engine without\n"
+      "per-node precision: the smallest set of quantized nodes to leave in float so that MODEL's outputs\n"
+      "are within tolerance of the float model's (exit 3: they already are, 4: not even with every\n"
+      "quantized node in float).\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("output,o", po::value<std::string>(), "bundle folder: precision.txt, report.md, report.json")
       ("jobs,j", po::value<int>()->default_value(1), "sets checked at once")
@@ -71,7 +78,12 @@ po::options_description precision_options() {
        "for the baselines: forward (K nodes from the inputs) or reverse (from the outputs)")
       ("tolerance-sweep", po::value<std::string>(),
        "T1,T2,...: the set at each tolerance, loose to tight (each T is both --atol and --rtol);\n"
-       "prints one line per tolerance, writes sweep.json, and the bundle of the tightest that found a set");
+       "prints one line per tolerance, writes sweep.json, and the bundle of the tightest that found a set")
+      ("float-model", po::value<std::string>(),
+       "MODEL is quantized (Q/DQ) and this is its float model (the quantizer's input; nodes and weights matched by\n"
+       "name): find the quantized nodes to leave in float so that MODEL's outputs are within tolerance of this\n"
+       "model's. Without it, a Q/DQ MODEL on an engine without per-node precision is compared with itself with\n"
+       "every Q/DQ pair folded (folded weights keep their rounding)");
   add_oracle_options(opts);
   add_input_options(opts);
   return opts;
@@ -99,6 +111,65 @@ void print_fp32_set(const PrecisionOutcome& out, std::optional<DType> typed) {
             << "\nAutoCast:    " << autocast_command(out.pinned, *typed, file) << "\n";
 }
 
+// The nodes to leave in float, the errors, and how to quantize again without them.
+void print_float_set(const PrecisionOutcome& out) {
+  std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " quantized nodes left in float"
+            << (out.one_minimal ? " (1-minimal)" : "") << (out.strategy != "default" ? " (" + out.strategy + ")" : "")
+            << ", " << out.checks << " sets checked"
+            << (out.samples > 1 ? ", passes on all " + std::to_string(out.samples) + " samples" : std::string()) << ":\n";
+  for (const auto& p : out.pinned)
+    std::cout << "  " << p.name << " (" << p.op_type << "), quantized alone it adds " << p.local_error << " x the tolerance\n";
+  if (out.confirm_runs > 0)
+    std::cout << (out.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << "partially quantized " << out.set_passed_again
+              << " of " << out.confirm_runs << " fresh run(s) pass, quantized " << out.original_failed_again << " of "
+              << out.confirm_runs << " fail the same way" << (out.not_confirmed() ? " (a flaky engine: do not trust this set)" : "")
+              << "\n";
+  const auto errors = [](const Verdict& v) {
+    std::string s;
+    for (const auto& o : v.outputs) s += (s.empty() ? "" : ", ") + o.name + " " + std::to_string(o.max_abs);
+    return s;
+  };
+  std::cout << "largest absolute error against the float model: quantized " << errors(out.before) << "; partially quantized "
+            << errors(out.after) << "\n";
+  if (out.quantization)
+    std::cout << "weights in float: " << out.quantization->weights_from_float_model << " from the float model, "
+              << out.quantization->weights_folded << " folded (they keep the quantizer's rounding)\n";
+  std::cout << "\nONNX Runtime:\n" << onnxruntime_quantize_call(out.pinned) << "\nModel Optimizer:\n"
+            << modelopt_quantize_command(out.pinned) << "\n";
+}
+
+// The float model's outputs as each sample's expected values, when MODEL is a Q/DQ model searched
+// for nodes to leave in float (--float-model, or an engine without per-node precision); nothing
+// otherwise. Fills `plan`.
+ExpectedFromInputs float_model_expectations(const po::variables_map& vm, std::optional<QuantizedSearchPlan>& plan) {
+  return [&vm, &plan](const Model& model, const std::vector<InputSample>& samples) -> Expected<std::vector<TensorSample>> {
+    std::optional<std::string> float_path;
+    if (vm.count("float-model")) float_path = vm["float-model"].as<std::string>();
+    const auto spec = parse_engine_spec(vm["engine"].as<std::string>());
+    if (!float_path && (!has_qdq_nodes(model.graph) || (spec && spec->controls_precision()))) return std::vector<TensorSample>{};
+    if (float_path && vm.count("expected"))
+      return Error{"--expected", "the float model (--float-model) gives the expected values; give one of them"};
+    const std::string model_path = vm["model"].as<std::string>();
+    std::optional<Model> float_model;
+    if (float_path) {
+      REDUCE_ASSIGN(Model loaded, load_model(*float_path));
+      float_model = std::move(loaded);
+    }
+    REDUCE_ASSIGN(auto reference, make_engine(vm["reference"].as<std::string>()));
+    auto planned = plan_quantized_search(model, std::move(float_model), float_path.value_or(""), *reference);
+    if (!planned) return planned.error().at(model_path);
+    plan = std::move(*planned);
+    std::vector<TensorSample> out;
+    if (vm.count("expected")) return out;  // the float outputs are given
+    const std::string source = float_path ? "the float model " + *float_path : "the model with every Q/DQ pair folded";
+    for (const auto& sample : samples) {
+      REDUCE_ASSIGN(auto outputs, float_model_outputs(*plan, model, *reference, sample.inputs));
+      out.push_back({source, std::move(outputs)});
+    }
+    return out;
+  };
+}
+
 constexpr size_t kMaxSweep = 16;
 
 // "0.1,0.01,1e-3": finite positive tolerances, loose to tight, each once.
@@ -122,24 +193,31 @@ Expected<std::vector<double>> parse_sweep(const std::string& text) {
 }
 
 std::string outcome_line(const PrecisionOutcome& out) {
+  const bool quantized = out.quantization.has_value();
   switch (out.kind) {
-    case PrecisionOutcome::Kind::DoesNotFail: return "passes with nothing in FP32";
-    case PrecisionOutcome::Kind::FailsEvenInFp32: return "fails even with every float node in FP32";
+    case PrecisionOutcome::Kind::DoesNotFail: return quantized ? "passes with every node quantized" : "passes with nothing in FP32";
+    case PrecisionOutcome::Kind::FailsEvenInFp32:
+      return quantized ? "fails even with every quantized node in float" : "fails even with every float node in FP32";
     case PrecisionOutcome::Kind::Found: break;
   }
   std::string names;
   for (const auto& p : out.pinned) names += (names.empty() ? "" : ", ") + p.name;
-  return std::to_string(out.pinned.size()) + " nodes in FP32 (" + std::to_string(out.checks) + " sets checked" +
+  return std::to_string(out.pinned.size()) + (quantized ? " nodes left in float (" : " nodes in FP32 (") +
+         std::to_string(out.checks) + " sets checked" +
          (out.not_confirmed() ? ", NOT CONFIRMED on a fresh run" : "") + "): " + names;
 }
 
 // The set at each tolerance, loose to tight. Exit 0 when some tolerance found a set; otherwise the
 // exit code of the tightest tolerance's outcome.
 int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& options, const std::vector<double>& sweep, const std::string& out_dir,
-              const std::string& command, const NodeRenaming& renamed, std::stop_token stop) {
+              const std::string& command, const NodeRenaming& renamed, std::stop_token stop,
+              const QuantizedSearchPlan* plan) {
+  PrecisionSearch search;
+  if (plan)
+    search = [plan](std::vector<Oracle*> s, const PrecisionOptions& o, std::stop_token t) { return find_float_nodes(std::move(s), *plan, o, t); };
   auto done = sweep_tolerances(samples, options, sweep, stop, [](const SweepRow& row) {
     std::cout << "tolerance " << row.tolerance << ": " << outcome_line(row.outcome) << "\n" << std::flush;
-  });
+  }, search);
   if (!done) {
     std::cerr << "error: " << done.error().message() << "\n";
     return kExitUsage;
@@ -154,7 +232,8 @@ int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& optio
     if (written.ok() && tightest) {
       PrecisionOutcome bundled = *tightest;
       bundled.renamed = renamed;
-      written = write_precision_bundle(out_dir, *samples[0], bundled, command);
+      written = plan ? write_quantization_bundle(out_dir, *samples[0], *plan, bundled, command)
+                     : write_precision_bundle(out_dir, *samples[0], bundled, command);
     }
     if (!written.ok()) {
       std::cerr << "error: " << written.error().message() << "\n";
@@ -203,7 +282,8 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
     return kExitUsage;
   }
   Model model;
-  auto opened = open_oracle(vm, model_path, model, SampleUse::KeepAll, stop);
+  std::optional<QuantizedSearchPlan> plan;
+  auto opened = open_oracle(vm, model_path, model, SampleUse::KeepAll, stop, float_model_expectations(vm, plan));
   if (const int* code = std::get_if<int>(&opened)) return *code;
   const SampleOracles& opened_samples = std::get<SampleOracles>(opened);
   Oracle& oracle = opened_samples.main();
@@ -224,8 +304,13 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   po_.confirm = vm["confirm"].as<int>();
   po_.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
   const NodeRenaming all_renamed{renamed.unnamed, renamed.duplicates + opened_samples.renamed_nodes};
-  if (!sweep.empty()) return run_sweep(samples, po_, sweep, out_dir, command_line(args), all_renamed, stop);
-  auto found = find_fp32_nodes(samples, po_, stop);
+  if (plan)
+    std::cout << "quantized model: " << plan->nodes.size() << " nodes read quantized values; searching which to leave in float "
+              << "against " << (plan->float_model_source.empty() ? "the model with every Q/DQ pair folded" : plan->float_model_source)
+              << "\n";
+  if (!sweep.empty())
+    return run_sweep(samples, po_, sweep, out_dir, command_line(args), all_renamed, stop, plan ? &*plan : nullptr);
+  auto found = plan ? find_float_nodes(samples, *plan, po_, stop) : find_fp32_nodes(samples, po_, stop);
   if (!found) {
     std::cerr << "error: " << model_path << ": " << found.error().message() << "\n";
     return kExitUsage;
@@ -234,12 +319,27 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   const PrecisionOutcome& out = *found;
   if (out.stopped && out.pinned.empty()) return interrupted("; nothing written");
   if (out.kind == PrecisionOutcome::Kind::DoesNotFail) {
-    std::cout << "does not fail: the model passes with nothing in FP32\n";
+    std::cout << (plan ? "does not fail: the quantized model's outputs are within tolerance of the float model's\n"
+                       : "does not fail: the model passes with nothing in FP32\n");
     return kExitDoesNotFail;
   }
   if (out.kind == PrecisionOutcome::Kind::FailsEvenInFp32) {
-    std::cout << "fails even in FP32: not a precision problem (" << out.after.signature.to_string() << ")\n";
+    std::cout << (plan ? "fails even with every quantized node in float: not a quantization problem ("
+                       : "fails even in FP32: not a precision problem (")
+              << out.after.signature.to_string() << ")\n";
     return kExitNotPrecision;
+  }
+  if (plan) {
+    print_float_set(out);
+    if (!out_dir.empty()) {
+      if (Status st = write_quantization_bundle(out_dir, oracle, *plan, out, command_line(args)); !st.ok()) {
+        std::cerr << "error: " << st.error().message() << "\n";
+        return kExitUsage;
+      }
+      std::cout << "bundle: " << out_dir << " (precision.txt, model.onnx, " << kPartiallyQuantizedFile << ", report.md, report.json)\n";
+    }
+    if (out.stopped) return interrupted("; the best set so far is kept");
+    return out.not_confirmed() ? kExitNotConfirmed : kExitOk;
   }
   const std::optional<DType> typed = oracle.engine_converts_to();
   print_fp32_set(out, typed);

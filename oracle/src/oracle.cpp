@@ -301,6 +301,15 @@ Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>*
   return v;
 }
 
+Verdict Oracle::evaluate_variant(const Model& variant, const std::atomic<bool>* cancel) {
+  auto run = materialize(Candidate::whole(model_->graph));
+  if (!run) return Verdict::invalid_because(run.error().message());
+  run->model = variant;
+  Verdict v = run_materialized(*run, cancel, nullptr, 0);
+  count_evaluation(v, cancel);
+  return v;
+}
+
 SignatureMatch Oracle::match(const Verdict& v) const {
   if (v.invalid) return SignatureMatch::Different;
   if (criteria_->has_regexes())

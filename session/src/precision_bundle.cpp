@@ -11,6 +11,8 @@
 #include "session/error_chart.h"
 #include "session/precision.h"
 
+#include "precision_report.h"
+
 namespace reduce {
 
 namespace {
@@ -24,7 +26,8 @@ const char* kind_name(PrecisionOutcome::Kind k) {
   return "";
 }
 
-// The worst output error of a verdict, as error / tolerance (0 when it ran and passed cleanly).
+}  // namespace
+
 double worst_ratio(const Verdict& v) {
   double worst = 0;
   for (const auto& o : v.outputs) worst = std::max(worst, o.ratio);
@@ -44,8 +47,6 @@ std::string number(double x) {
   std::snprintf(buf, sizeof buf, "%.3g", x);
   return buf;
 }
-
-}  // namespace
 
 Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& oracle, const PrecisionOutcome& out,
                               const std::string& command) {

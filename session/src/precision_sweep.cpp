@@ -18,7 +18,8 @@ const PrecisionOutcome* ToleranceSweep::answer() const {
 
 Expected<ToleranceSweep> sweep_tolerances(const std::vector<Oracle*>& samples, PrecisionOptions options,
                                           const std::vector<double>& tolerances, std::stop_token stop,
-                                          const std::function<void(const SweepRow&)>& on_row) {
+                                          const std::function<void(const SweepRow&)>& on_row,
+                                          const PrecisionSearch& search) {
   options.log = nullptr;
   ToleranceSweep sweep;
   for (double t : tolerances) {
@@ -26,7 +27,7 @@ Expected<ToleranceSweep> sweep_tolerances(const std::vector<Oracle*>& samples, P
     tolerance.atol = tolerance.rtol = t;
     tolerance.by_element_type = false;  // each T is the tolerance of every output
     for (Oracle* oracle : samples) oracle->set_tolerance(tolerance);
-    REDUCE_ASSIGN(PrecisionOutcome found, find_fp32_nodes(samples, options, stop));
+    REDUCE_ASSIGN(PrecisionOutcome found, search ? search(samples, options, stop) : find_fp32_nodes(samples, options, stop));
     if (found.stopped) {
       sweep.stopped = true;
       break;
@@ -41,11 +42,14 @@ std::string sweep_json(const ToleranceSweep& sweep) {
   nlohmann::json rows = nlohmann::json::array();
   for (const SweepRow& r : sweep.rows) {
     nlohmann::json row{{"tolerance", r.tolerance}, {"checks", r.outcome.checks}};
+    const bool quantized = r.outcome.quantization.has_value();
     row["outcome"] = r.outcome.kind == PrecisionOutcome::Kind::Found         ? "found"
                      : r.outcome.kind == PrecisionOutcome::Kind::DoesNotFail ? "does not fail"
+                     : quantized                                             ? "fails even in float"
                                                                              : "fails even in FP32";
-    row["fp32_nodes"] = nlohmann::json::array();
-    for (const auto& p : r.outcome.pinned) row["fp32_nodes"].push_back(p.name);
+    const char* key = quantized ? "float_nodes" : "fp32_nodes";
+    row[key] = nlohmann::json::array();
+    for (const auto& p : r.outcome.pinned) row[key].push_back(p.name);
     rows.push_back(row);
   }
   return rows.dump(2) + "\n";

@@ -120,6 +120,11 @@ class Oracle {
   // whether it means anything) or the spec cannot take the set.
   Verdict evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>* cancel = nullptr);
 
+  // Runs a variant of the whole model (the same graph inputs and outputs, other nodes or weights:
+  // a Q/DQ model with some nodes left in float) on the engine under test, compared with the
+  // recorded outputs of the model. One run, as evaluate_pinned; not cached, counted.
+  Verdict evaluate_variant(const Model& variant, const std::atomic<bool>* cancel = nullptr);
+
   // The failure every candidate is compared with (set from the original's verdict by the caller).
   void set_target(const FailureSignature& target) { target_ = target; has_target_ = true; }
   // Compares with another tolerance from now on (`reduce precision --tolerance-sweep`); verdicts

@@ -56,6 +56,7 @@ struct PrecisionOutcome {
   size_t failing_sample = 0;       // the first sample the model fails on (`before`, the ranking)
   Verdict before;                  // nothing in FP32
   Verdict after;                   // the set in FP32 (all float nodes when FailsEvenInFp32)
+  Verdict all_kept;                // every candidate in FP32 (the check before the search)
   size_t checks = 0;               // sets checked (the reducer's count, or the baseline's)
   std::string strategy = "default";  // with " reverse" for a baseline from the outputs
   bool one_minimal = false;        // removing any one node of the set makes the model fail
@@ -82,6 +83,14 @@ struct PrecisionOutcome {
   // Where error is born in the model with nothing in FP32 (the default strategy's ranking): the
   // bundle draws it as error.svg.
   std::optional<ErrorOrigin> origin;
+  // A Q/DQ model (session/quantization.h): `pinned` are quantized nodes left in float, the outputs
+  // are compared with the float model's, and `all_kept` is every quantized node in float.
+  struct Quantization {
+    std::string float_model;  // the float model's file; "" when derived by folding every Q/DQ pair
+    size_t weights_from_float_model = 0;
+    size_t weights_folded = 0;
+  };
+  std::optional<Quantization> quantization;
 };
 
 // The nodes of the oracle's model that compute a float value (Constant nodes excluded), ascending.
@@ -114,14 +123,18 @@ struct ToleranceSweep {
   // The outcome the sweep answers with: the tightest found, else the last tolerance's (null when none ended).
   const PrecisionOutcome* answer() const;
 };
-// Sets every sample's tolerance to each of `tolerances` (loose to tight) in turn and runs
-// find_fp32_nodes (its log silenced); `on_row` sees each row when it ends. The oracles keep the
-// last tolerance.
+// One search of `reduce precision`: find_fp32_nodes, or find_float_nodes bound to a Q/DQ model's plan.
+using PrecisionSearch =
+    std::function<Expected<PrecisionOutcome>(std::vector<Oracle*> samples, const PrecisionOptions& options, std::stop_token stop)>;
+// Sets every sample's tolerance to each of `tolerances` (loose to tight) in turn and runs `search`
+// (default find_fp32_nodes; its log silenced); `on_row` sees each row when it ends. The oracles
+// keep the last tolerance.
 Expected<ToleranceSweep> sweep_tolerances(const std::vector<Oracle*>& samples, PrecisionOptions options,
                                           const std::vector<double>& tolerances, std::stop_token stop,
-                                          const std::function<void(const SweepRow&)>& on_row = {});
+                                          const std::function<void(const SweepRow&)>& on_row = {},
+                                          const PrecisionSearch& search = {});
 // sweep.json: one object per row: tolerance, checks, outcome ("found", "does not fail", "fails
-// even in FP32"), fp32_nodes.
+// even in FP32", or on a Q/DQ model "fails even in float"), fp32_nodes (float_nodes on a Q/DQ model).
 std::string sweep_json(const ToleranceSweep& sweep);
 
 // "trtexec ... --layerPrecisions=A:fp32,B:fp32" and the Polygraphy flags, for the report.

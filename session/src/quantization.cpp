@@ -1,0 +1,289 @@
+// The Q/DQ search (session/quantization.h): the plan (quantized nodes, their weights' float values),
+// the float model's outputs, the error each quantized node adds, and the keep-set search over them.
+#include "session/quantization.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "adapters/engine_spec.h"
+#include "core/extract.h"
+#include "oracle/error_origin.h"
+#include "oracle/recorded_values.h"
+
+#include "keep_set_search.h"
+
+namespace reduce {
+
+namespace {
+
+bool is_float_type(DType t) { return t == DType::Float || t == DType::Double || t == DType::Float16 || t == DType::BFloat16; }
+
+using Producers = std::unordered_map<std::string_view, size_t>;
+
+Producers producers_of(const Graph& g) {
+  Producers out;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& o : g.nodes[i].outputs)
+      if (!o.empty()) out.emplace(o, i);
+  return out;
+}
+
+// The constant behind a value: an initializer or a Constant node's `value`; null otherwise.
+const Tensor* constant_value(const Graph& g, const Producers& producers, const std::string& name) {
+  if (const Initializer* init = g.find_initializer(name)) return &init->tensor;
+  auto it = producers.find(name);
+  if (it == producers.end() || !is_constant_node(g.nodes[it->second])) return nullptr;
+  const Attribute* a = g.nodes[it->second].attribute("value");
+  return a && a->kind == Attribute::Kind::Tensor ? &a->t : nullptr;
+}
+
+std::set<std::string> input_names(const Graph& g) {
+  std::set<std::string> out;
+  for (const auto& in : g.inputs)
+    if (!g.find_initializer(in.name)) out.insert(in.name);
+  return out;
+}
+
+std::set<std::string> output_names(const Graph& g) {
+  std::set<std::string> out;
+  for (const auto& o : g.outputs) out.insert(o.name);
+  return out;
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+Status same_interface(const Model& quantized, const Model& float_model, const std::string& source) {
+  if (input_names(quantized.graph) != input_names(float_model.graph))
+    return Error{source, "its inputs (" + joined(input_names(float_model.graph)) + ") are not the quantized model's (" +
+                             joined(input_names(quantized.graph)) + ")"};
+  if (output_names(quantized.graph) != output_names(float_model.graph))
+    return Error{source, "its outputs (" + joined(output_names(float_model.graph)) + ") are not the quantized model's (" +
+                             joined(output_names(quantized.graph)) + ")"};
+  return {};
+}
+
+Expected<TensorMap> run_on_reference(Engine& reference, const Model& model, const std::vector<NamedTensor>& inputs) {
+  REDUCE_ASSIGN(auto prepared, reference.prepare(model));
+  TensorMap feed;
+  for (const auto& in : inputs) feed[in.name] = in.tensor;
+  return prepared->run(feed);
+}
+
+// Takes each quantized weight's float value from the float model: the node of the same name and op
+// type reads, at the same input, a float constant of the weight's shape.
+void weights_from(const Model& quantized, const Model& float_model, QuantizedSearchPlan& plan) {
+  const Graph& q = quantized.graph;
+  const Graph& f = float_model.graph;
+  const Producers q_producers = producers_of(q), f_producers = producers_of(f);
+  std::unordered_map<std::string_view, size_t> by_name;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!f.nodes[i].name.empty()) by_name.emplace(f.nodes[i].name, i);
+  for (const QuantizedNode& qn : plan.nodes) {
+    const Node& node = q.nodes[qn.node];
+    auto match = by_name.find(node.name);
+    if (match == by_name.end() || f.nodes[match->second].op_type != node.op_type) continue;
+    const Node& float_node = f.nodes[match->second];
+    for (const DequantizedInput& in : qn.inputs) {
+      if (!in.weight() || plan.float_weights.count(in.float_value) || in.input >= float_node.inputs.size()) continue;
+      const Tensor* quantized_weight = constant_value(q, q_producers, q.nodes[in.dequantize].inputs[0]);
+      const Tensor* weight = constant_value(f, f_producers, float_node.inputs[in.input]);
+      if (!quantized_weight || !weight || !is_float_type(weight->dtype()) || weight->shape() != quantized_weight->shape())
+        continue;
+      plan.float_weights.emplace(in.float_value, *weight);
+      ++plan.weights_from_float_model;
+    }
+  }
+}
+
+// Dequantizes the weights without a float value yet: their DequantizeLinear nodes (with the
+// Constant nodes they read) as one model, run by the reference.
+Status fold_weights(const Model& quantized, Engine& reference, QuantizedSearchPlan& plan) {
+  const Graph& q = quantized.graph;
+  const Producers producers = producers_of(q);
+  std::set<size_t> nodes;
+  std::vector<std::string> outputs;
+  for (const QuantizedNode& qn : plan.nodes)
+    for (const DequantizedInput& in : qn.inputs) {
+      if (!in.weight() || plan.float_weights.count(in.float_value) || !nodes.insert(in.dequantize).second) continue;
+      outputs.push_back(in.float_value);
+      for (const auto& v : q.nodes[in.dequantize].inputs)
+        if (auto it = v.empty() ? producers.end() : producers.find(v); it != producers.end()) nodes.insert(it->second);
+    }
+  if (outputs.empty()) return {};
+  REDUCE_ASSIGN(const Extractor extractor, Extractor::create(quantized));
+  ExtractOptions options;
+  options.outputs = outputs;
+  const std::vector<size_t> picked(nodes.begin(), nodes.end());
+  REDUCE_ASSIGN(const Model weights, extractor.extract(picked, options));
+  REDUCE_ASSIGN(TensorMap values, run_on_reference(reference, weights, {}));
+  for (const auto& name : outputs) {
+    auto it = values.find(name);
+    if (it == values.end()) return make_error("the reference gave no value for the dequantized weight '" + name + "'");
+    plan.float_weights.emplace(name, std::move(it->second));
+    ++plan.weights_folded;
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<QuantizedSearchPlan> plan_quantized_search(const Model& quantized, std::optional<Model> float_model,
+                                                    const std::string& float_source, Engine& reference) {
+  QuantizedSearchPlan plan;
+  plan.nodes = quantized_nodes(quantized.graph);
+  if (plan.nodes.empty())
+    return make_error("no node reads a dequantized value (a QuantizeLinear/DequantizeLinear pair or a dequantized "
+                      "weight): nothing is quantized");
+  if (float_model) {
+    REDUCE_TRY(same_interface(quantized, *float_model, float_source));
+    weights_from(quantized, *float_model, plan);
+  }
+  REDUCE_TRY(fold_weights(quantized, reference, plan));
+  if (float_model) {
+    plan.float_model = std::move(*float_model);
+    plan.float_model_source = float_source;
+  } else {
+    std::vector<size_t> all;
+    for (const auto& qn : plan.nodes) all.push_back(qn.node);
+    REDUCE_ASSIGN(plan.float_model, leave_in_float(quantized, plan.nodes, all, plan.float_weights));
+  }
+  return plan;
+}
+
+Expected<std::vector<NamedTensor>> float_model_outputs(const QuantizedSearchPlan& plan, const Model& quantized,
+                                                       Engine& reference, const std::vector<NamedTensor>& inputs) {
+  REDUCE_ASSIGN(TensorMap values, run_on_reference(reference, plan.float_model, inputs));
+  std::vector<NamedTensor> out;
+  for (const auto& o : quantized.graph.outputs) {
+    auto it = values.find(o.name);
+    if (it == values.end()) return make_error("the float model gave no value for the output '" + o.name + "'");
+    out.push_back({o.name, std::move(it->second)});
+  }
+  return out;
+}
+
+Expected<std::vector<QuantizationError>> quantization_errors(const Model& quantized, const QuantizedSearchPlan& plan,
+                                                             Engine& reference, const std::vector<NamedTensor>& inputs,
+                                                             const Tolerance& tolerance, bool accumulated,
+                                                             const std::atomic<bool>* cancel) {
+  std::vector<size_t> all;
+  for (const auto& qn : plan.nodes) all.push_back(qn.node);
+  // The values every node reads in float: the model with every quantized node left in float.
+  REDUCE_ASSIGN(const Model in_float, leave_in_float(quantized, plan.nodes, all, plan.float_weights));
+  RecordOptions record;
+  record.cancel = cancel;
+  REDUCE_ASSIGN(const RecordedValues float_values, RecordedValues::record(in_float, reference, inputs, record));
+  std::optional<RecordedValues> quantized_values;
+  if (accumulated) {
+    REDUCE_ASSIGN(RecordedValues values, RecordedValues::record(quantized, reference, inputs, record));
+    quantized_values.emplace(std::move(values));
+  }
+  REDUCE_ASSIGN(const Extractor extractor, Extractor::create(quantized));
+  std::vector<QuantizationError> out;
+  for (const QuantizedNode& qn : plan.nodes) {
+    if (cancel && cancel->load()) return make_error("interrupted");
+    const Node& node = quantized.graph.nodes[qn.node];
+    // The node with its own QuantizeLinear/DequantizeLinear inputs, fed the float values.
+    std::vector<size_t> nodes{qn.node};
+    for (const DequantizedInput& in : qn.inputs) {
+      nodes.push_back(in.dequantize);
+      if (in.quantize) nodes.push_back(*in.quantize);
+    }
+    ExtractOptions options;
+    for (const auto& o : node.outputs)
+      if (!o.empty() && float_values.find(o)) options.outputs.push_back(o);
+    if (options.outputs.empty()) continue;
+    auto alone = extractor.extract(nodes, options);
+    if (!alone) continue;
+    std::vector<NamedTensor> feed;
+    bool fed = true;
+    for (const auto& in : alone->graph.inputs) {
+      if (alone->graph.find_initializer(in.name)) continue;
+      const Tensor* value = float_values.find(in.name);
+      if (!value) {
+        fed = false;
+        break;
+      }
+      feed.push_back({in.name, *value});
+    }
+    if (!fed) continue;
+    auto computed = run_on_reference(reference, *alone, feed);
+    if (!computed) continue;
+    QuantizationError e;
+    e.node = qn.node;
+    for (const auto& o : options.outputs) {
+      auto it = computed->find(o);
+      if (it == computed->end()) continue;
+      const OutputComparison c = compare_tensors(o, it->second, *float_values.find(o), tolerance);
+      e.added = std::max(e.added, error_score(c));
+      e.added_max_abs = std::max(e.added_max_abs, c.max_abs);
+      if (quantized_values)
+        if (const Tensor* carried = quantized_values->find(o))
+          e.accumulated = std::max(e.accumulated.value_or(0.0), error_score(compare_tensors(o, *carried, *float_values.find(o), tolerance)));
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const QuantizedSearchPlan& plan,
+                                            const PrecisionOptions& options, std::stop_token stop) {
+  if (samples.empty()) return make_error("no input sample");
+  if (std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), options.strategy) ==
+      std::end(kPrecisionStrategies))
+    return make_error("unknown precision strategy '" + options.strategy + "'");
+  const Graph& g = samples[0]->model().graph;
+  KeepSetProblem problem;
+  for (const auto& qn : plan.nodes) {
+    if (qn.node >= g.nodes.size()) return make_error("the plan is not of this model");
+    if (g.nodes[qn.node].name.empty())
+      return make_error("node " + std::to_string(qn.node) + " (" + g.nodes[qn.node].op_type + ") has no name");
+    problem.candidates.push_back(qn.node);
+  }
+  std::sort(problem.candidates.begin(), problem.candidates.end());
+  REDUCE_ASSIGN(std::unique_ptr<Engine> reference,
+                make_engine(samples[0]->options().reference, samples[0]->options().environment));
+
+  std::atomic<bool> cancelled{false};
+  std::stop_callback on_stop(stop, [&] { cancelled = true; });
+  problem.kept = "left in float";
+  problem.check = [&](Oracle& sample, const std::vector<size_t>& set, const std::atomic<bool>* cancel) {
+    auto variant = leave_in_float(sample.model(), plan.nodes, set, plan.float_weights);
+    if (!variant) return Verdict::invalid_because(variant.error().message());
+    return sample.evaluate_variant(*variant, cancel);
+  };
+  problem.rank = [&](Oracle& failing, std::map<size_t, double>& local_error, std::optional<ErrorOrigin>&) {
+    auto errors = quantization_errors(failing.model(), plan, *reference, failing.inputs(), failing.options().tolerance,
+                                      false, &cancelled);
+    if (!errors) {
+      if (options.log) options.log("ranking: " + errors.error().message() + "; nodes unranked");
+      return std::vector<size_t>{};
+    }
+    std::stable_sort(errors->begin(), errors->end(), [](const auto& a, const auto& b) { return a.added > b.added; });
+    std::vector<size_t> ranking;
+    size_t beyond = 0;
+    for (const auto& e : *errors) {
+      ranking.push_back(e.node);
+      local_error[e.node] = e.added;
+      beyond += e.added > 1;
+    }
+    if (options.log)
+      options.log("ranking: " + std::to_string(beyond) + " of " + std::to_string(plan.nodes.size()) +
+                  " quantized nodes add error beyond the tolerance alone");
+    return ranking;
+  };
+  PrecisionOutcome out;
+  out.candidates = problem.candidates.size();
+  out.samples = samples.size();
+  out.quantization = PrecisionOutcome::Quantization{plan.float_model_source, plan.weights_from_float_model, plan.weights_folded};
+  bool searched = false;
+  REDUCE_TRY(search_keep_set(samples, problem, options, cancelled, out, searched));
+  return out;
+}
+
+}  // namespace reduce
