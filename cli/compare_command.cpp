@@ -7,7 +7,9 @@
 
 #include "command.h"
 #include "command_line.h"
+#include "float_model_option.h"
 #include "input_options.h"
+#include "adapters/engine_spec.h"
 #include "oracle_options.h"
 #include "oracle/error_origin.h"
 #include "session/error_chart.h"
@@ -33,6 +35,9 @@ po::options_description compare_options() {
       "that fails alone adds error, one that does not only inherits it. Requesting intermediate values\n"
       "can change what an engine fuses; when that makes the failure disappear, the layerwise table\n"
       "cannot be trusted and compare says so.\n"
+      "With --float-model (MODEL quantized with QuantizeLinear/DequantizeLinear): the outputs are compared\n"
+      "with the float model's, and the layers say the error each quantized node adds (alone, its quantized\n"
+      "inputs made from the float model's values, against the float node) and what it inherits.\n"
       "Exit code: 0 the outputs agree, 1 they do not, 2 bad usage or input.\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("all-layers", "print every value, not only the failing ones and the first few")
@@ -40,10 +45,56 @@ po::options_description compare_options() {
        "write an SVG chart (gnuplot): error per node, local vs accumulated, and the output values")
       ("local-runs", po::value<int>()->default_value(2000),
        "at most this many nodes run alone (the ones whose error grows the most first; 0: none)")
-      ("jobs,j", po::value<int>()->default_value(0), "nodes run alone at once (0: --slots, else the number of cores)");
+      ("jobs,j", po::value<int>()->default_value(0), "nodes run alone at once (0: --slots, else the number of cores)")
+      ("float-model", po::value<std::string>(),
+       "MODEL is quantized (Q/DQ) and this is its float model (nodes and weights matched by name): compare with it");
   add_oracle_options(opts);
   add_input_options(opts);
   return opts;
+}
+
+// The error each quantized node adds and what it inherits, on the reference (the quantized model's
+// own error against the float model, whatever the engine); the chart of both. 0 when done, else
+// the exit code.
+int quantization_layers(Oracle& o, const QuantizedSearchPlan& plan, bool all, const std::string& chart, const CancelOnStop& cancel) {
+  std::cout << "\n## quantized nodes (added: the node alone, its quantized inputs made from the float model's values, "
+               "against the float node; accumulated: the quantized model against the float model; both on the reference)\n\n";
+  auto reference = make_engine(o.options().reference, o.options().environment);
+  if (!reference) {
+    std::cerr << "error: " << reference.error().message() << "\n";
+    return kExitUsage;
+  }
+  auto errors = quantization_errors(o.model(), plan, **reference, o.inputs(), o.options().tolerance, true, cancel.flag());
+  if (cancel.requested()) return interrupted();
+  if (!errors) {
+    std::cout << "quantization errors could not be computed: " << errors.error().message() << "\n";
+    return 0;
+  }
+  const ErrorOrigin origin = quantization_origin(*errors);
+  print_error_table(origin, o.model().graph, all, std::cout);
+  size_t inherit = 0;
+  for (const auto& v : origin.values) inherit += !v.accumulated.passed && !adds_error(v);
+  std::cout << "\n";
+  if (origin.top_local.empty()) {
+    std::cout << "no quantized node adds error beyond the tolerance alone: the error accumulates\n";
+  } else {
+    std::cout << "adds the most error when quantized alone:";
+    for (size_t k = 0; k < origin.top_local.size() && k < 5; ++k)
+      std::cout << (k ? "; " : " ") << describe_node(o.model().graph, origin.values[origin.top_local[k]]) << " "
+                << format_number(error_score(*origin.values[origin.top_local[k]].local)) << " x tolerance";
+    std::cout << "\n";
+  }
+  std::cout << origin.top_local.size() << " of " << plan.nodes.size() << " quantized nodes add error beyond the tolerance; "
+            << inherit << " values beyond it only inherit it\n";
+  if (chart.empty()) return 0;
+  auto drawn = write_error_chart(chart, origin, o.model().graph, std::nullopt, cancel.flag());
+  if (cancel.requested()) return interrupted();
+  if (!drawn) {
+    std::cerr << "error: " << drawn.error().message() << "\n";
+    return kExitUsage;
+  }
+  std::cout << (drawn->outcome == ChartOutcome::Drawn ? "chart: " + chart : drawn->note) << "\n";
+  return 0;
 }
 
 }  // namespace
@@ -64,7 +115,8 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   }
   const CancelOnStop cancel(stop);
   Model model;
-  auto opened = open_oracle(vm, model_path, model, SampleUse::FirstFailing, stop);
+  std::optional<QuantizedSearchPlan> plan;
+  auto opened = open_oracle(vm, model_path, model, SampleUse::FirstFailing, stop, float_model_expectations(vm, plan, false));
   if (const int* code = std::get_if<int>(&opened)) return *code;
   Oracle& o = std::get<SampleOracles>(opened).main();
   std::cout << "\n## outputs\n\n";
@@ -74,6 +126,10 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   print_verdict(verdict, std::cout);
   if (verdict.invalid) return kExitUsage;
   const int exit_code = verdict.signature.fails() ? kExitFailure : kExitOk;
+  if (plan) {
+    const int code = quantization_layers(o, *plan, vm.count("all-layers") > 0, chart, cancel);
+    return code != 0 ? code : exit_code;
+  }
 
   auto layers = o.compare_layers(cancel.flag());
   if (cancel.requested()) return interrupted();

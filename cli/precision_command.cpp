@@ -14,6 +14,7 @@
 #include "command.h"
 #include "command_line.h"
 #include "core/mapped_file.h"
+#include "float_model_option.h"
 #include "input_options.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
@@ -138,38 +139,6 @@ void print_float_set(const PrecisionOutcome& out) {
             << modelopt_quantize_command(out.pinned) << "\n";
 }
 
-// The float model's outputs as each sample's expected values, when MODEL is a Q/DQ model searched
-// for nodes to leave in float (--float-model, or an engine without per-node precision); nothing
-// otherwise. Fills `plan`.
-ExpectedFromInputs float_model_expectations(const po::variables_map& vm, std::optional<QuantizedSearchPlan>& plan) {
-  return [&vm, &plan](const Model& model, const std::vector<InputSample>& samples) -> Expected<std::vector<TensorSample>> {
-    std::optional<std::string> float_path;
-    if (vm.count("float-model")) float_path = vm["float-model"].as<std::string>();
-    const auto spec = parse_engine_spec(vm["engine"].as<std::string>());
-    if (!float_path && (!has_qdq_nodes(model.graph) || (spec && spec->controls_precision()))) return std::vector<TensorSample>{};
-    if (float_path && vm.count("expected"))
-      return Error{"--expected", "the float model (--float-model) gives the expected values; give one of them"};
-    const std::string model_path = vm["model"].as<std::string>();
-    std::optional<Model> float_model;
-    if (float_path) {
-      REDUCE_ASSIGN(Model loaded, load_model(*float_path));
-      float_model = std::move(loaded);
-    }
-    REDUCE_ASSIGN(auto reference, make_engine(vm["reference"].as<std::string>()));
-    auto planned = plan_quantized_search(model, std::move(float_model), float_path.value_or(""), *reference);
-    if (!planned) return planned.error().at(model_path);
-    plan = std::move(*planned);
-    std::vector<TensorSample> out;
-    if (vm.count("expected")) return out;  // the float outputs are given
-    const std::string source = float_path ? "the float model " + *float_path : "the model with every Q/DQ pair folded";
-    for (const auto& sample : samples) {
-      REDUCE_ASSIGN(auto outputs, float_model_outputs(*plan, model, *reference, sample.inputs));
-      out.push_back({source, std::move(outputs)});
-    }
-    return out;
-  };
-}
-
 constexpr size_t kMaxSweep = 16;
 
 // "0.1,0.01,1e-3": finite positive tolerances, loose to tight, each once.
@@ -283,7 +252,7 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   }
   Model model;
   std::optional<QuantizedSearchPlan> plan;
-  auto opened = open_oracle(vm, model_path, model, SampleUse::KeepAll, stop, float_model_expectations(vm, plan));
+  auto opened = open_oracle(vm, model_path, model, SampleUse::KeepAll, stop, float_model_expectations(vm, plan, true));
   if (const int* code = std::get_if<int>(&opened)) return *code;
   const SampleOracles& opened_samples = std::get<SampleOracles>(opened);
   Oracle& oracle = opened_samples.main();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <system_error>
 
@@ -38,6 +39,16 @@ const std::vector<Family>& precision_table() {
   return table;
 }
 
+const std::vector<Family>& quantized_table() {
+  static const std::vector<Family> table = {
+#define QUANTIZED_FAMILY(name, stem, scheme, build, description) \
+  {name, stem, "ref", "mismatch", build, description, false, QuantizeScheme::scheme},
+#include "quantized.def"
+#undef QUANTIZED_FAMILY
+  };
+  return table;
+}
+
 // Writes `text` to `path` whole, then renames it into place.
 Status write_manifest(const std::filesystem::path& path, const std::string& text) {
   std::error_code ec;
@@ -61,6 +72,14 @@ std::span<const Family> precision_families() { return precision_table(); }
 
 const Family* find_precision_family(std::string_view name) {
   for (const auto& f : precision_table())
+    if (f.fault == name) return &f;
+  return nullptr;
+}
+
+std::span<const Family> quantized_families() { return quantized_table(); }
+
+const Family* find_quantized_family(std::string_view name) {
+  for (const auto& f : quantized_table())
     if (f.fault == name) return &f;
   return nullptr;
 }
@@ -109,11 +128,25 @@ GeneratedModel generate(const Family& family, size_t size, uint64_t seed) {
   g.fp32_nodes = b.fp32_nodes();
   std::sort(g.fp32_nodes.begin(), g.fp32_nodes.end());
   g.model = b.finish({});
+  if (family.quantize != QuantizeScheme::None) {
+    // The ground truth names nodes of the float model; the quantized model keeps their names.
+    std::set<std::string> names;
+    for (size_t i : g.fp32_nodes) names.insert(g.model.graph.nodes[i].name);
+    g.float_model = std::move(g.model);
+    g.model = quantize_model(g.float_model, g.fp32_nodes, family.quantize);
+    g.fp32_nodes.clear();
+    for (size_t i = 0; i < g.model.graph.nodes.size(); ++i)
+      if (names.count(g.model.graph.nodes[i].name)) g.fp32_nodes.push_back(i);
+    g.float_file_name = std::string(family.stem) + "_" + std::to_string(size) + "_float.onnx";
+    g.float_model.doc_string = "reduce corpus (seed " + std::to_string(seed) + "): the float model of " + g.file_name + ".";
+  }
   g.nodes = count_nodes(g.model.graph);
   g.model.doc_string = "reduce corpus (seed " + std::to_string(seed) + "): " + std::string(family.description) +
                        ". Fails on " + std::string(family.engine) + " (" + std::string(family.kind) + "); " +
-                       (family.precision ? "passes with " + g.fp32_node_names() + " in FP32."
-                                         : "minimal reproducer " + g.minimal_ops() + ".");
+                       (family.quantize != QuantizeScheme::None ? "passes against " + g.float_file_name + " with " +
+                                                                      g.fp32_node_names() + " left in float."
+                        : family.precision ? "passes with " + g.fp32_node_names() + " in FP32."
+                                           : "minimal reproducer " + g.minimal_ops() + ".");
   return g;
 }
 
@@ -214,9 +247,16 @@ std::string precision_manifest_line(const GeneratedModel& m) {
          m.fp32_node_names() + "\t" + std::to_string(m.nodes) + "\t" + std::string(m.family->description) + "\n";
 }
 
+std::string quantized_manifest_header() { return "model\tfloat_model\tengine\tkind\tfloat_nodes\tnodes\tdescription\n"; }
+
+std::string quantized_manifest_line(const GeneratedModel& m) {
+  return m.file_name + "\t" + m.float_file_name + "\t" + std::string(m.family->engine) + "\t" + std::string(m.family->kind) +
+         "\t" + m.fp32_node_names() + "\t" + std::to_string(m.nodes) + "\t" + std::string(m.family->description) + "\n";
+}
+
 Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family* const> chosen,
                     std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision,
-                    Wrapping wrapping) {
+                    Wrapping wrapping, std::span<const Family* const> quantized) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) return Error{out_dir.string(), "cannot create the folder: " + ec.message()};
@@ -227,15 +267,17 @@ Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family
     for (const Family* family : families)
       for (size_t size : sizes) {
         GeneratedModel g = generate(*family, size, seed);
-        if (wrapping == Wrapping::If) wrap_in_if(g);
-        if (wrapping == Wrapping::Loop) wrap_in_loop(g, 3);
+        if (family->quantize == QuantizeScheme::None && wrapping == Wrapping::If) wrap_in_if(g);
+        if (family->quantize == QuantizeScheme::None && wrapping == Wrapping::Loop) wrap_in_loop(g, 3);
         REDUCE_TRY(save_model(g.model, out_dir / g.file_name));
+        if (!g.float_file_name.empty()) REDUCE_TRY(save_model(g.float_model, out_dir / g.float_file_name));
         manifest += line(g);
       }
     return write_manifest(out_dir / name, manifest);
   };
   REDUCE_TRY(write(chosen, manifest_header(), manifest_line, "manifest.tsv"));
   REDUCE_TRY(write(precision, precision_manifest_header(), precision_manifest_line, "precision_manifest.tsv"));
+  REDUCE_TRY(write(quantized, quantized_manifest_header(), quantized_manifest_line, "quantized_manifest.tsv"));
   return Status::success();
 }
 

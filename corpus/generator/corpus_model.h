@@ -12,6 +12,7 @@
 
 #include "core/model.h"
 #include "graph_builder.h"
+#include "quantize_model.h"
 
 namespace reduce::corpus {
 
@@ -32,6 +33,9 @@ struct Family {
   BuildFn build;
   std::string_view description;
   bool precision = false;  // a precision family (precision.def): its ground truth is the FP32 set
+  // A quantized family (quantized.def): the model is quantized this way, its float model written
+  // next to it; the ground truth is the set of quantized nodes to leave in float.
+  QuantizeScheme quantize = QuantizeScheme::None;
 };
 
 // Every family, in the order of families.def.
@@ -43,12 +47,20 @@ const Family* find_family(std::string_view fault);
 std::span<const Family> precision_families();
 const Family* find_precision_family(std::string_view name);
 
+// The quantized families (quantized.def): Q/DQ models that fail against their float model's outputs
+// and pass with a known set of nodes left in float, the only 1-minimal one.
+std::span<const Family> quantized_families();
+const Family* find_quantized_family(std::string_view name);
+
 struct GeneratedModel {
   std::string file_name;
   const Family* family = nullptr;
   Model model;
   std::vector<size_t> minimal_nodes;  // the ground-truth reproducer, ascending node indices
-  std::vector<size_t> fp32_nodes;     // the ground-truth set to keep in FP32, ascending (precision families)
+  std::vector<size_t> fp32_nodes;     // the ground-truth set to keep in FP32 (precision families) or to
+                                      // leave in float (quantized families), ascending
+  Model float_model;                  // quantized families: the float model
+  std::string float_file_name;        // its file, <stem>_<size>_float.onnx
   size_t nodes = 0;                   // count_nodes(model.graph)
 
   // The reproducer's op multiset, "Op:count" comma-separated, sorted by op name.
@@ -93,11 +105,17 @@ std::string manifest_line(const GeneratedModel& model);
 std::string precision_manifest_header();
 std::string precision_manifest_line(const GeneratedModel& model);
 
+// The quantized manifest: a header line, then one tab-separated line per model
+// (model, float_model, engine, kind, float_nodes, nodes, description).
+std::string quantized_manifest_header();
+std::string quantized_manifest_line(const GeneratedModel& model);
+
 // Writes OUT_DIR/<name>.onnx for every family and size, and OUT_DIR/manifest.tsv (when `chosen` is
 // not empty); the same for `precision` into OUT_DIR/precision_manifest.tsv, every model wrapped as
-// `wrapping` says (wrap_in_if; wrap_in_loop with 3 iterations).
+// `wrapping` says (wrap_in_if; wrap_in_loop with 3 iterations); and for `quantized` (never wrapped)
+// the quantized and float models and OUT_DIR/quantized_manifest.tsv.
 Status write_corpus(const std::filesystem::path& out_dir, std::span<const Family* const> chosen,
                     std::span<const size_t> sizes, uint64_t seed, std::span<const Family* const> precision = {},
-                    Wrapping wrapping = Wrapping::None);
+                    Wrapping wrapping = Wrapping::None, std::span<const Family* const> quantized = {});
 
 }  // namespace reduce::corpus

@@ -1,5 +1,6 @@
 // reduce-corpus: writes the failing corpus models and their manifest.
-//   reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] [--precision a,b|all] [--in-if|--in-loop]
+//   reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] [--precision a,b|all]
+//                 [--quantized a,b|all] [--in-if|--in-loop]
 #include <charconv>
 #include <iostream>
 #include <string>
@@ -32,10 +33,13 @@ bool parse_number(std::string_view s, T& out) {
 int usage(const std::string& problem) {
   if (!problem.empty()) std::cerr << "error: " << problem << "\n";
   std::cerr << "usage: reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] "
-               "[--precision a,b|all] [--in-if|--in-loop]\nfaults:";
+               "[--precision a,b|all] [--quantized a,b|all] [--in-if|--in-loop]\nfaults:";
   for (const auto& f : reduce::corpus::families()) std::cerr << " " << f.fault;
   std::cerr << "\nprecision families (precision_manifest.tsv; without --faults, only these are written):";
   for (const auto& f : reduce::corpus::precision_families()) std::cerr << " " << f.fault;
+  std::cerr << "\nquantized families (quantized_manifest.tsv, each model with its float model; without --faults, "
+               "only these are written):";
+  for (const auto& f : reduce::corpus::quantized_families()) std::cerr << " " << f.fault;
   std::cerr << "\n";
   return 2;
 }
@@ -46,9 +50,9 @@ int main(int argc, char** argv) {
   std::string out_dir;
   uint64_t seed = reduce::corpus::kDefaultSeed;
   std::vector<size_t> sizes{10, 100, 1000, 10000};
-  std::vector<const Family*> chosen, precision;
+  std::vector<const Family*> chosen, precision, quantized;
   for (const auto& f : reduce::corpus::families()) chosen.push_back(&f);
-  bool faults_given = false, precision_given = false;
+  bool faults_given = false, precision_given = false, quantized_given = false;
   auto wrapping = reduce::corpus::Wrapping::None;
 
   for (int i = 1; i < argc; ++i) {
@@ -95,6 +99,19 @@ int main(int argc, char** argv) {
           if (!f) return usage("unknown precision family '" + std::string(part) + "'");
           precision.push_back(f);
         }
+    } else if (arg == "--quantized") {
+      if (!has_value) return usage("--quantized needs a list of quantized families or 'all'");
+      const std::string_view list = argv[++i];
+      quantized_given = true;
+      quantized.clear();
+      if (list == "all")
+        for (const auto& f : reduce::corpus::quantized_families()) quantized.push_back(&f);
+      else
+        for (auto part : split(list)) {
+          const Family* f = reduce::corpus::find_quantized_family(part);
+          if (!f) return usage("unknown quantized family '" + std::string(part) + "'");
+          quantized.push_back(f);
+        }
     } else if (!arg.empty() && arg[0] == '-') {
       return usage("unknown option '" + std::string(arg) + "'");
     } else if (out_dir.empty()) {
@@ -105,8 +122,8 @@ int main(int argc, char** argv) {
   }
   if (out_dir.empty()) return usage("missing OUT_DIR");
 
-  if (precision_given && !faults_given) chosen.clear();
-  if (auto status = reduce::corpus::write_corpus(out_dir, chosen, sizes, seed, precision, wrapping); !status) {
+  if ((precision_given || quantized_given) && !faults_given) chosen.clear();
+  if (auto status = reduce::corpus::write_corpus(out_dir, chosen, sizes, seed, precision, wrapping, quantized); !status) {
     std::cerr << "error: " << status.error().message() << "\n";
     return 1;
   }

@@ -214,22 +214,41 @@ Expected<std::vector<QuantizationError>> quantization_errors(const Model& quanti
     if (!fed) continue;
     auto computed = run_on_reference(reference, *alone, feed);
     if (!computed) continue;
-    QuantizationError e;
-    e.node = qn.node;
     for (const auto& o : options.outputs) {
       auto it = computed->find(o);
       if (it == computed->end()) continue;
-      const OutputComparison c = compare_tensors(o, it->second, *float_values.find(o), tolerance);
-      e.added = std::max(e.added, error_score(c));
-      e.added_max_abs = std::max(e.added_max_abs, c.max_abs);
+      QuantizationError e;
+      e.node = qn.node;
+      e.value = o;
+      e.added = compare_tensors(o, it->second, *float_values.find(o), tolerance);
       if (quantized_values)
-        if (const Tensor* carried = quantized_values->find(o))
-          e.accumulated = std::max(e.accumulated.value_or(0.0), error_score(compare_tensors(o, *carried, *float_values.find(o), tolerance)));
+        if (const Tensor* carried = quantized_values->find(o)) e.accumulated = compare_tensors(o, *carried, *float_values.find(o), tolerance);
+      out.push_back(std::move(e));
     }
-    out.push_back(e);
   }
   return out;
 }
+
+ErrorOrigin quantization_origin(const std::vector<QuantizationError>& errors) {
+  ErrorOrigin origin;
+  for (const auto& e : errors) {
+    ValueError v;
+    v.node = e.node;
+    v.value = e.value;
+    v.local = e.added;
+    if (e.accumulated) v.accumulated = *e.accumulated;
+    origin.values.push_back(std::move(v));
+  }
+  std::stable_sort(origin.values.begin(), origin.values.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+  for (size_t i = 0; i < origin.values.size(); ++i)
+    if (adds_error(origin.values[i])) origin.top_local.push_back(i);
+  std::stable_sort(origin.top_local.begin(), origin.top_local.end(), [&](size_t a, size_t b) {
+    return error_score(*origin.values[a].local) > error_score(*origin.values[b].local);
+  });
+  origin.local_runs = errors.size();
+  return origin;
+}
+
 
 Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const QuantizedSearchPlan& plan,
                                             const PrecisionOptions& options, std::stop_token stop) {
@@ -264,13 +283,16 @@ Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const 
       if (options.log) options.log("ranking: " + errors.error().message() + "; nodes unranked");
       return std::vector<size_t>{};
     }
-    std::stable_sort(errors->begin(), errors->end(), [](const auto& a, const auto& b) { return a.added > b.added; });
+    // A node's score: the worst of its outputs.
+    for (const auto& e : *errors) local_error[e.node] = std::max(local_error[e.node], error_score(e.added));
+    std::vector<std::pair<double, size_t>> scored;
+    for (const auto& [node, score] : local_error) scored.emplace_back(-score, node);
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<size_t> ranking;
     size_t beyond = 0;
-    for (const auto& e : *errors) {
-      ranking.push_back(e.node);
-      local_error[e.node] = e.added;
-      beyond += e.added > 1;
+    for (const auto& [score, node] : scored) {
+      ranking.push_back(node);
+      beyond += -score > 1;
     }
     if (options.log)
       options.log("ranking: " + std::to_string(beyond) + " of " + std::to_string(plan.nodes.size()) +

@@ -153,5 +153,38 @@ TEST(PrecisionCorpus, UnknownPrecisionFamilyIsAUsageError) {
   EXPECT_NE(r.err.find("unknown precision family 'nope'"), std::string::npos) << r.err;
 }
 
+// The quantized families (`reduce-corpus --quantized`): every quantization is exact but the sensitive
+// node's, so `reduce precision --float-model` must leave exactly that node in float, 1-minimal, for
+// -j 1 and -j 4; `reduce compare --float-model` names it as the node that adds the most error.
+TEST(QuantizedCorpus, ReducePrecisionLeavesExactlyTheGroundTruthInFloat) {
+  TempDir dir;
+  auto gen = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--quantized", "all",
+                          "--sizes", "10,100"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "manifest.tsv")) << "--quantized alone writes only the quantized families";
+  const auto tsv = testing::read_tsv(dir / "quantized_manifest.tsv");
+  EXPECT_EQ(tsv.header, "model\tfloat_model\tengine\tkind\tfloat_nodes\tnodes\tdescription");
+  ASSERT_EQ(tsv.rows.size(), 4u);  // two families, two sizes
+  for (const auto& cols : tsv.rows) {
+    ASSERT_EQ(cols.size(), 7u);
+    const std::string model = (dir / cols[0]).string(), float_model = (dir / cols[1]).string(), truth = cols[4];
+    ASSERT_FALSE(truth.empty()) << cols[0];
+    auto compare = run_reduce({"compare", model, "--engine", cols[2], "--float-model", float_model});
+    EXPECT_EQ(compare.exit_code, 1) << cols[0] << compare.out << compare.err;
+    EXPECT_NE(compare.out.find("adds the most error when quantized alone: " + truth + " (MatMul)"), std::string::npos)
+        << cols[0] << compare.out;
+    for (const char* jobs : {"1", "4"}) {
+      const auto out = dir / (cols[0] + "-j" + jobs);
+      auto r = run_reduce({"precision", model, "--engine", cols[2], "--float-model", float_model, "-j", jobs, "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << cols[0] << " -j " << jobs << r.out << r.err;
+      EXPECT_EQ(read_bytes(out / "precision.txt"), as_lines(truth)) << cols[0] << " -j " << jobs;
+      const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+      EXPECT_TRUE(report.at("one_minimal").get<bool>()) << cols[0];
+      EXPECT_FALSE(report.at("after").at("fails").get<bool>()) << cols[0];
+      EXPECT_EQ(report.at("max_abs_error").at("partially_quantized").begin()->get<double>(), 0.0) << cols[0];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace reduce

@@ -12,5 +12,8 @@ namespace reduce::corpus {
 #define PRECISION_FAMILY(name, stem, engine, kind, build, description) void build(GraphBuilder& b, size_t target, Random& rng);
 #include "../precision.def"
 #undef PRECISION_FAMILY
+#define QUANTIZED_FAMILY(name, stem, scheme, build, description) void build(GraphBuilder& b, size_t target, Random& rng);
+#include "../quantized.def"
+#undef QUANTIZED_FAMILY
 
 }  // namespace reduce::corpus

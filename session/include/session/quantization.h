@@ -42,19 +42,24 @@ Expected<std::vector<NamedTensor>> float_model_outputs(const QuantizedSearchPlan
                                                        Engine& reference, const std::vector<NamedTensor>& inputs);
 
 // The error each quantized node adds: its output computed with its quantized inputs from the float
-// values it would read in the float model, against the float node's output (error / tolerance, the
-// worst of its outputs); and, with `accumulated`, what its output carries in the quantized model
-// (everything before it quantized) against the float model's.
+// values it would read in the float model, against the float node's output; and, with
+// `accumulated`, what its output carries in the quantized model (everything before it quantized)
+// against the float model's. One per output of a quantized node, on the reference.
 struct QuantizationError {
   size_t node = 0;
-  double added = 0;
-  std::optional<double> accumulated;
-  double added_max_abs = 0;
+  std::string value;
+  OutputComparison added;
+  std::optional<OutputComparison> accumulated;
 };
 Expected<std::vector<QuantizationError>> quantization_errors(const Model& quantized, const QuantizedSearchPlan& plan,
                                                              Engine& reference, const std::vector<NamedTensor>& inputs,
                                                              const Tolerance& tolerance, bool accumulated,
                                                              const std::atomic<bool>* cancel = nullptr);
+
+// The errors as `reduce compare` shows where error is born (oracle/error_origin.h): `local` is the
+// error a node adds quantized alone, `accumulated` what its output carries in the quantized model;
+// top_local the nodes that add error beyond the tolerance, largest first.
+ErrorOrigin quantization_origin(const std::vector<QuantizationError>& errors);
 
 // `samples`: oracles of the quantized model whose expected outputs are the float model's (one per
 // input sample). Checks that the model fails as it is and passes with every quantized node left in
