@@ -23,6 +23,10 @@ struct Facts {
   // has nothing to find while it is still the best.
   std::optional<Candidate> single_sink;
 
+  // Per pass (index in the strategy's list): a hash of the node set of the best candidate when the
+  // pass last ran to its end (0: never). A later round does not start a pass again on the same
+  // node set (Scheduler::start): what changed since were edits that are not node removals.
+  std::vector<uint64_t> ended_on;
   // What a pass's start can depend on, given the best candidate: facts with equal keys give the
   // same start (the scheduler memoizes starts by it without knowing the fields). One bit each.
   uint32_t start_key(const Candidate& best) const {

@@ -77,7 +77,36 @@ void Scheduler::committed(size_t before) {
   report_progress();
 }
 
+namespace {
+// FNV-1a over the node indices: the identity of a node set in Facts::ended_on (0 is "never").
+uint64_t node_set_hash(const Candidate& c) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t n : c.nodes) {
+    h ^= static_cast<uint64_t>(n) + 1;
+    h *= 1099511628211ull;
+  }
+  return h == 0 ? 1 : h;
+}
+bool is_certify(const Pass& pass) { return std::string_view(pass.name) == "certify"; }
+}  // namespace
+
+bool Scheduler::ended_on_these_nodes(const Path& path) const {
+  // Certify always runs: the 1-minimal claim is about the whole final candidate (its repeated
+  // probes are answered from the cache, without the engine).
+  if (is_certify(strategy_.passes[path.pass]) || path.pass >= path.facts.ended_on.size()) return false;
+  return path.facts.ended_on[path.pass] == node_set_hash(*path.best);
+}
+
+void Scheduler::record_end(Path& path) const {
+  if (path.facts.ended_on.size() < strategy_.passes.size()) path.facts.ended_on.resize(strategy_.passes.size(), 0);
+  path.facts.ended_on[path.pass] = node_set_hash(*path.best);
+}
+
 PassStatePtr Scheduler::start(const Path& path) {
+  // A later round gives a pass another go only on another node set: on the same one, what
+  // changed since it ended are simplifications, which rarely open a new removal or edit, and
+  // re-trying cost one engine run each (bench/RESULTS.md, "Engine runs per reduction").
+  if (path.round > 1 && ended_on_these_nodes(path)) return nullptr;
   StartKey key{path.pass, *path.best, path.facts.start_key(*path.best)};
   if (auto it = starts_.find(key); it != starts_.end()) return it->second;
   auto state = strategy_.passes[path.pass].start(g_, *path.best, path.facts);
@@ -102,6 +131,7 @@ const Probe* Scheduler::settle(Path& path, bool real) {
       path.state = start(path);
       if (!path.state) {
         if (real) end_pass();
+        record_end(path);
         ++path.pass;
         continue;
       }
@@ -117,6 +147,7 @@ const Probe* Scheduler::settle(Path& path, bool real) {
     path.state->conclude(path.facts);
     path.state.reset();
     if (real) end_pass();
+    record_end(path);
     ++path.pass;
   }
 }

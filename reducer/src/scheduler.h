@@ -68,6 +68,10 @@ class Scheduler {
   // The path after `answer` to its probe.
   void advance(Path& path, const Probe& probe, const Answer& answer, bool real);
   PassStatePtr start(const Path& path);
+  // Whether the path's pass already ran to its end on the best candidate's node set (never for
+  // certify), and recording that it just did.
+  bool ended_on_these_nodes(const Path& path) const;
+  void record_end(Path& path) const;
   Answer answer_of(const Verdict& v) const { return {v.interesting(), &v.failing_outputs}; }
   // The verdict of the real path's probe, testing it (and, with several jobs, what comes after it
   // most likely) and waiting. nullptr when stopped.

@@ -133,9 +133,9 @@ TEST(Reducer, FirstDivergenceGoesStraightToTheFirstValueTheTestReportsWrong) {
   opts.passes = select_passes({"first-divergence"}).value();
   auto r = run(m, t, opts);
   EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"b17"}));
-  // The fully marked model, the prefix ending at b17, b17 with its ancestors (no bisection),
-  // then round 2's fully marked model of those.
-  EXPECT_EQ(t.calls, 4u);
+  // The fully marked model, the prefix ending at b17, b17 with its ancestors (no bisection); round
+  // 2 does not start the pass again on the node set it ended on.
+  EXPECT_EQ(t.calls, 3u);
   // The same at every -j (the reported values arrive with the answer they belong to).
   for (int jobs : {2, 8}) {
     SyntheticTest tj(m, [&](const CandidateView& v) {
@@ -405,6 +405,43 @@ slopes (float[2] x) => (float[2] c)
   // All three (1), the first (1), the first two (1): the set of all three is not asked again,
   // and no second round has anything new to test.
   EXPECT_EQ(t.calls, 3u);
+}
+
+// Round 1 reaches the four nodes and simplifies them (weights filled, an attribute dropped): round
+// 2 starts no pass again on those same nodes, but certify, whose probes the cache answers. The
+// whole of round 2 costs no check.
+TEST(Reducer, ALaterRoundStartsNoPassAgainOnTheNodesItEndedOn) {
+  Model m = parse_model(kWeighted);
+  SyntheticTest t(m, needs({"m", "t", "a", "y"}));
+  std::vector<std::string> lines;
+  ReduceOptions opts;
+  opts.log = [&](const std::string& line) { lines.push_back(line); };
+  auto r = run(m, t, opts);
+  EXPECT_TRUE(r.one_minimal);
+  EXPECT_FALSE(r.best.filled.empty());
+  size_t round_one = 0;
+  for (const auto& line : lines)
+    if (line.rfind("round 1 done: ", 0) == 0) round_one = std::stoul(line.substr(line.find(", ") + 2));
+  ASSERT_GT(round_one, 0u) << "round 1 changed the candidate, so a round 2 ran";
+  EXPECT_EQ(r.checks, round_one);
+  EXPECT_EQ(t.calls, round_one - r.cache_hits);
+}
+
+// A failure that does not depend on sizes: every dim of every input goes to 1 in one check.
+TEST(Reducer, ShapesTheFailureDoesNotNeedGoToOneInOneCheck) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+sizes (float[4, 8, 16] x, float[4, 8, 16] z) => (float[4, 8, 16] y)
+{
+  y = Add(x, z)
+}
+)");
+  SyntheticTest t(m, needs({"y"}));
+  ReduceOptions opts;
+  opts.passes = select_passes({"shape-reduction"}).value();
+  auto r = run(m, t, opts);
+  EXPECT_EQ(r.best.input_shapes, (std::map<std::string, Shape, std::less<>>{{"x", {1, 1, 1}}, {"z", {1, 1, 1}}}));
+  EXPECT_EQ(t.calls, 1u);
 }
 
 TEST(Reducer, PassListComesFromTheDefFile) {
