@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "adapters/engine_spec.h"
@@ -128,6 +129,43 @@ Status fold_weights(const Model& quantized, Engine& reference, QuantizedSearchPl
     ++plan.weights_folded;
   }
   return {};
+}
+
+// Whole-model reference runs the output ranking may take: quantized nodes x model nodes.
+constexpr size_t kSensitivityWork = 4'000'000;
+
+// Per quantized node, the outputs' error (error / tolerance, the worst output) of the model with
+// only that node quantized, on the reference: one run per node, so only while the work stays
+// within kSensitivityWork and options.max_local_runs; empty otherwise.
+std::map<size_t, double> output_sensitivity(Oracle& failing, const QuantizedSearchPlan& plan, Engine& reference,
+                                            const PrecisionOptions& options, const std::atomic<bool>* cancel) {
+  std::map<size_t, double> out;
+  const Model& model = failing.model();
+  if (plan.nodes.size() > options.max_local_runs || plan.nodes.size() * count_nodes(model.graph) > kSensitivityWork) {
+    if (options.log) options.log("ranking: too large to run each quantized node alone in the whole model; local errors only");
+    return out;
+  }
+  std::vector<size_t> all;
+  for (const auto& qn : plan.nodes) all.push_back(qn.node);
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (cancel && cancel->load()) return {};
+    std::vector<size_t> others = all;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(k));
+    auto variant = leave_in_float(model, plan.nodes, others, plan.float_weights);
+    if (!variant) continue;
+    auto values = run_on_reference(reference, *variant, failing.inputs());
+    if (!values) continue;
+    double worst = 0;
+    for (const auto& o : model.graph.outputs)
+      if (auto it = values->find(o.name); it != values->end())
+        if (const Tensor* expected = failing.recorded().find(o.name))
+          worst = std::max(worst, error_score(compare_tensors(o.name, it->second, *expected, failing.options().tolerance)));
+    out[all[k]] = worst;
+  }
+  if (options.log)
+    options.log("ranking: by the output error with each quantized node alone quantized (" + std::to_string(all.size()) +
+                " reference runs)");
+  return out;
 }
 
 }  // namespace
@@ -285,18 +323,23 @@ Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const 
     }
     // A node's score: the worst of its outputs.
     for (const auto& e : *errors) local_error[e.node] = std::max(local_error[e.node], error_score(e.added));
-    std::vector<std::pair<double, size_t>> scored;
-    for (const auto& [node, score] : local_error) scored.emplace_back(-score, node);
-    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<size_t> ranking;
     size_t beyond = 0;
-    for (const auto& [score, node] : scored) {
-      ranking.push_back(node);
-      beyond += -score > 1;
-    }
+    for (const auto& [node, score] : local_error) beyond += score > 1;
     if (options.log)
       options.log("ranking: " + std::to_string(beyond) + " of " + std::to_string(plan.nodes.size()) +
                   " quantized nodes add error beyond the tolerance alone");
+    // Where no node stands out alone, error accumulates: rank by what each node alone does to the
+    // outputs (the model with only it quantized, on the reference), when that is cheap enough.
+    const auto output_error = beyond == 0 ? output_sensitivity(failing, plan, *reference, options, &cancelled)
+                                          : std::map<size_t, double>{};
+    std::vector<std::tuple<double, double, size_t>> scored;
+    for (const auto& [node, score] : local_error) {
+      auto it = output_error.find(node);
+      scored.emplace_back(-(it == output_error.end() ? 0.0 : it->second), -score, node);
+    }
+    std::stable_sort(scored.begin(), scored.end());
+    std::vector<size_t> ranking;
+    for (const auto& [outputs, local, node] : scored) ranking.push_back(node);
     return ranking;
   };
   PrecisionOutcome out;
