@@ -1,6 +1,7 @@
 // Q/DQ pairs: which QuantizeLinear nodes only feed DequantizeLinear nodes, and subgraphs that break them.
 #include "core/quantize_pairs.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace reduce {
@@ -47,11 +48,15 @@ std::optional<std::pair<size_t, size_t>> QuantizePairs::first_broken(const std::
   return std::nullopt;
 }
 
-Status QuantizePairs::check(std::span<const size_t> nodes) const {
+Status QuantizePairs::check(std::span<const size_t> nodes, std::span<const std::string> outputs) const {
   if (empty()) return {};
   std::vector<bool> kept(graph_->nodes.size(), false);
   for (size_t n : nodes)
     if (n < kept.size()) kept[n] = true;
+  for (size_t q : heads_)
+    if (kept[q] && std::find(outputs.begin(), outputs.end(), graph_->nodes[q].outputs[0]) != outputs.end())
+      return make_error("the output '" + graph_->nodes[q].outputs[0] + "' of QuantizeLinear '" + graph_->nodes[q].name +
+                        "' is marked as an output instead of feeding only its DequantizeLinear nodes");
   const auto broken = first_broken(kept);
   if (!broken) return {};
   const Node& q = graph_->nodes[broken->first];

@@ -47,7 +47,7 @@ std::vector<size_t> ReductionGraph::removal_of(const Candidate& base, std::vecto
 
 Status ReductionGraph::check(const Candidate& c) const {
   REDUCE_TRY(check_well_formed(c, unit_.size()));
-  if (keep_pairs_) REDUCE_TRY(pairs_.check(c.nodes));
+  if (keep_pairs_) REDUCE_TRY(pairs_.check(c.nodes, c.outputs));
   return {};
 }
 

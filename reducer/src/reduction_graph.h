@@ -47,8 +47,8 @@ class ReductionGraph {
   // QuantizeLinear out), so that a removal names every unit it takes.
   std::vector<size_t> removal_of(const Candidate& base, std::vector<size_t> group) const;
   // The one validity check of candidates before they are tested: well formed (core/candidate.h) and,
-  // when pairs are kept, no QuantizeLinear kept without one of its DequantizeLinear nodes
-  // (core/quantize_pairs.h). Every candidate with_units builds passes it.
+  // when pairs are kept, no QuantizeLinear kept without one of its DequantizeLinear nodes or with
+  // its output marked (core/quantize_pairs.h). Every candidate the passes build passes it.
   Status check(const Candidate& c) const;
   // The candidate's boundary, by the extractor's rule (core/extract.h: subgraph_boundary).
   SubgraphBoundary boundary(const Candidate& c) const {
@@ -59,6 +59,9 @@ class ReductionGraph {
   std::vector<std::string> graph_inputs(const Candidate& c) const { return boundary(c).inputs(); }
   std::vector<std::string> cut_values(const Candidate& c) const { return boundary(c).cut_values(); }
   std::vector<std::string> outputs_of(const Candidate& c) const { return boundary(c).outputs; }
+  // Whether `node` is the QuantizeLinear of a Q/DQ pair kept whole: its quantized output is never
+  // marked as an output (an engine takes it only into its DequantizeLinear nodes).
+  bool quantizes_pair(size_t node) const { return keep_pairs_ && !pairs_.dequantizers(node).empty(); }
   // Whether `c` keeps `node` (with_units may leave out a unit it was given: a pair's QuantizeLinear).
   static bool keeps(const Candidate& c, size_t node) { return std::binary_search(c.nodes.begin(), c.nodes.end(), node); }
   // Non-empty outputs of a node.

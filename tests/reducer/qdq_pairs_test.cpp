@@ -70,7 +70,7 @@ class PairWatch : public CandidateTest {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++runs;
-      if (!pairs_.check(c.nodes).ok()) ++broken;
+      if (!pairs_.check(c.nodes, c.outputs).ok()) ++broken;
     }
     return inner_.test(c, cancel);
   }
@@ -117,6 +117,9 @@ TEST(QuantizePairs, AQuantizeKeptWithoutOneOfItsDequantizersBreaksThePair) {
   EXPECT_NE(broken.error().what.find("'qa'"), std::string::npos) << broken.error().what;
   // A DequantizeLinear without its QuantizeLinear reads the quantized value as a cut input: fine.
   EXPECT_TRUE(pairs.check(nodes_named(m, {"da", "m"})).ok());
+  // Nor may the quantized value be marked as an output: an engine takes it only into its DequantizeLinear.
+  const std::vector<std::string> marked{"da", "qa"};
+  EXPECT_FALSE(pairs.check(nodes_named(m, {"qa", "da", "db"}), marked).ok());
 }
 
 TEST(QuantizePairs, AQuantizeAlreadyLoneInTheModelHeadsNoPair) {

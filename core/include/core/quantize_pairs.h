@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/graph_index.h"
@@ -33,8 +34,9 @@ class QuantizePairs {
   // DequantizeLinear nodes, with that DequantizeLinear; nullopt when every kept pair is whole.
   std::optional<std::pair<size_t, size_t>> first_broken(const std::vector<bool>& kept) const;
   // Ok, or an error naming the QuantizeLinear `nodes` (indices of the graph) keeps without its
-  // DequantizeLinear.
-  Status check(std::span<const size_t> nodes) const;
+  // DequantizeLinear, or whose quantized output `outputs` (a subgraph's explicit outputs) marks:
+  // a network output is not a DequantizeLinear either.
+  Status check(std::span<const size_t> nodes, std::span<const std::string> outputs = {}) const;
 
  private:
   static constexpr size_t kNone = static_cast<size_t>(-1);

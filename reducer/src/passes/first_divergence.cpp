@@ -16,15 +16,16 @@ struct Start {
 };
 
 // The first p+1 units (a topological prefix is closed under ancestors) with all their outputs
-// marked; nullopt when with_units keeps none of them (a pair's QuantizeLinear before its
-// DequantizeLinear nodes: such a prefix shows nothing).
+// marked, but a Q/DQ pair's quantized value, which only its DequantizeLinear nodes take; nullopt
+// when that marks nothing (a pair's QuantizeLinear before its DequantizeLinear nodes shows nothing).
 std::optional<Candidate> marked_prefix(const ReductionGraph& g, const Start& s, size_t p) {
   auto c = g.with_units(s.base, std::vector<size_t>(s.units.begin(), s.units.begin() + static_cast<std::ptrdiff_t>(p + 1)));
   if (!c) return c;
   c->outputs.clear();
   for (size_t i = 0; i <= p; ++i)
-    if (ReductionGraph::keeps(*c, s.units[i]))
+    if (ReductionGraph::keeps(*c, s.units[i]) && !g.quantizes_pair(s.units[i]))
       for (auto& o : g.node_outputs(s.units[i])) c->outputs.push_back(std::move(o));
+  if (c->outputs.empty()) return std::nullopt;
   return c;
 }
 
@@ -32,7 +33,8 @@ std::optional<Candidate> marked_prefix(const ReductionGraph& g, const Start& s, 
 // QuantizeLinear, which does not go without its DequantizeLinear nodes).
 std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, size_t k) {
   auto c = g.with_units(s.base, g.ancestors_within(s.base, s.units[k]));
-  if (!c || c->nodes.size() >= s.base.nodes.size() || !ReductionGraph::keeps(*c, s.units[k])) return std::nullopt;
+  if (!c || c->nodes.size() >= s.base.nodes.size() || !ReductionGraph::keeps(*c, s.units[k]) || g.quantizes_pair(s.units[k]))
+    return std::nullopt;
   c->outputs = g.node_outputs(s.units[k]);
   return c;
 }
