@@ -99,7 +99,9 @@ ReduceResult reduce_watched(const Model& m, std::function<bool(const CandidateVi
   if (strategy == "default") {
     EXPECT_EQ(watch.broken, 0u) << "candidates that broke a pair reached the test";
   }
-  if (r.ok()) {
+  // With one job every run is a counted check; with more, speculative runs may be cancelled or
+  // dropped at the end, uncounted, so only the pair check above holds for them.
+  if (r.ok() && jobs == 1) {
     EXPECT_EQ(watch.runs, r->checks - r->cache_hits);
   }
   return r.ok() ? std::move(r).value() : ReduceResult{};
