@@ -15,11 +15,11 @@ struct CheckRunner::Job {
   std::optional<std::string> error;  // what the test threw
 };
 
-CheckRunner::CheckRunner(CandidateTest& test, size_t node_count, int jobs, const std::atomic<bool>* stop,
+CheckRunner::CheckRunner(CandidateTest& test, const ReductionGraph& g, int jobs, const std::atomic<bool>* stop,
                          std::function<void(const Candidate&, const Verdict&, bool)> on_verdict,
                          std::function<void(bool, size_t)> on_wait)
     : test_(test),
-      node_count_(node_count),
+      g_(g),
       jobs_(std::max(1, jobs)),
       stop_(stop),
       on_verdict_(std::move(on_verdict)),
@@ -32,7 +32,7 @@ CheckRunner::CheckRunner(CandidateTest& test, size_t node_count, int jobs, const
 
 CheckRunner::~CheckRunner() { drain(); }
 
-bool CheckRunner::well_formed(const Candidate& c) const { return check_well_formed(c, node_count_).ok(); }
+bool CheckRunner::well_formed(const Candidate& c) const { return g_.check(c).ok(); }
 
 const Verdict* CheckRunner::known(const Candidate& c) {
   if (auto it = verdicts_.find(c); it != verdicts_.end()) return &it->second;

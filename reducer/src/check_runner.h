@@ -17,6 +17,7 @@
 #include <tbb/task_arena.h>
 
 #include "reducer/candidate.h"
+#include "reduction_graph.h"
 
 namespace reduce::detail {
 
@@ -37,16 +38,16 @@ struct Verdict {
 class CheckRunner {
  public:
   // `on_verdict` runs on the scheduling thread for each new verdict (progress, logs).
-  // `on_wait`: see ReduceOptions::on_wait.
-  CheckRunner(CandidateTest& test, size_t node_count, int jobs, const std::atomic<bool>* stop,
+  // `on_wait`: see ReduceOptions::on_wait. Candidates are checked by `g.check` before any test.
+  CheckRunner(CandidateTest& test, const ReductionGraph& g, int jobs, const std::atomic<bool>* stop,
               std::function<void(const Candidate&, const Verdict&, bool cache_hit)> on_verdict,
               std::function<void(bool blocked, size_t running)> on_wait = {});
   ~CheckRunner();
   CheckRunner(const CheckRunner&) = delete;
   CheckRunner& operator=(const CheckRunner&) = delete;
 
-  // The verdict of a candidate tested before; a malformed candidate (a reducer bug, counted) is
-  // answered "not interesting" without a test.
+  // The verdict of a candidate tested before; a malformed candidate (one ReductionGraph::check
+  // refuses: a reducer bug, counted) is answered "not interesting" without a test.
   const Verdict* known(const Candidate& c);
   // Every verdict so far.
   const std::unordered_map<Candidate, Verdict>& verdicts() const { return verdicts_; }
@@ -78,7 +79,7 @@ class CheckRunner {
   std::vector<Candidate> collect(std::unique_lock<std::mutex>& lock);
 
   CandidateTest& test_;
-  size_t node_count_;
+  const ReductionGraph& g_;
   int jobs_;
   const std::atomic<bool>* stop_;
   std::function<void(const Candidate&, const Verdict&, bool)> on_verdict_;

@@ -145,7 +145,7 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   detail::Strategy strategy = entry->build(options);
   const bool certifies = strategy.certifies;
 
-  const detail::ReductionGraph g(model, std::move(index), options, certifies);
+  const detail::ReductionGraph g(model, std::move(index), options, certifies, strategy.subgraphs);
   detail::Scheduler s(g, test, options, std::move(strategy), start);
   s.log("reducing " + std::to_string(g.size_of(start)) + " nodes with strategy " + options.strategy);
   REDUCE_TRY(s.run());

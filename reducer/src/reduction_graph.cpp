@@ -10,13 +10,16 @@
 
 namespace reduce::detail {
 
-ReductionGraph::ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options, bool certified)
+ReductionGraph::ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options, bool certified,
+                               bool keep_pairs)
     : model_(&model),
       index_(std::move(index)),
       options_(&options),
       certified_(certified),
       unit_(model.graph.nodes.size(), false),
-      initializers_(index_initializers(model.graph)) {
+      initializers_(index_initializers(model.graph)),
+      pairs_(index_),
+      keep_pairs_(keep_pairs && !pairs_.empty()) {
   bool any = false;
   for (size_t i = 0; i < unit_.size(); ++i) any |= unit_[i] = !is_constant_node(model.graph.nodes[i]);
   if (!any) std::fill(unit_.begin(), unit_.end(), true);  // a graph of constants: they are the units
@@ -30,6 +33,22 @@ std::optional<Candidate> ReductionGraph::without(const Candidate& base, const st
     if (!drop.count(u)) keep.push_back(u);
   if (keep.size() == units.size()) return std::nullopt;
   return with_units(base, std::move(keep));
+}
+
+std::vector<size_t> ReductionGraph::removal_of(const Candidate& base, std::vector<size_t> group) const {
+  if (!keep_pairs_) return group;
+  const std::unordered_set<size_t> kept(base.nodes.begin(), base.nodes.end());
+  std::unordered_set<size_t> in_group(group.begin(), group.end());
+  const size_t n = group.size();
+  for (size_t i = 0; i < n; ++i)
+    if (const auto q = pairs_.quantizer(group[i]); q && kept.count(*q) && in_group.insert(*q).second) group.push_back(*q);
+  return group;
+}
+
+Status ReductionGraph::check(const Candidate& c) const {
+  REDUCE_TRY(check_well_formed(c, unit_.size()));
+  if (keep_pairs_) REDUCE_TRY(pairs_.check(c.nodes, c.outputs));
+  return {};
 }
 
 size_t ReductionGraph::size_of(const Candidate& c) const {
@@ -49,8 +68,18 @@ std::vector<size_t> ReductionGraph::units_of(const Candidate& c) const {
 }
 
 std::optional<Candidate> ReductionGraph::with_units(const Candidate& base, std::vector<size_t> units) const {
-  if (units.empty()) return std::nullopt;
   std::vector<bool> kept(unit_.size(), false);
+  if (keep_pairs_) {
+    // A QuantizeLinear stays only with every DequantizeLinear it feeds (TensorRT refuses it alone);
+    // without it, those that stay read its recorded output as a cut value.
+    for (size_t u : units) kept[u] = true;
+    std::erase_if(units, [&](size_t u) {
+      const auto dqs = pairs_.dequantizers(u);
+      return std::any_of(dqs.begin(), dqs.end(), [&](size_t dq) { return !kept[dq]; });
+    });
+    std::fill(kept.begin(), kept.end(), false);
+  }
+  if (units.empty()) return std::nullopt;
   for (size_t u : units) {
     kept[u] = true;
     for (size_t p : index_.predecessors(u))

@@ -2,6 +2,7 @@
 // helpers every pass uses. Read-only for passes; it knows nothing of tests or of the search.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 #include "core/extract.h"
 #include "core/graph_index.h"
 #include "core/model.h"
+#include "core/quantize_pairs.h"
 #include "reducer/reducer.h"
 
 namespace reduce::detail {
@@ -17,7 +19,9 @@ namespace reduce::detail {
 class ReductionGraph {
  public:
   // `certified`: the strategy ends with a sweep of single units (certify), so a pass need not make one.
-  ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options, bool certified = false);
+  // `keep_pairs`: candidates are subgraphs an engine builds, so they keep Q/DQ pairs whole (below).
+  ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options, bool certified = false,
+                 bool keep_pairs = true);
 
   const Model& model() const { return *model_; }
   const Graph& graph() const { return model_->graph; }
@@ -30,13 +34,22 @@ class ReductionGraph {
   // A candidate's units in topological order.
   std::vector<size_t> units_of(const Candidate& c) const;
 
-  // A candidate keeping exactly `units` plus the Constant nodes they read, with `base`'s frozen
+  // A candidate keeping exactly `units` plus the Constant nodes they read (less the QuantizeLinear
+  // of a Q/DQ pair whose DequantizeLinear nodes are not all among `units`), with `base`'s frozen
   // values, outputs and input shapes where they still apply (explicit outputs that are no longer
   // produced are dropped; when none is left the defaults apply; when the base freezes all its cut
   // values, new ones are frozen too). nullopt when `units` is empty.
   std::optional<Candidate> with_units(const Candidate& base, std::vector<size_t> units) const;
   // `base` without the units of `group`; nullopt when that removes nothing or everything.
   std::optional<Candidate> without(const Candidate& base, const std::vector<size_t>& group) const;
+  // `group` with the QuantizeLinear `base` keeps of each Q/DQ pair one of whose DequantizeLinear
+  // nodes is in `group`: what removing `group` from `base` really removes (with_units leaves the
+  // QuantizeLinear out), so that a removal names every unit it takes.
+  std::vector<size_t> removal_of(const Candidate& base, std::vector<size_t> group) const;
+  // The one validity check of candidates before they are tested: well formed (core/candidate.h) and,
+  // when pairs are kept, no QuantizeLinear kept without one of its DequantizeLinear nodes or with
+  // its output marked (core/quantize_pairs.h). Every candidate the passes build passes it.
+  Status check(const Candidate& c) const;
   // The candidate's boundary, by the extractor's rule (core/extract.h: subgraph_boundary).
   SubgraphBoundary boundary(const Candidate& c) const {
     return subgraph_boundary(index_, initializers_, c.nodes, c.outputs);
@@ -46,6 +59,11 @@ class ReductionGraph {
   std::vector<std::string> graph_inputs(const Candidate& c) const { return boundary(c).inputs(); }
   std::vector<std::string> cut_values(const Candidate& c) const { return boundary(c).cut_values(); }
   std::vector<std::string> outputs_of(const Candidate& c) const { return boundary(c).outputs; }
+  // Whether `node` is the QuantizeLinear of a Q/DQ pair kept whole: its quantized output is never
+  // marked as an output (an engine takes it only into its DequantizeLinear nodes).
+  bool quantizes_pair(size_t node) const { return keep_pairs_ && !pairs_.dequantizers(node).empty(); }
+  // Whether `c` keeps `node` (with_units may leave out a unit it was given: a pair's QuantizeLinear).
+  static bool keeps(const Candidate& c, size_t node) { return std::binary_search(c.nodes.begin(), c.nodes.end(), node); }
   // Non-empty outputs of a node.
   std::vector<std::string> node_outputs(size_t node) const;
   // Units of `c` that `unit` depends on through kept nodes (itself included), in topological order.
@@ -66,6 +84,8 @@ class ReductionGraph {
   bool certified_ = false;
   std::vector<bool> unit_;
   InitializerIndex initializers_;
+  QuantizePairs pairs_;
+  bool keep_pairs_ = true;
   mutable bool types_inferred_ = false;
   mutable std::unordered_map<std::string, ValueType> types_;
 };

@@ -12,7 +12,7 @@ Scheduler::Scheduler(const ReductionGraph& g, CandidateTest& test, const ReduceO
     : g_(g),
       options_(options),
       strategy_(std::move(strategy)),
-      runner_(test, g.graph().nodes.size(), options.jobs, options.stop,
+      runner_(test, g, options.jobs, options.stop,
               [this](const Candidate& c, const Verdict& v, bool cache_hit) {
                 if (options_.verbose)
                   log(std::string("check: ") + to_string(v.outcome) + (cache_hit ? " (cached)" : "") + " " + g_.describe(c));

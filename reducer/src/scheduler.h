@@ -24,6 +24,9 @@ struct Strategy {
   bool rounds = false;  // repeat the passes until a whole round commits nothing
   // Running to its end (not stopped) makes the result 1-minimal.
   bool certifies = false;
+  // Candidates are subgraphs an engine builds, so they keep Q/DQ pairs whole (ReductionGraph);
+  // false when a candidate's nodes mean something else (precision: the nodes kept in FP32).
+  bool subgraphs = true;
 };
 
 // Where the reduction is on one path of decisions: the pass running (its state), the best

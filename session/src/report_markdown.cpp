@@ -14,7 +14,12 @@ void write_reduced_line(const ReductionReport& r, std::ostream& md) {
   md << "**Reduced:** " << r.original_nodes << " nodes -> " << r.reduced_nodes << " nodes (";
   bool first = true;
   for (const auto& [op, n] : r.reduced_op_types) md << (first ? "" : ", ") << op << " x" << n, first = false;
-  md << ")" << (r.one_minimal ? ", 1-minimal (removing any single node makes the failure disappear)" : "")
+  // Reductions keep Q/DQ pairs whole (docs/reducer.md): a DequantizeLinear is removed with its QuantizeLinear.
+  const bool quantizes = r.reduced_op_types.count("QuantizeLinear") > 0;
+  md << ")"
+     << (r.one_minimal ? quantizes ? ", 1-minimal (removing any single node, a DequantizeLinear with its QuantizeLinear, makes the failure disappear)"
+                                   : ", 1-minimal (removing any single node makes the failure disappear)"
+                       : "")
      << (r.interrupted ? ", interrupted: best reproducer so far" : "") << ".\n\n";
   if (r.confirm_runs > 0)
     md << (r.not_confirmed() ? "**NOT CONFIRMED:** the reproducer failed the same way in only " : "**Confirmed:** the reproducer failed the same way in ")

@@ -178,7 +178,7 @@ TEST(EngineSpec, TypedWrappersNeedAnEngineThatComputesAsTyped) {
 }
 
 TEST(EngineSpec, FaultNamesComeFromTheCatalog) {
-  ASSERT_EQ(faults().size(), 7u);
+  ASSERT_EQ(faults().size(), 8u);
   for (const FaultInfo& f : faults()) {
     EXPECT_EQ(find_fault(f.name), f.fault);
     EXPECT_EQ(fault_name(f.fault), f.name);

@@ -276,6 +276,44 @@ TEST(OptimizedFaults, ResizeHalfPixelIsSilentForOtherModesAndCoordinates) {
   expect_matches_reference("opt:fault=resize-half-pixel", resize_model("nearest", "half_pixel"), in, 0);
 }
 
+// --- quantize-half-away ---
+Model quantize_model(const std::string& scale_type_and_shape) {
+  return parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] X) => (float[4] Y)
+<)" + scale_type_and_shape + R"(, int8 z = {0}>
+{
+  q = QuantizeLinear(X, s, z)
+  Y = DequantizeLinear(q, s, z)
+}
+)");
+}
+
+TEST(OptimizedFaults, QuantizeHalfAwayRoundsTiesAwayFromZero) {
+  Model m = quantize_model("float s = {1.0}");
+  EXPECT_TRUE(report_of("opt:fault=quantize-half-away", m).armed(Fault::QuantizeHalfAway));
+  const TensorMap in = {{"X", floats({4}, {0.5f, 1.5f, 2.5f, -0.5f})}};
+  const Tensor ref = run_spec("ref", m, in).at("Y");
+  const Tensor opt = run_spec("opt:fault=quantize-half-away", m, in).at("Y");
+  EXPECT_EQ(std::vector<float>(ref.data<float>().begin(), ref.data<float>().end()), (std::vector<float>{0, 2, 2, 0}));
+  EXPECT_EQ(std::vector<float>(opt.data<float>().begin(), opt.data<float>().end()), (std::vector<float>{1, 2, 3, -1}));
+}
+
+TEST(OptimizedFaults, QuantizeHalfAwayIsSilentWithoutTiesAndForPerAxisScales) {
+  expect_matches_reference("opt:fault=quantize-half-away", quantize_model("float s = {1.0}"),
+                           {{"X", floats({4}, {0.4f, 1.6f, 2.7f, -0.6f})}}, 0);
+  Model per_axis = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 2] X) => (float[2, 2] Y)
+<float[2] s = {1.0, 1.0}, int8[2] z = {0, 0}>
+{
+  q = QuantizeLinear <axis = 1> (X, s, z)
+  Y = DequantizeLinear <axis = 1> (q, s, z)
+}
+)");
+  expect_matches_reference("opt:fault=quantize-half-away", per_axis, {{"X", floats({2, 2}, {0.5f, 1.5f, 2.5f, -0.5f})}}, 0);
+}
+
 // --- input-binding-order ---
 const char* kTwoInputs = R"(
 <ir_version: 8, opset_import: ["" : 17]>

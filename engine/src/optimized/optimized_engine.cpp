@@ -11,6 +11,7 @@
 #include "core/validate.h"
 #include "core/tensor_set.h"
 #include "fused_kernel.h"
+#include "kernel_quantize_half_away.h"
 #include "kernel_resize.h"
 #include "mixed_precision.h"
 #include "plan_graph.h"
@@ -130,6 +131,7 @@ class PlanBuilder {
     const int64_t opset = plan->model->opset("").value_or(0);
     for (const Node& n : graph.nodes)
       if (options_.has(Fault::ResizeHalfPixel) && resize_half_pixel_triggers(n, opset)) armed.insert(Fault::ResizeHalfPixel);
+      else if (options_.has(Fault::QuantizeHalfAway) && quantize_half_away_triggers(n)) armed.insert(Fault::QuantizeHalfAway);
     if (options_.has(Fault::InputBindingOrder) && runtime_inputs(model_.graph).size() >= 2)
       armed.insert(Fault::InputBindingOrder);
     plan->report.armed_faults.assign(armed.begin(), armed.end());
@@ -246,6 +248,7 @@ class PlanBuilder {
       }
       if (node.op_type == "Resize" && (node.domain.empty() || node.domain == "ai.onnx"))
         return make_resize_kernel(node, opset, options);
+      if (quantize_half_away_triggers(node)) return make_quantize_kernel(node, opset, options);
       return KernelPtr();
     };
     if (options_.precision != Precision::FP32) {

@@ -15,20 +15,26 @@ struct Start {
   std::vector<size_t> units;
 };
 
-// The first p+1 units (a topological prefix is closed under ancestors) with all their outputs marked.
+// The first p+1 units (a topological prefix is closed under ancestors) with all their outputs
+// marked, but a Q/DQ pair's quantized value, which only its DequantizeLinear nodes take; nullopt
+// when that marks nothing (a pair's QuantizeLinear before its DequantizeLinear nodes shows nothing).
 std::optional<Candidate> marked_prefix(const ReductionGraph& g, const Start& s, size_t p) {
   auto c = g.with_units(s.base, std::vector<size_t>(s.units.begin(), s.units.begin() + static_cast<std::ptrdiff_t>(p + 1)));
   if (!c) return c;
   c->outputs.clear();
   for (size_t i = 0; i <= p; ++i)
-    for (auto& o : g.node_outputs(s.units[i])) c->outputs.push_back(std::move(o));
+    if (ReductionGraph::keeps(*c, s.units[i]) && !g.quantizes_pair(s.units[i]))
+      for (auto& o : g.node_outputs(s.units[i])) c->outputs.push_back(std::move(o));
+  if (c->outputs.empty()) return std::nullopt;
   return c;
 }
 
-// The diverging node with its ancestors and only its own outputs.
+// The diverging node with its ancestors and only its own outputs (none when the node is a pair's
+// QuantizeLinear, which does not go without its DequantizeLinear nodes).
 std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, size_t k) {
   auto c = g.with_units(s.base, g.ancestors_within(s.base, s.units[k]));
-  if (!c || c->nodes.size() >= s.base.nodes.size()) return std::nullopt;
+  if (!c || c->nodes.size() >= s.base.nodes.size() || !ReductionGraph::keeps(*c, s.units[k]) || g.quantizes_pair(s.units[k]))
+    return std::nullopt;
   c->outputs = g.node_outputs(s.units[k]);
   return c;
 }
@@ -125,15 +131,22 @@ class FirstDivergence : public PassState {
       else stage_ = Hidden;
       return;
     }
+    // A prefix without a candidate is answered "not interesting" without a test.
     if (stage_ == Hinted)
-      if (const auto p = hinted_.probe()) {
-        probe_ = Probe{*marked_prefix(g, *start_, (*failing_)[*p]), false, {}, hinted_likely(*p)};
-        return;
+      while (const auto p = hinted_.probe()) {
+        if (auto c = marked_prefix(g, *start_, (*failing_)[*p])) {
+          probe_ = Probe{std::move(*c), false, {}, hinted_likely(*p)};
+          return;
+        }
+        hinted_ = hinted_.advance(false);
       }
     if (stage_ == Bisecting)
-      if (const auto p = bisect_.probe()) {
-        probe_ = Probe{*marked_prefix(g, *start_, *p), false, {}};
-        return;
+      while (const auto p = bisect_.probe()) {
+        if (auto c = marked_prefix(g, *start_, *p)) {
+          probe_ = Probe{std::move(*c), false, {}};
+          return;
+        }
+        bisect_ = bisect_.advance(false);
       }
     if (stage_ == Hinted || stage_ == Bisecting) {
       stage_ = Narrowing;

@@ -34,8 +34,9 @@ class RemovalState : public PassState {
   void settle(const ReductionGraph& g) {
     probe_.reset();
     while (const auto* group = plan_.peek(g, *current_)) {
-      if (auto c = g.without(*current_, *group)) {
-        probe_ = Probe{std::move(*c), true, *group};
+      auto removed = g.removal_of(*current_, *group);
+      if (auto c = g.without(*current_, removed)) {
+        probe_ = Probe{std::move(*c), true, std::move(removed)};
         return;
       }
       plan_.pop();

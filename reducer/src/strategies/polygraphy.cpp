@@ -105,7 +105,9 @@ PassStatePtr start_outputs(const ReductionGraph& g, const Candidate& best, bool 
   const Phase* p = phase.get();
   phase->make = [&g, p](size_t i) -> std::optional<Candidate> {
     auto c = g.with_units(p->base, g.ancestors_within(p->base, p->units[i]));
-    if (c) c->outputs = g.node_outputs(p->units[i]);
+    // A pair's QuantizeLinear is no sink: its quantized value goes only into its DequantizeLinear nodes.
+    if (!c || !ReductionGraph::keeps(*c, p->units[i]) || g.quantizes_pair(p->units[i])) return std::nullopt;
+    c->outputs = g.node_outputs(p->units[i]);
     return c;
   };
   phase->size = [&g, p](size_t i) { return g.ancestors_within(p->base, p->units[i]).size(); };

@@ -51,6 +51,7 @@ Strategy build_precision_strategy(const ReduceOptions&) {
   Strategy s{{{"ranked-prefix", &start_ranked_prefix}, {"node-removal", &start_node_removal}, {"certify", &start_certify}}};
   s.rounds = true;
   s.certifies = true;
+  s.subgraphs = false;  // the nodes kept in FP32, in a model the engine gets whole
   return s;
 }
 
