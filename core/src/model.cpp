@@ -112,6 +112,15 @@ std::vector<std::string> outer_scope_names(const Graph& graph) {
   return outer;
 }
 
+namespace {
+bool is_quantization_op(const Node& node, std::string_view op) {
+  return node.op_type == op && (node.domain.empty() || node.domain == "ai.onnx" || node.domain == "com.microsoft");
+}
+}  // namespace
+
+bool is_quantize_node(const Node& node) { return is_quantization_op(node, "QuantizeLinear"); }
+bool is_dequantize_node(const Node& node) { return is_quantization_op(node, "DequantizeLinear"); }
+
 bool is_constant_node(std::string_view op_type, std::string_view domain) {
   return op_type == "Constant" && (domain.empty() || domain == "ai.onnx");
 }

@@ -6,20 +6,11 @@
 
 namespace reduce {
 
-namespace {
-
-// The standard operator, or ONNX Runtime's contrib one of the same meaning.
-bool is_op(const Node& node, std::string_view op) {
-  return node.op_type == op && (node.domain.empty() || node.domain == "ai.onnx" || node.domain == "com.microsoft");
-}
-
-}  // namespace
-
 QuantizePairs::QuantizePairs(const GraphIndex& index)
     : graph_(&index.graph()), dequantizers_(index.graph().nodes.size()), quantizer_(index.graph().nodes.size(), kNone) {
   const auto& nodes = graph_->nodes;
   for (size_t q = 0; q < nodes.size(); ++q) {
-    if (!is_op(nodes[q], "QuantizeLinear") || nodes[q].outputs.empty() || nodes[q].outputs[0].empty()) continue;
+    if (!is_quantize_node(nodes[q]) || nodes[q].outputs.empty() || nodes[q].outputs[0].empty()) continue;
     const std::string& y = nodes[q].outputs[0];
     const auto readers = index.consumers(y);
     if (readers.empty() || index.is_graph_output(y)) continue;
@@ -29,7 +20,7 @@ QuantizePairs::QuantizePairs(const GraphIndex& index)
       // Read as x only (consumers() also counts reads from inside subgraph bodies, which are not x).
       size_t reads = 0;
       for (const auto& in : reader.inputs) reads += in == y;
-      only_dequantizers &= is_op(reader, "DequantizeLinear") && !reader.inputs.empty() && reader.inputs[0] == y &&
+      only_dequantizers &= is_dequantize_node(reader) && !reader.inputs.empty() && reader.inputs[0] == y &&
                            reads == 1 && !reader.has_subgraphs();
     }
     if (!only_dequantizers) continue;

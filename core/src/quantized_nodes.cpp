@@ -10,8 +10,7 @@ namespace reduce {
 
 namespace {
 
-bool is_op(const Node& n, std::string_view op) { return n.op_type == op && (n.domain.empty() || n.domain == "ai.onnx"); }
-bool is_qdq(const Node& n) { return is_op(n, "QuantizeLinear") || is_op(n, "DequantizeLinear"); }
+bool is_qdq(const Node& n) { return is_quantize_node(n) || is_dequantize_node(n); }
 
 }  // namespace
 
@@ -36,7 +35,7 @@ std::vector<QuantizedNode> quantized_nodes(const Graph& graph) {
     QuantizedNode q{i, {}};
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       auto dq = n.inputs[k].empty() ? producer.end() : producer.find(n.inputs[k]);
-      if (dq == producer.end() || !is_op(graph.nodes[dq->second], "DequantizeLinear")) continue;
+      if (dq == producer.end() || !is_dequantize_node(graph.nodes[dq->second])) continue;
       const Node& d = graph.nodes[dq->second];
       if (d.inputs.empty() || d.inputs[0].empty()) continue;
       DequantizedInput in;
@@ -46,7 +45,7 @@ std::vector<QuantizedNode> quantized_nodes(const Graph& graph) {
         in.float_value = d.outputs[0];
       } else {
         auto qn = producer.find(d.inputs[0]);
-        if (qn == producer.end() || !is_op(graph.nodes[qn->second], "QuantizeLinear")) continue;
+        if (qn == producer.end() || !is_quantize_node(graph.nodes[qn->second])) continue;
         const Node& qnode = graph.nodes[qn->second];
         if (qnode.inputs.empty() || qnode.inputs[0].empty()) continue;
         in.quantize = qn->second;

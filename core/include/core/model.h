@@ -153,6 +153,9 @@ std::vector<std::string> outer_scope_names(const Graph& graph);
 // Whether an op is ONNX's Constant (domain "" or "ai.onnx"; a custom domain's "Constant" is not).
 bool is_constant_node(std::string_view op_type, std::string_view domain);
 inline bool is_constant_node(const Node& node) { return is_constant_node(node.op_type, node.domain); }
+// ONNX's QuantizeLinear / DequantizeLinear, or ONNX Runtime's com.microsoft ones of the same meaning.
+bool is_quantize_node(const Node& node);
+bool is_dequantize_node(const Node& node);
 
 // Number of nodes not counting Constant (what users and reports call "nodes").
 size_t count_nodes(const Graph& graph);
