@@ -78,12 +78,6 @@ const Family* find_precision_family(std::string_view name) {
 
 std::span<const Family> quantized_families() { return quantized_table(); }
 
-const Family* find_quantized_family(std::string_view name) {
-  for (const auto& f : quantized_table())
-    if (f.fault == name) return &f;
-  return nullptr;
-}
-
 std::string GeneratedModel::fp32_node_names() const {
   std::string out;
   for (size_t i : fp32_nodes) out += (out.empty() ? "" : ",") + model.graph.nodes[i].name;

@@ -50,7 +50,6 @@ const Family* find_precision_family(std::string_view name);
 // The quantized families (quantized.def): Q/DQ models that fail against their float model's outputs
 // and pass with a known set of nodes left in float, the only 1-minimal one.
 std::span<const Family> quantized_families();
-const Family* find_quantized_family(std::string_view name);
 
 struct GeneratedModel {
   std::string file_name;

@@ -1,7 +1,10 @@
 // reduce-corpus: writes the failing corpus models and their manifest.
 //   reduce-corpus OUT_DIR [--seed N] [--sizes 10,100,1000,10000] [--faults a,b|all] [--precision a,b|all]
 //                 [--quantized a,b|all] [--in-if|--in-loop]
+#include <algorithm>
 #include <charconv>
+#include <optional>
+#include <span>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -28,6 +31,20 @@ template <typename T>
 bool parse_number(std::string_view s, T& out) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && end == s.data() + s.size();
+}
+
+// The families a comma list (or "all") names, from `table`, into `out`; the first unknown name.
+std::optional<std::string> family_list(std::string_view list, std::span<const Family> table, std::vector<const Family*>& out) {
+  out.clear();
+  for (const auto& f : table)
+    if (list == "all") out.push_back(&f);
+  if (list == "all") return std::nullopt;
+  for (auto part : split(list)) {
+    auto it = std::find_if(table.begin(), table.end(), [&](const Family& f) { return f.fault == part; });
+    if (it == table.end()) return std::string(part);
+    out.push_back(&*it);
+  }
+  return std::nullopt;
 }
 
 int usage(const std::string& problem) {
@@ -86,32 +103,15 @@ int main(int argc, char** argv) {
           chosen.push_back(f);
         }
       }
-    } else if (arg == "--precision") {
-      if (!has_value) return usage("--precision needs a list of precision families or 'all'");
-      const std::string_view list = argv[++i];
-      precision_given = true;
-      precision.clear();
-      if (list == "all")
-        for (const auto& f : reduce::corpus::precision_families()) precision.push_back(&f);
-      else
-        for (auto part : split(list)) {
-          const Family* f = reduce::corpus::find_precision_family(part);
-          if (!f) return usage("unknown precision family '" + std::string(part) + "'");
-          precision.push_back(f);
-        }
-    } else if (arg == "--quantized") {
-      if (!has_value) return usage("--quantized needs a list of quantized families or 'all'");
-      const std::string_view list = argv[++i];
-      quantized_given = true;
-      quantized.clear();
-      if (list == "all")
-        for (const auto& f : reduce::corpus::quantized_families()) quantized.push_back(&f);
-      else
-        for (auto part : split(list)) {
-          const Family* f = reduce::corpus::find_quantized_family(part);
-          if (!f) return usage("unknown quantized family '" + std::string(part) + "'");
-          quantized.push_back(f);
-        }
+    } else if (arg == "--precision" || arg == "--quantized") {
+      const bool is_precision = arg == "--precision";
+      const std::string kind = is_precision ? "precision" : "quantized";
+      if (!has_value) return usage(std::string(arg) + " needs a list of " + kind + " families or 'all'");
+      auto& list = is_precision ? precision : quantized;
+      (is_precision ? precision_given : quantized_given) = true;
+      if (auto unknown = family_list(argv[++i], is_precision ? reduce::corpus::precision_families()
+                                                             : reduce::corpus::quantized_families(), list))
+        return usage("unknown " + kind + " family '" + *unknown + "'");
     } else if (!arg.empty() && arg[0] == '-') {
       return usage("unknown option '" + std::string(arg) + "'");
     } else if (out_dir.empty()) {

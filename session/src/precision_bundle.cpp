@@ -48,6 +48,24 @@ std::string number(double x) {
   return buf;
 }
 
+void add_search_json(nlohmann::json& j, const PrecisionOutcome& out, const char* outcome) {
+  j["outcome"] = outcome;
+  j["candidates"] = out.candidates;
+  j["samples"] = out.samples;
+  j["failing_sample"] = out.failing_sample;
+  j["checks"] = out.checks;
+  j["strategy"] = out.strategy;
+  j["one_minimal"] = out.one_minimal;
+  j["stopped"] = out.stopped;
+  j["seconds"] = out.seconds;
+  j["before"] = verdict_json(out.before);
+  j["after"] = verdict_json(out.after);
+  j["renamed_nodes"] = out.renamed.duplicates;
+  j["named_nodes"] = out.renamed.unnamed;
+  j["confirm"] = {{"runs", out.confirm_runs}, {"set_passed_again", out.set_passed_again},
+                  {"original_failed_again", out.original_failed_again}};
+}
+
 Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& oracle, const PrecisionOutcome& out,
                               const std::string& command) {
   std::error_code ec;
@@ -87,22 +105,8 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   if (out.autocast_rule)
     j["autocast_rule"] = {{"data_max", out.autocast_rule->data_max}, {"init_max", out.autocast_rule->init_max},
                           {"fp32_nodes", out.autocast_rule->nodes}, {"passes", out.autocast_rule->passes}};
-  j["outcome"] = kind_name(out.kind);
-  j["candidates"] = out.candidates;
-  j["samples"] = out.samples;
-  j["failing_sample"] = out.failing_sample;
-  j["checks"] = out.checks;
-  j["strategy"] = out.strategy;
-  j["one_minimal"] = out.one_minimal;
-  j["stopped"] = out.stopped;
-  j["seconds"] = out.seconds;
-  j["before"] = verdict_json(out.before);
-  j["after"] = verdict_json(out.after);
+  add_search_json(j, out, kind_name(out.kind));
   j["error_svg"] = chart;
-  j["renamed_nodes"] = out.renamed.duplicates;
-  j["named_nodes"] = out.renamed.unnamed;
-  j["confirm"] = {{"runs", out.confirm_runs}, {"set_passed_again", out.set_passed_again},
-                  {"original_failed_again", out.original_failed_again}};
   j["fp32_nodes"] = nlohmann::json::array();
   for (const auto& p : out.pinned)
     j["fp32_nodes"].push_back({{"name", p.name}, {"op_type", p.op_type}, {"local_error_over_tolerance", p.local_error}});

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "oracle/verdict.h"
+#include "session/precision.h"
 
 namespace reduce {
 
@@ -16,5 +17,9 @@ double worst_ratio(const Verdict& v);
 nlohmann::json verdict_json(const Verdict& v);
 // "%.3g".
 std::string number(double x);
+// The report.json keys both searches share, `outcome` worded by the caller: outcome, candidates,
+// samples, failing_sample, checks, strategy, one_minimal, stopped, seconds, before, after,
+// renamed_nodes, named_nodes, confirm.
+void add_search_json(nlohmann::json& j, const PrecisionOutcome& out, const char* outcome);
 
 }  // namespace reduce

@@ -78,25 +78,11 @@ Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle&
   j["float_model"] = float_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(float_source);
   j["weights"] = {{"from_float_model", plan.weights_from_float_model}, {"folded", plan.weights_folded}};
   j["partially_quantized_model"] = kPartiallyQuantizedFile;
-  j["outcome"] = kind_name(out.kind);
-  j["candidates"] = out.candidates;
-  j["samples"] = out.samples;
-  j["failing_sample"] = out.failing_sample;
-  j["checks"] = out.checks;
-  j["strategy"] = out.strategy;
-  j["one_minimal"] = out.one_minimal;
-  j["stopped"] = out.stopped;
-  j["seconds"] = out.seconds;
-  j["before"] = verdict_json(out.before);
-  j["after"] = verdict_json(out.after);
+  add_search_json(j, out, kind_name(out.kind));
   j["every_node_in_float"] = verdict_json(out.all_kept);
   j["max_abs_error"] = {{"quantized", max_abs_json(out.before)},
                         {"partially_quantized", max_abs_json(out.after)},
                         {"every_node_in_float", max_abs_json(out.all_kept)}};
-  j["renamed_nodes"] = out.renamed.duplicates;
-  j["named_nodes"] = out.renamed.unnamed;
-  j["confirm"] = {{"runs", out.confirm_runs}, {"set_passed_again", out.set_passed_again},
-                  {"original_failed_again", out.original_failed_again}};
   j["float_nodes"] = nlohmann::json::array();
   j["nodes_to_exclude"] = nlohmann::json::array();
   for (const auto& p : out.pinned) {
