@@ -151,6 +151,10 @@ TEST(PrecisionCorpus, UnknownPrecisionFamilyIsAUsageError) {
   auto r = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--precision", "nope"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown precision family 'nope'"), std::string::npos) << r.err;
+  auto q = run_process({std::string(REDUCE_BINARY_DIR) + "/reduce-corpus", dir.path().string(), "--quantized", "nope"});
+  EXPECT_EQ(q.exit_code, 2);
+  EXPECT_NE(q.err.find("unknown quantized family 'nope'"), std::string::npos) << q.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "quantized_manifest.tsv"));
 }
 
 // The quantized families (`reduce-corpus --quantized`): every quantization is exact but the sensitive
