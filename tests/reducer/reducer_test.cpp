@@ -444,6 +444,29 @@ sizes (float[4, 8, 16] x, float[4, 8, 16] z) => (float[4, 8, 16] y)
   EXPECT_EQ(t.calls, 1u);
 }
 
+// The failure needs the last dim whole: after every dim at 1 and every dim halved (both refused),
+// each dim is halved on its own until refused or 1, and a refused dim is never tried again.
+TEST(Reducer, EachDimIsHalvedOnItsOwnAndARefusedDimIsNotTriedAgain) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+sizes (float[8, 8, 16] x) => (float[8, 8, 16] y)
+{
+  y = Relu(x)
+}
+)");
+  SyntheticTest t(m, [](const CandidateView& v) {
+    auto it = v.candidate.input_shapes.find("x");
+    return v.has("y") && (it == v.candidate.input_shapes.end() || it->second[2] == 16);
+  });
+  ReduceOptions opts;
+  opts.passes = select_passes({"shape-reduction"}).value();
+  auto r = run(m, t, opts);
+  EXPECT_EQ(r.best.input_shapes, (std::map<std::string, Shape, std::less<>>{{"x", {1, 1, 16}}}));
+  // 2 refused (all at 1, all halved), 3 + 3 halvings of the first two dims, 1 refusal of the
+  // last: 9 checks (scans from the first option after each success took 14).
+  EXPECT_EQ(t.calls, 9u);
+}
+
 TEST(Reducer, PassListComesFromTheDefFile) {
   std::vector<std::string> names;
   for (const auto& p : reduce_passes()) names.push_back(p.name);

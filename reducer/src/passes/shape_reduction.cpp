@@ -1,4 +1,4 @@
-// shape-reduction: halve dims of the candidate's graph inputs (batch, sequence, spatial) while the
+// shape-reduction: shrink dims of the candidate's graph inputs (batch, sequence, spatial) while the
 // failure survives; the oracle recomputes expected values for reduced shapes.
 #include <algorithm>
 
@@ -20,100 +20,119 @@ std::optional<Shape> current_shape(const ReductionGraph& g, const Candidate& c, 
   return s;
 }
 
-struct Halving {
+// One dim of one graph input.
+struct DimRef {
   std::string input;
-  int dim = -1;
-  bool to_one = false;  // straight to 1 instead of halved
+  size_t dim = 0;
 };
 
-// One scan over the halvings of a base candidate, in order: every input's every dim halved, each
-// input's dims halved, each single dim halved. The first that still fails is committed and a new
-// scan starts from it (at most 256 scans). The first scan first tries every dim at 1: failures that
-// do not depend on sizes (most) then cost one check instead of one per halving.
-struct Scans {
-  Candidate base;
-  std::vector<std::pair<std::string, Shape>> inputs;
-  std::vector<std::vector<Halving>> options;
-  int scan = 0;
-};
+// The dims of `base`'s graph inputs (not frozen, statically shaped), in input then dim order.
+std::vector<DimRef> dims_of(const ReductionGraph& g, const Candidate& base) {
+  std::vector<DimRef> out;
+  for (const auto& v : g.graph_inputs(base)) {
+    if (std::binary_search(base.frozen.begin(), base.frozen.end(), v)) continue;
+    if (auto shape = current_shape(g, base, v))
+      for (size_t d = 0; d < shape->size(); ++d) out.push_back({v, d});
+  }
+  return out;
+}
 
-class ShapeReduction : public SearchState<ShapeReduction, Scan> {
+int64_t size_of(const ReductionGraph& g, const Candidate& c, const DimRef& r) {
+  return current_shape(g, c, r.input)->at(r.dim);
+}
+
+// `base` with the dims `which` set to 1 (`to_one`) or halved (rounding up).
+Candidate shrunk(const ReductionGraph& g, const Candidate& base, const std::vector<DimRef>& which, bool to_one) {
+  Candidate c = base;
+  for (const auto& r : which) {
+    auto [it, inserted] = c.input_shapes.emplace(r.input, *current_shape(g, base, r.input));
+    int64_t& d = it->second[r.dim];
+    d = to_one ? 1 : (d + 1) / 2;
+  }
+  return c;
+}
+
+// Three stages, each committing what the failure survives: every dim at 1 at once (one check for
+// the failures that do not depend on sizes, most of them); every dim above 1 halved at once, again
+// and again; then each dim on its own, halved until refused or 1. A dim is never tried again once
+// refused: the failure needs its size, and each re-try cost an engine run.
+class ShapeReduction : public PassState {
  public:
-  ShapeReduction(const ReductionGraph& g, std::shared_ptr<const Scans> scans) : scans_(std::move(scans)) {
-    search = Scan::over(scans_->options.size());
+  enum class Stage { AllToOne, AllHalved, EachDim, Done };
+
+  ShapeReduction(const ReductionGraph& g, Candidate base) : base_(std::move(base)), dims_(dims_of(g, base_)) {
     settle(g);
   }
-  std::optional<Candidate> make(const ReductionGraph&, size_t i) const {
-    Candidate c = scans_->base;
-    for (const auto& h : scans_->options[i]) {
-      Shape s;
-      for (const auto& [name, shape] : scans_->inputs)
-        if (name == h.input) s = shape;
-      auto [it, inserted] = c.input_shapes.emplace(h.input, s);
-      int64_t& d = it->second[static_cast<size_t>(h.dim)];
-      d = h.to_one ? 1 : (d + 1) / 2;
-    }
-    return c;
-  }
-  bool commits() const { return true; }
-  PassStatePtr advance(const ReductionGraph& g, const Answer& answer) const override {
-    if (answer.interesting) return scan(g, probe()->candidate, scans_->scan + 1);
-    return SearchState::advance(g, answer);
-  }
 
-  // The scan of `base` (nullptr: nothing to halve, or the last scan was done).
-  static PassStatePtr scan(const ReductionGraph& g, const Candidate& base, int number) {
-    if (number >= 256) return std::make_shared<Over>();
-    auto s = std::make_shared<Scans>();
-    s->base = base;
-    s->scan = number;
-    for (const auto& v : g.graph_inputs(base)) {
-      if (std::binary_search(base.frozen.begin(), base.frozen.end(), v)) continue;
-      if (auto shape = current_shape(g, base, v)) s->inputs.push_back({v, *shape});
+  const std::optional<Probe>& probe() const override { return probe_; }
+
+  PassStatePtr advance(const ReductionGraph& g, const Answer& answer) const override {
+    auto next = std::make_shared<ShapeReduction>(*this);
+    if (answer.interesting) next->base_ = probe_->candidate;
+    switch (stage_) {
+      case Stage::AllToOne: next->stage_ = answer.interesting ? Stage::Done : Stage::AllHalved; break;
+      case Stage::AllHalved:
+        if (!answer.interesting) next->stage_ = Stage::EachDim;
+        break;
+      case Stage::EachDim:
+        if (!answer.interesting) ++next->dim_;
+        break;
+      case Stage::Done: break;
     }
-    s->options.emplace_back();
-    for (const auto& [name, shape] : s->inputs) {
-      std::vector<Halving> all_dims;
-      for (size_t d = 0; d < shape.size(); ++d)
-        if (shape[d] > 1) all_dims.push_back({name, static_cast<int>(d)});
-      if (all_dims.empty()) continue;
-      s->options[0].insert(s->options[0].end(), all_dims.begin(), all_dims.end());
-      if (all_dims.size() > 1) s->options.push_back(all_dims);
-      for (const auto& h : all_dims) s->options.push_back({h});
-    }
-    if (s->options[0].empty()) return std::make_shared<Over>();
-    if (s->options.size() == 2) s->options.erase(s->options.begin());  // one dim in all: same candidate twice
-    if (number == 0) {
-      std::vector<Halving> all_to_one;
-      bool beyond_two = false;  // else halving every dim is the same candidate
-      for (const auto& [name, shape] : s->inputs)
-        for (size_t d = 0; d < shape.size(); ++d)
-          if (shape[d] > 1) {
-            all_to_one.push_back({name, static_cast<int>(d), true});
-            beyond_two |= shape[d] > 2;
-          }
-      if (beyond_two) s->options.insert(s->options.begin(), std::move(all_to_one));
-    }
-    return std::make_shared<ShapeReduction>(g, std::move(s));
+    next->settle(g);
+    return next;
   }
 
  private:
-  // The pass after its last scan.
-  class Over : public PassState {
-   public:
-    const std::optional<Probe>& probe() const override { return none_; }
-    PassStatePtr advance(const ReductionGraph&, const Answer&) const override { return std::make_shared<Over>(); }
+  // The dims still above 1.
+  std::vector<DimRef> open(const ReductionGraph& g) const {
+    std::vector<DimRef> out;
+    for (const auto& r : dims_)
+      if (size_of(g, base_, r) > 1) out.push_back(r);
+    return out;
+  }
 
-   private:
-    std::optional<Probe> none_;
-  };
+  void settle(const ReductionGraph& g) {
+    probe_.reset();
+    const auto above_one = open(g);
+    if (above_one.empty()) stage_ = Stage::Done;
+    if (stage_ == Stage::AllToOne) {
+      // Only when it differs from halving every dim (some dim above 2).
+      const bool beyond_two = std::any_of(above_one.begin(), above_one.end(), [&](const DimRef& r) { return size_of(g, base_, r) > 2; });
+      if (beyond_two) {
+        probe_ = Probe{shrunk(g, base_, above_one, true), true, {}};
+        return;
+      }
+      stage_ = Stage::AllHalved;
+    }
+    if (stage_ == Stage::AllHalved) {
+      // With a single dim above 1 this is the same candidate as that dim's own first halving.
+      if (above_one.size() > 1) {
+        probe_ = Probe{shrunk(g, base_, above_one, false), true, {}};
+        return;
+      }
+      stage_ = Stage::EachDim;
+    }
+    if (stage_ == Stage::EachDim) {
+      while (dim_ < dims_.size() && size_of(g, base_, dims_[dim_]) <= 1) ++dim_;
+      if (dim_ < dims_.size()) {
+        probe_ = Probe{shrunk(g, base_, {dims_[dim_]}, false), true, {}};
+        return;
+      }
+      stage_ = Stage::Done;
+    }
+  }
 
-  std::shared_ptr<const Scans> scans_;
+  Candidate base_;
+  std::vector<DimRef> dims_;
+  Stage stage_ = Stage::AllToOne;
+  size_t dim_ = 0;  // EachDim: the dim being halved
+  std::optional<Probe> probe_;
 };
 }  // namespace
 
 PassStatePtr start_shape_reduction(const ReductionGraph& g, const Candidate& best, const Facts&) {
-  auto state = ShapeReduction::scan(g, best, 0);
+  auto state = std::make_shared<ShapeReduction>(g, best);
   return state->probe() ? state : nullptr;
 }
 
