@@ -298,28 +298,24 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
               << out.after.signature.to_string() << ")\n";
     return kExitNotPrecision;
   }
+  // The set, how to deploy it, and the bundle: the model partially quantized, or (a strongly typed
+  // engine) converted with the set in FP32.
+  const std::optional<DType> typed = plan ? std::nullopt : oracle.engine_converts_to();
+  std::string extra_file = !typed ? "" : *typed == DType::BFloat16 ? "model_bf16.onnx, " : "model_fp16.onnx, ";
   if (plan) {
     print_float_set(out);
-    if (!out_dir.empty()) {
-      if (Status st = write_quantization_bundle(out_dir, oracle, *plan, out, command_line(args)); !st.ok()) {
-        std::cerr << "error: " << st.error().message() << "\n";
-        return kExitUsage;
-      }
-      std::cout << "bundle: " << out_dir << " (precision.txt, model.onnx, " << kPartiallyQuantizedFile << ", report.md, report.json)\n";
-    }
-    if (out.stopped) return interrupted("; the best set so far is kept");
-    return out.not_confirmed() ? kExitNotConfirmed : kExitOk;
+    extra_file = std::string(kPartiallyQuantizedFile) + ", ";
+  } else {
+    print_fp32_set(out, typed);
   }
-  const std::optional<DType> typed = oracle.engine_converts_to();
-  print_fp32_set(out, typed);
   if (!out_dir.empty()) {
-    if (Status st = write_precision_bundle(out_dir, oracle, out, command_line(args)); !st.ok()) {
+    const Status st = plan ? write_quantization_bundle(out_dir, oracle, *plan, out, command_line(args))
+                           : write_precision_bundle(out_dir, oracle, out, command_line(args));
+    if (!st.ok()) {
       std::cerr << "error: " << st.error().message() << "\n";
       return kExitUsage;
     }
-    std::cout << "bundle: " << out_dir << " (precision.txt, model.onnx, "
-              << (!typed ? "" : *typed == DType::BFloat16 ? "model_bf16.onnx, " : "model_fp16.onnx, ")
-              << "report.md, report.json)\n";
+    std::cout << "bundle: " << out_dir << " (precision.txt, model.onnx, " << extra_file << "report.md, report.json)\n";
   }
   if (out.stopped) return interrupted("; the best set so far is kept");
   return out.not_confirmed() ? kExitNotConfirmed : kExitOk;

@@ -312,7 +312,7 @@ Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const 
   problem.check = [&](Oracle& sample, const std::vector<size_t>& set, const std::atomic<bool>* cancel) {
     auto variant = leave_in_float(sample.model(), plan.nodes, set, plan.float_weights);
     if (!variant) return Verdict::invalid_because(variant.error().message());
-    return sample.evaluate_variant(*variant, cancel);
+    return sample.evaluate_variant(std::move(*variant), cancel);
   };
   problem.rank = [&](Oracle& failing, std::map<size_t, double>& local_error, std::optional<ErrorOrigin>&) {
     auto errors = quantization_errors(failing.model(), plan, *reference, failing.inputs(), failing.options().tolerance,

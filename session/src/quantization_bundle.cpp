@@ -70,7 +70,7 @@ Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle&
   }
   std::sort(set.begin(), set.end());
   REDUCE_ASSIGN(const Model partial, leave_in_float(oracle.model(), plan.nodes, set, plan.float_weights));
-  const std::string float_source = plan.float_model_source.empty() ? std::string() : plan.float_model_source;
+  const std::string& float_source = plan.float_model_source;
 
   nlohmann::json j;
   j["engine"] = oracle.options().engine;

@@ -123,7 +123,7 @@ class Oracle {
   // Runs a variant of the whole model (the same graph inputs and outputs, other nodes or weights:
   // a Q/DQ model with some nodes left in float) on the engine under test, compared with the
   // recorded outputs of the model. One run, as evaluate_pinned; not cached, counted.
-  Verdict evaluate_variant(const Model& variant, const std::atomic<bool>* cancel = nullptr);
+  Verdict evaluate_variant(Model variant, const std::atomic<bool>* cancel = nullptr);
 
   // The failure every candidate is compared with (set from the original's verdict by the caller).
   void set_target(const FailureSignature& target) { target_ = target; has_target_ = true; }
