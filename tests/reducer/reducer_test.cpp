@@ -148,6 +148,24 @@ TEST(Reducer, FirstDivergenceGoesStraightToTheFirstValueTheTestReportsWrong) {
   }
 }
 
+TEST(Reducer, FirstDivergenceBisectsOnceTheFirstReportedValueDoesNotFailAlone) {
+  Model m = parse_model(testing::residual_model_text(30));
+  // An input-wide failure (inputs bound in the wrong order): the check reports every value wrong,
+  // but a prefix fails only once it reaches b17. After the first hinted prefix passes, the hint
+  // says nothing more: bisection of the remaining prefixes, not a gallop betting on a small answer.
+  SyntheticTest t(m, [](const CandidateView& v) { return v.has("b17") && !v.outputs.empty(); });
+  t.failing_outputs = [](const std::string&) { return true; };
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence"}).value();
+  auto r = run(m, t, opts);
+  EXPECT_TRUE(std::count(r.best.outputs.begin(), r.best.outputs.end(), "b17")) << ::testing::PrintToString(r.best.outputs);
+  // The fully marked model, the first hinted prefix, a bisection of the rest, the narrowed node.
+  const size_t units = m.graph.nodes.size();
+  size_t log2_units = 0;
+  while ((size_t{1} << log2_units) < units) ++log2_units;
+  EXPECT_LE(t.calls, 3 + log2_units) << units << " units";
+}
+
 TEST(Reducer, WithManySlotsTheNextPassesRunAlongsideTheEndOfAPass) {
   Model m = parse_model(testing::chain_model_text(200));
   // n120 computes a wrong value (so does everything after it); the failure does not care how
@@ -462,9 +480,34 @@ sizes (float[8, 8, 16] x) => (float[8, 8, 16] y)
   opts.passes = select_passes({"shape-reduction"}).value();
   auto r = run(m, t, opts);
   EXPECT_EQ(r.best.input_shapes, (std::map<std::string, Shape, std::less<>>{{"x", {1, 1, 16}}}));
-  // 2 refused (all at 1, all halved), 3 + 3 halvings of the first two dims, 1 refusal of the
-  // last: 9 checks (scans from the first option after each success took 14).
-  EXPECT_EQ(t.calls, 9u);
+  // 2 refused (all at 1, all halved); the first two dims straight to 1; the last at 1 is the
+  // candidate refused first (the cache answers), then its halvings are bisected: 4 and 8
+  // refused. 6 checks (halving step by step took 9, scans from the first option 14).
+  EXPECT_EQ(t.calls, 6u);
+}
+
+TEST(Reducer, ADimTheFailureNeedsSomeOfIsBisectedOverItsHalvings) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+sizes (float[8, 64] x) => (float[8, 64] y)
+{
+  y = Relu(x)
+}
+)");
+  // The failure needs more than 4 columns and more than 1 row.
+  SyntheticTest t(m, [](const CandidateView& v) {
+    auto it = v.candidate.input_shapes.find("x");
+    return v.has("y") && (it == v.candidate.input_shapes.end() || (it->second[0] > 1 && it->second[1] > 4));
+  });
+  ReduceOptions opts;
+  opts.passes = select_passes({"shape-reduction"}).value();
+  auto r = run(m, t, opts);
+  EXPECT_EQ(r.best.input_shapes, (std::map<std::string, Shape, std::less<>>{{"x", {2, 8}}}));
+  // all at 1 refused; all halved holds twice ([4,32], [2,16]), then refused ([1,8]); rows: 1
+  // refused and nothing between; columns 16: 1 refused, then the halvings 8, 4, 2 bisected: 4
+  // refused, 8 holds. 8 checks, where halving step by step took 7: trying 1 first costs a check
+  // on a dim the failure needs some of, and saves one per halving on a dim it does not need.
+  EXPECT_EQ(t.calls, 8u);
 }
 
 TEST(Reducer, PassListComesFromTheDefFile) {

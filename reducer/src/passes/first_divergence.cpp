@@ -71,7 +71,13 @@ class FirstDivergence : public PassState {
         }
         break;
       case Bisecting: t->bisect_ = bisect_.advance(answer.interesting); break;
-      case Hinted: t->hinted_ = hinted_.advance(answer.interesting); break;
+      case Hinted:
+        t->hinted_ = hinted_.advance(answer.interesting);
+        // The first hinted position did not fail alone: the hint says little about where the
+        // divergence is (hinted_likely), so galloping's bet on a small answer no longer holds;
+        // plain bisection of what is left costs log2 of it (bench/RESULTS.md, input_binding).
+        if (!answer.interesting && hinted_.first == 0) t->hinted_.galloping = false;
+        break;
       case Narrowing:
         t->stage_ = Done;
         if (answer.interesting) t->narrowed_ = probe_->candidate;

@@ -52,10 +52,26 @@ Candidate shrunk(const ReductionGraph& g, const Candidate& base, const std::vect
   return c;
 }
 
+// `base` with one dim set to `value`.
+Candidate resized(const ReductionGraph& g, const Candidate& base, const DimRef& r, int64_t value) {
+  Candidate c = base;
+  auto [it, inserted] = c.input_shapes.emplace(r.input, *current_shape(g, base, r.input));
+  it->second[r.dim] = value;
+  return c;
+}
+
+// `size` halved (rounding up) `k` times.
+int64_t halved(int64_t size, size_t k) {
+  for (size_t i = 0; i < k && size > 1; ++i) size = (size + 1) / 2;
+  return size;
+}
+
 // Three stages, each committing what the failure survives: every dim at 1 at once (one check for
 // the failures that do not depend on sizes, most of them); every dim above 1 halved at once, again
-// and again; then each dim on its own, halved until refused or 1. A dim is never tried again once
-// refused: the failure needs its size, and each re-try cost an engine run.
+// and again; then each dim on its own: at 1 first (a spatial dim usually goes), else a bisection
+// over its halvings for the smallest one the failure survives (log2 of log2 of the size, where
+// halving step by step cost one engine run per halving kept). A dim is never tried again once
+// its search ended: the failure needs the size it kept, and each re-try cost an engine run.
 class ShapeReduction : public PassState {
  public:
   enum class Stage { AllToOne, AllHalved, EachDim, Done };
@@ -75,7 +91,9 @@ class ShapeReduction : public PassState {
         if (!answer.interesting) next->stage_ = Stage::EachDim;
         break;
       case Stage::EachDim:
-        if (!answer.interesting) ++next->dim_;
+        // Halvings below lo_ hold, from hi_ on they do not (1 is the last, tried first).
+        if (answer.interesting) next->lo_ = probe_k_;
+        else next->hi_ = probe_k_;
         break;
       case Stage::Done: break;
     }
@@ -114,10 +132,23 @@ class ShapeReduction : public PassState {
       stage_ = Stage::EachDim;
     }
     if (stage_ == Stage::EachDim) {
-      while (dim_ < dims_.size() && size_of(g, base_, dims_[dim_]) <= 1) ++dim_;
-      if (dim_ < dims_.size()) {
-        probe_ = Probe{shrunk(g, base_, {dims_[dim_]}, false), true, {}};
-        return;
+      while (dim_ < dims_.size()) {
+        if (hi_ == 0) {  // a new dim: its halvings 1..steps, the last one reaching 1
+          size_ = size_of(g, base_, dims_[dim_]);
+          hi_ = 0;
+          for (int64_t v = size_; v > 1; v = (v + 1) / 2) ++hi_;
+          lo_ = 0;
+          probe_k_ = hi_;  // straight to 1
+          hi_ += 1;        // nothing refused yet
+        } else {
+          probe_k_ = lo_ + (hi_ - lo_) / 2;
+        }
+        if (hi_ > 1 && lo_ + 1 < hi_ && halved(size_, probe_k_) < size_of(g, base_, dims_[dim_])) {
+          probe_ = Probe{resized(g, base_, dims_[dim_], halved(size_, probe_k_)), true, {}};
+          return;
+        }
+        ++dim_;
+        hi_ = 0;
       }
       stage_ = Stage::Done;
     }
@@ -126,7 +157,11 @@ class ShapeReduction : public PassState {
   Candidate base_;
   std::vector<DimRef> dims_;
   Stage stage_ = Stage::AllToOne;
-  size_t dim_ = 0;  // EachDim: the dim being halved
+  size_t dim_ = 0;  // EachDim: the dim being searched
+  // EachDim: the dim's size when its search began, and the search over its halvings: lo_ halvings
+  // hold, hi_ do not (0: the search has not begun), probe_k_ is asked now.
+  int64_t size_ = 0;
+  size_t lo_ = 0, hi_ = 0, probe_k_ = 0;
   std::optional<Probe> probe_;
 };
 }  // namespace
