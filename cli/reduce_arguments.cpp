@@ -2,6 +2,7 @@
 #include "reduce_arguments.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -49,6 +50,10 @@ po::options_description reduce_options() {
       ("max-engine-runs", po::value<long long>()->default_value(0),
        "stop the search once the engine under test has run N times (0: no limit): the best reproducer so far is "
        "checked again and written, not certified 1-minimal (report.json engine_run_budget); exit 0")
+      ("simplify-runs", po::value<std::string>()->default_value("1"),
+       "engine runs the simplification passes (cut-as-constant, shape-reduction, fill-weights, drop-attributes) may "
+       "spend in all, or `all` (no limit; the default when --passes names the passes); node removal and "
+       "certification are never limited (report.json simplification)")
       ("confirm", po::value<int>()->default_value(1),
        "fresh runs of the reproducer on the engine before it is reported (1..1000; never from the cache); "
        "exit 6 when one does not fail the same way")
@@ -164,6 +169,19 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
     return kExitUsage;
   }
   s.max_engine_runs = static_cast<uint64_t>(runs);
+  // Engine runs are the cost (a TensorRT build each): simplifications are extras, bounded by
+  // default; passes a user names are run as asked.
+  const bool simplify_default = vm["simplify-runs"].defaulted();
+  if (const std::string simplify = vm["simplify-runs"].as<std::string>();
+      simplify != "all" && !(simplify_default && vm.count("passes"))) {
+    size_t n = 0;
+    const auto [end, ec] = std::from_chars(simplify.data(), simplify.data() + simplify.size(), n);
+    if (ec != std::errc() || end != simplify.data() + simplify.size()) {
+      std::cerr << "error: --simplify-runs: a number of engine runs (0 or more) or `all`, not '" << simplify << "'\n";
+      return kExitUsage;
+    }
+    s.reduce.simplify_runs = n;
+  }
   const std::string format = vm["save-format"].as<std::string>();
   if (format != "pb" && format != "polygraphy") {
     std::cerr << "error: --save-format: a bundle is pb or polygraphy, not '" << format << "'\n";

@@ -51,6 +51,8 @@ struct Answer {
   bool interesting = false;
   // The candidate's outputs the test found wrong (TestResult::failing_outputs), when known.
   const std::vector<std::string>* failing_outputs = nullptr;
+  // The test reached the engine (the candidate was not refused as invalid before it).
+  bool ran = true;
 };
 
 class PassState;
@@ -66,6 +68,9 @@ class PassState {
   // Once over: a candidate already answered interesting to make the best (the end of a search),
   // and what the pass learned.
   virtual std::optional<Candidate> result() const { return std::nullopt; }
+  // When the pass is stopped before its end (the simplification budget): a candidate already
+  // answered interesting that its search had accepted but not yet made the best, if any.
+  virtual std::optional<Candidate> result_so_far() const { return result(); }
   virtual void conclude(Facts&) const {}
 };
 
@@ -74,6 +79,9 @@ class PassState {
 struct Pass {
   const char* name;
   PassStatePtr (*start)(const ReductionGraph& g, const Candidate& best, const Facts& facts);
+  // Edits the candidate without removing nodes (passes.def): its engine runs count against
+  // ReduceOptions::simplify_runs.
+  bool simplifies = false;
 };
 
 // Most passes search over numbered candidates: `Search` is a small value with probe() ->

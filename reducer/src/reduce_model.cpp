@@ -14,12 +14,13 @@ namespace {
 struct PassEntry {
   const char* name;
   detail::PassStatePtr (*start)(const detail::ReductionGraph&, const Candidate&, const detail::Facts&);
+  bool simplifies;
   const char* help;
 };
 
 const std::vector<PassEntry>& pass_table() {
   static const std::vector<PassEntry> table = {
-#define REDUCER_PASS(name, start, help) {name, &detail::start, help},
+#define REDUCER_PASS(name, start, simplifies, help) {name, &detail::start, simplifies, help},
 #include "passes/passes.def"
 #undef REDUCER_PASS
   };
@@ -88,7 +89,8 @@ namespace detail {
 Strategy build_default_strategy(const ReduceOptions& options) {
   Strategy strategy;
   for (size_t i = 0; i < pass_table().size(); ++i)
-    if (options.passes.runs(i)) strategy.passes.push_back({pass_table()[i].name, pass_table()[i].start});
+    if (options.passes.runs(i))
+      strategy.passes.push_back({pass_table()[i].name, pass_table()[i].start, pass_table()[i].simplifies});
   strategy.rounds = true;
   strategy.certifies = options.passes.runs(static_cast<size_t>(PassId::start_certify));
   return strategy;
@@ -161,6 +163,8 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   result.invalid = s.counts().invalid;
   result.seconds = s.elapsed();
   result.passes = s.pass_stats();
+  result.simplify_runs = s.simplify_runs();
+  result.simplify_budget_reached = s.simplify_budget_reached();
   if (s.malformed() > 0)
     return make_error("internal error: the reducer built " + std::to_string(s.malformed()) + " malformed candidates");
   s.log("reduced to " + std::to_string(g.size_of(result.best)) + " nodes in " + std::to_string(result.checks) + " checks" +

@@ -102,6 +102,10 @@ void Scheduler::record_end(Path& path) const {
   path.facts.ended_on[path.pass] = node_set_hash(*path.best);
 }
 
+bool Scheduler::out_of_simplify_runs(const Path& path) const {
+  return options_.simplify_runs && strategy_.passes[path.pass].simplifies && path.simplify_runs >= *options_.simplify_runs;
+}
+
 PassStatePtr Scheduler::start(const Path& path) {
   // A later round gives a pass another go only on another node set: on the same one, what
   // changed since it ended are simplifications, which rarely open a new removal or edit, and
@@ -129,6 +133,10 @@ const Probe* Scheduler::settle(Path& path, bool real) {
       }
       if (real) begin_pass(path.pass);
       path.state = start(path);
+      if (path.state && out_of_simplify_runs(path)) {
+        if (real) simplify_budget_reached_ = true;
+        path.state.reset();
+      }
       if (!path.state) {
         if (real) end_pass();
         record_end(path);
@@ -136,9 +144,12 @@ const Probe* Scheduler::settle(Path& path, bool real) {
         continue;
       }
     }
-    if (const auto& probe = path.state->probe()) return &*probe;
-    // The pass is over.
-    if (auto result = path.state->result(); result && *result != *path.best) {
+    const bool stopped = path.state->probe() && out_of_simplify_runs(path);
+    if (stopped && real) simplify_budget_reached_ = true;
+    if (!stopped)
+      if (const auto& probe = path.state->probe()) return &*probe;
+    // The pass is over (or out of simplification runs: what its search accepted so far stays).
+    if (auto result = stopped ? path.state->result_so_far() : path.state->result(); result && *result != *path.best) {
       const size_t before = g_.size_of(*path.best);
       path.best = std::make_shared<const Candidate>(std::move(*result));
       path.round_changed = true;
@@ -159,6 +170,7 @@ void Scheduler::advance(Path& path, const Probe& probe, const Answer& answer, bo
     path.round_changed = true;
     if (real) committed(before);
   }
+  if (answer.ran && strategy_.passes[path.pass].simplifies) ++path.simplify_runs;
   path.state = path.state->advance(g_, answer);
 }
 

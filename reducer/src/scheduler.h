@@ -35,6 +35,7 @@ struct Path {
   size_t pass = 0;  // the pass running (state set) or to start next (state null)
   size_t round = 1;
   bool round_changed = false;  // a commit happened in this round
+  size_t simplify_runs = 0;    // answers that reached the engine while a simplification pass ran
   PassStatePtr state;
   std::shared_ptr<const Candidate> best;
   Facts facts;
@@ -55,6 +56,10 @@ class Scheduler {
   const CheckCounts& counts() const { return runner_.counts(); }
   size_t malformed() const { return runner_.malformed(); }
   const std::vector<PassStats>& pass_stats() const { return stats_; }
+  // Engine runs the simplification passes spent on the real path, and whether their budget
+  // (ReduceOptions::simplify_runs) stopped one.
+  size_t simplify_runs() const { return real_.simplify_runs; }
+  bool simplify_budget_reached() const { return simplify_budget_reached_; }
   double elapsed() const;
   void log(const std::string& line) const;
 
@@ -75,7 +80,11 @@ class Scheduler {
   // certify), and recording that it just did.
   bool ended_on_these_nodes(const Path& path) const;
   void record_end(Path& path) const;
-  Answer answer_of(const Verdict& v) const { return {v.interesting(), &v.failing_outputs}; }
+  Answer answer_of(const Verdict& v) const {
+    return {v.interesting(), &v.failing_outputs, v.outcome != TestOutcome::Invalid};
+  }
+  // The path's pass simplifies and has no engine runs left (ReduceOptions::simplify_runs).
+  bool out_of_simplify_runs(const Path& path) const;
   // The verdict of the real path's probe, testing it (and, with several jobs, what comes after it
   // most likely) and waiting. nullptr when stopped.
   const Verdict* obtain(const Probe& probe);
@@ -90,6 +99,7 @@ class Scheduler {
   CheckRunner runner_;
   Path real_;
   bool finished_ = false;
+  bool simplify_budget_reached_ = false;
   RemovalPredictor predictor_;
   // Removal probes planned and not yet answered, so that their answers teach the predictor.
   std::unordered_map<Candidate, std::vector<size_t>> planned_removals_;

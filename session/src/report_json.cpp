@@ -86,6 +86,9 @@ std::string report_json(const ReductionReport& r) {
                     : Json();
   j["engine_run_budget"] = r.engine_run_budget == 0 ? Json()
                                                     : Json{{"max", r.engine_run_budget}, {"reached", r.budget_reached}};
+  j["simplification"] = Json{{"max_runs", r.simplify_runs_max ? Json(*r.simplify_runs_max) : Json()},
+                             {"runs", r.simplify_runs},
+                             {"budget_reached", r.simplify_budget_reached}};
   j["cache_hits"] = r.cache_hits;
   j["slipped"] = r.slipped;
   j["renamed_nodes"] = r.renamed_nodes;

@@ -112,6 +112,11 @@ void write_search(const ReductionReport& r, std::ostream& md) {
       md << (k ? ", " : " ") << r.passes[k].name << " " << r.passes[k].checks << " (" << r.passes[k].successes << " kept)";
     md << ".\n\n";
   }
+  if (r.simplify_budget_reached)
+    md << "**Simplification stopped** after " << r.simplify_runs << " engine run" << (r.simplify_runs == 1 ? "" : "s")
+       << " (`--simplify-runs " << *r.simplify_runs_max
+       << "`): the node set is certified as usual; weights, shapes and attributes may simplify further with "
+          "`--simplify-runs all`.\n\n";
   if (r.budget_reached)
     md << "**Engine-run budget reached** (`--max-engine-runs " << r.engine_run_budget
        << "`): this is the best reproducer found so far, checked again but **not certified 1-minimal**; a run without "

@@ -183,6 +183,9 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
   r.budget_reached = result.stopped && budget_.reached.load();
   r.interrupted = result.stopped && !r.budget_reached;
   r.passes = result.passes;
+  r.simplify_runs_max = options_.reduce.simplify_runs;
+  r.simplify_runs = result.simplify_runs;
+  r.simplify_budget_reached = result.simplify_budget_reached;
   return r;
 }
 

@@ -148,6 +148,43 @@ TEST_F(Corpus, MaxEngineRunsStopsWithTheBestReproducerSoFarNotCertified) {
   EXPECT_FALSE(std::filesystem::exists(dir_->path() / "never"));
 }
 
+// --simplify-runs N (default 1): the simplification passes spend at most N engine runs; the node
+// set is the one an unlimited run finds, still certified 1-minimal, in fewer engine runs.
+TEST_F(Corpus, SimplificationsSpendAtMostTheirRunsAndTheReproducerIsStillCertified) {
+  size_t bounded_somewhere = 0;
+  for (const auto& row : rows_) {
+    if (row.model.find("_100.onnx") == std::string::npos) continue;
+    const auto out = dir_->path() / ("simplify-" + row.model), all = dir_->path() / ("simplify-all-" + row.model);
+    auto r = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", "1", "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << row.model << ": " << r.out << r.err;
+    auto u = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", "1", "--simplify-runs", "all", "-o",
+                         all.string()});
+    ASSERT_EQ(u.exit_code, 0) << row.model << ": " << u.out << u.err;
+    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+    const auto unlimited = nlohmann::json::parse(read_bytes(all / "report.json"));
+    EXPECT_EQ(report.at("simplification").at("max_runs"), 1) << row.model;
+    EXPECT_LE(report.at("simplification").at("runs").get<int>(), 1) << row.model;
+    EXPECT_TRUE(unlimited.at("simplification").at("max_runs").is_null());
+    EXPECT_FALSE(unlimited.at("simplification").at("budget_reached").get<bool>());
+    EXPECT_TRUE(report.at("one_minimal").get<bool>()) << row.model;
+    EXPECT_EQ(report.at("reduced").at("nodes"), unlimited.at("reduced").at("nodes")) << row.model;
+    EXPECT_LE(report.at("engine_runs").get<int>(), unlimited.at("engine_runs").get<int>()) << row.model;
+    if (report.at("simplification").at("budget_reached").get<bool>()) {
+      ++bounded_somewhere;
+      EXPECT_NE(read_bytes(out / "report.md").find("**Simplification stopped** after 1 engine run"), std::string::npos);
+      EXPECT_LT(report.at("engine_runs").get<int>(), unlimited.at("engine_runs").get<int>()) << row.model;
+    }
+  }
+  EXPECT_GT(bounded_somewhere, 0u);
+  for (const char* bad : {"-1", "x", "1.5", ""}) {
+    auto b = run_reduce({(corpus() / rows_.at(0).model).string(), "--engine", rows_.at(0).engine, "--simplify-runs", bad, "-o",
+                         (dir_->path() / "never").string()});
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_EQ(b.err, std::string("error: --simplify-runs: a number of engine runs (0 or more) or `all`, not '") + bad + "'\n");
+    EXPECT_FALSE(std::filesystem::exists(dir_->path() / "never"));
+  }
+}
+
 // Time to a first small reproducer: the journal stamps every candidate written (nodes, seconds,
 // engine runs) and the report names the first within twice the final size, never after the end.
 TEST_F(Corpus, TheReportSaysWhenTheFirstSmallReproducerWasWritten) {

@@ -387,6 +387,53 @@ TEST(Reducer, WeightsAreFilledWithOnesWhenZerosSilenceTheFailureAndKeptWhenTheir
   EXPECT_EQ(r.best.filled, (std::map<std::string, double, std::less<>>{{"w", 1.0}}));
 }
 
+TEST(Reducer, SimplificationsSpendAtMostTheirEngineRunsAndTheNodeSetIsStillCertified) {
+  Model m = parse_model(kWeighted);
+  // Every weight can be filled and every attribute dropped: unlimited, the simplification
+  // passes commit all of it.
+  auto all_four = needs({"m", "t", "a", "y"});
+  SyntheticTest unlimited(m, all_four);
+  auto full = run(m, unlimited);
+  EXPECT_EQ(full.best.filled.size(), 2u);
+  EXPECT_FALSE(full.best.dropped_attributes.empty());
+  EXPECT_FALSE(full.simplify_budget_reached);
+  ASSERT_GT(full.simplify_runs, 1u);
+  // With one engine run: shape-reduction's first probe (every dim at 1) is the only one; fill-
+  // weights and drop-attributes never start; certify still sweeps the nodes.
+  SyntheticTest bounded(m, all_four);
+  ReduceOptions opts;
+  opts.simplify_runs = 1;
+  auto r = run(m, bounded, opts);
+  EXPECT_EQ(r.simplify_runs, 1u);
+  EXPECT_TRUE(r.simplify_budget_reached);
+  EXPECT_EQ(r.best.input_shapes.at("x"), (Shape{1, 1}));
+  EXPECT_TRUE(r.best.filled.empty());
+  EXPECT_TRUE(r.best.dropped_attributes.empty());
+  EXPECT_EQ(r.best.nodes, full.best.nodes);
+  EXPECT_TRUE(r.one_minimal);
+  EXPECT_LE(bounded.calls + full.simplify_runs, unlimited.calls + 1) << "the runs saved are the simplifications'";
+  // No run at all: the model is kept as it is, and still certified.
+  SyntheticTest none(m, all_four);
+  opts.simplify_runs = 0;
+  auto z = run(m, none, opts);
+  EXPECT_EQ(z.simplify_runs, 0u);
+  EXPECT_TRUE(z.best.filled.empty());
+  EXPECT_TRUE(z.one_minimal);
+}
+
+TEST(Reducer, OnAFewNodesNodeRemovalLeavesTheSinglesToCertify) {
+  Model m = parse_model(testing::chain_model_text(6));
+  // Every node is needed: the candidate is 1-minimal from the start. Each single removal is
+  // asked once (certify); no group of node-removal's is asked on top.
+  SyntheticTest t(m, needs({"n0", "n1", "n2", "n3", "n4", "n5"}));
+  ReduceOptions opts;
+  opts.passes = select_passes({"node-removal", "certify"}).value();
+  auto r = run(m, t, opts);
+  EXPECT_TRUE(r.one_minimal);
+  EXPECT_EQ(r.best.nodes.size(), m.graph.nodes.size());
+  EXPECT_EQ(t.calls, m.graph.nodes.size());
+}
+
 TEST(Reducer, AttributesTheFailureDoesNotNeedAreDropped) {
   Model m = parse_model(kWeighted);
   const size_t transpose = 1, leaky = 3;

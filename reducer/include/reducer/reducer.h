@@ -64,6 +64,11 @@ struct ReduceOptions {
   // A wait that only answers can end is a round trip to the test (tests/reducer/synthetic_test.h
   // counts them exactly with it).
   std::function<void(bool blocked, size_t running)> on_wait;
+  // Engine runs the simplification passes (cut-as-constant, shape-reduction, fill-weights,
+  // drop-attributes) may spend in one reduction, all together (answers refused as invalid before
+  // the engine do not count); nullopt: no limit. Once spent, a running simplification keeps what
+  // it accepted and the others do not start: node removal and certification go on.
+  std::optional<size_t> simplify_runs;
   // Continue from this candidate (assumed interesting) instead of the whole model (--resume).
   std::optional<Candidate> start;
   bool verbose = false;                   // log every check
@@ -87,6 +92,9 @@ struct ReduceResult {
   double seconds = 0;
   std::vector<PassStats> passes;  // in pass-list order, for passes (or strategy steps) that ran
   bool stopped = false;           // ended by the stop flag
+  // Engine runs the simplification passes spent, and whether ReduceOptions::simplify_runs stopped one.
+  size_t simplify_runs = 0;
+  bool simplify_budget_reached = false;
 };
 
 // A pass of the default strategy, as listed in reducer/src/passes/passes.def.

@@ -36,6 +36,10 @@ class Accumulation : public PassState {
   }
 
   std::optional<Candidate> result() const override { return result_; }
+  std::optional<Candidate> result_so_far() const override {
+    if (result_ || accepted_.empty()) return result_;
+    return list().apply(*base_, accepted_);
+  }
 
  private:
   const EditList& list() const { return *(*lists_)[list_]; }

@@ -9,14 +9,14 @@
 
 namespace reduce::detail {
 
-#define REDUCER_PASS(name, start, help) PassStatePtr start(const ReductionGraph& g, const Candidate& best, const Facts& facts);
+#define REDUCER_PASS(name, start, simplifies, help) PassStatePtr start(const ReductionGraph& g, const Candidate& best, const Facts& facts);
 #include "passes.def"
 #undef REDUCER_PASS
 
 // A pass by its start function's name (PassId::start_certify); the value is its index in
 // reduce_passes().
 enum class PassId : size_t {
-#define REDUCER_PASS(name, start, help) start,
+#define REDUCER_PASS(name, start, simplifies, help) start,
 #include "passes.def"
 #undef REDUCER_PASS
 };

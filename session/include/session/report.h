@@ -92,6 +92,11 @@ struct ReductionReport {
   // best so far, re-checked but not certified 1-minimal).
   uint64_t engine_run_budget = 0;
   bool budget_reached = false;
+  // --simplify-runs (nullopt: no limit), the engine runs the simplification passes spent, and
+  // whether the limit stopped one (ReduceResult::simplify_runs).
+  std::optional<size_t> simplify_runs_max;
+  size_t simplify_runs = 0;
+  bool simplify_budget_reached = false;
   // The first reproducer written within twice the final size (the start itself when it is): its
   // nodes, and the seconds and engine runs the session had spent when it was written.
   struct FirstSmall {
