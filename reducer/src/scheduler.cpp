@@ -21,6 +21,7 @@ Scheduler::Scheduler(const ReductionGraph& g, CandidateTest& test, const ReduceO
               options.on_wait),
       start_time_(std::chrono::steady_clock::now()) {
   real_.best = std::make_shared<const Candidate>(std::move(start));
+  real_.simplify_runs = options.simplify_runs_spent;
 }
 
 double Scheduler::elapsed() const {
@@ -68,7 +69,7 @@ void Scheduler::end_pass() {
 
 void Scheduler::committed(size_t before) {
   ++commits_;
-  if (options_.on_improvement) options_.on_improvement(*real_.best);
+  if (options_.on_improvement) options_.on_improvement(*real_.best, real_.simplify_runs);
   const size_t after = g_.size_of(*real_.best);
   if (after != before)
     log(pass_name_ + ": " + std::to_string(before) + " -> " + std::to_string(after) + " nodes");

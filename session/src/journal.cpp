@@ -52,7 +52,8 @@ Status append_journal(const fs::path& dir, const Candidate& candidate, const Jou
   const Json record = {{"candidate", candidate_json(candidate)},
                        {"nodes", stamp.nodes},
                        {"seconds", stamp.seconds},
-                       {"engine_runs", stamp.engine_runs}};
+                       {"engine_runs", stamp.engine_runs},
+                       {"simplify_runs", stamp.simplify_runs}};
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{dir.string(), "cannot create folder: " + ec.message()};
@@ -63,17 +64,18 @@ Status append_journal(const fs::path& dir, const Candidate& candidate, const Jou
   return {};
 }
 
-Expected<Candidate> read_journal(const fs::path& dir) {
+Expected<JournalEntry> read_journal_entry(const fs::path& dir) {
   const fs::path path = dir / "journal";
   std::ifstream in(path);
   if (!in) return Error{path.string(), "no journal to resume from"};
   // The last complete record counts: a line cut short by a crash is skipped.
-  std::optional<Candidate> last;
+  std::optional<JournalEntry> last;
   std::string bad;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
     try {
-      last = candidate_from(Json::parse(line).at("candidate"));
+      const Json record = Json::parse(line);
+      last = JournalEntry{candidate_from(record.at("candidate")), record.value("simplify_runs", size_t{0})};
     } catch (const Json::exception&) {
       bad = line;
     }
@@ -81,6 +83,11 @@ Expected<Candidate> read_journal(const fs::path& dir) {
   if (last) return *last;
   if (!bad.empty()) return Error{path.string(), "malformed journal line: " + bad};
   return Error{path.string(), "the journal has no candidate"};
+}
+
+Expected<Candidate> read_journal(const fs::path& dir) {
+  REDUCE_ASSIGN(JournalEntry entry, read_journal_entry(dir));
+  return std::move(entry.candidate);
 }
 
 }  // namespace reduce

@@ -33,7 +33,7 @@ class Session {
   Status prepare_start(ReduceOptions& ro);
   ReduceOptions search_options();
   void check_original();
-  void keep_improvement(const Candidate& c);
+  void keep_improvement(const Candidate& c, size_t simplify_runs);
   SessionOutcome write_result(const ReduceResult& result);
   ReductionReport search_report(const ReduceResult& result, uint64_t engine_runs) const;
 
@@ -54,7 +54,7 @@ class Session {
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex stamps_mutex_;
   std::vector<JournalStamp> stamps_;  // each candidate written, in order
-  JournalStamp stamp(const Candidate& c);
+  JournalStamp stamp(const Candidate& c, size_t simplify_runs);
 };
 
 SessionOutcome failed(Error error) {
@@ -72,7 +72,9 @@ Status Session::prepare_start(ReduceOptions& ro) {
     start_ = Candidate::whole(model_.graph);
     return {};
   }
-  REDUCE_ASSIGN(ro.start, read_journal(options_.out_dir));
+  REDUCE_ASSIGN(JournalEntry last, read_journal_entry(options_.out_dir));
+  ro.start = last.candidate;
+  ro.simplify_runs_spent = last.simplify_runs;
   start_ = *ro.start;
   log_.line("reduce: resuming from " + std::to_string(candidate_size(model_, *ro.start)) + " nodes");
   return {};
@@ -80,29 +82,29 @@ Status Session::prepare_start(ReduceOptions& ro) {
 
 ReduceOptions Session::search_options() {
   ReduceOptions ro = options_.reduce;
-  ro.on_improvement = [this](const Candidate& c) { keep_improvement(c); };
+  ro.on_improvement = [this](const Candidate& c, size_t simplify_runs) { keep_improvement(c, simplify_runs); };
   ro.on_progress = [this](const ReduceProgress& p) { log_.progress(p); };
   ro.log = [this](std::string line) { log_.line(line); };
   ro.stop = &stop_;
   return ro;
 }
 
-JournalStamp Session::stamp(const Candidate& c) {
+JournalStamp Session::stamp(const Candidate& c, size_t simplify_runs) {
   const OracleStatistics stats = oracle_.statistics();
   JournalStamp out{candidate_size(model_, c),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(),
-                   stats.evaluations - stats.invalid};
+                   stats.evaluations - stats.invalid, simplify_runs};
   std::lock_guard lock(stamps_mutex_);
   stamps_.push_back(out);
   return out;
 }
 
 // Each new best candidate is on disk at once: an interrupted reduction leaves a reproducer.
-void Session::keep_improvement(const Candidate& c) {
+void Session::keep_improvement(const Candidate& c, size_t simplify_runs) {
   auto run = oracle_.materialize(c);
   if (!run) return;
   Status s = write_bundle_model(options_.out_dir, *run);
-  if (s.ok()) s = append_journal(options_.out_dir, c, stamp(c));
+  if (s.ok()) s = append_journal(options_.out_dir, c, stamp(c, simplify_runs));
   if (!s.ok() && write_status_.ok()) write_status_ = s;
 }
 
@@ -130,7 +132,7 @@ void Session::check_original() {
   } else if (original_fails_) {
     // The journal starts with the start candidate before any improvement can be appended (the
     // gate is still closed): a bundle folder interrupted at any moment from now on can be resumed.
-    if (!options_.resume) write_status_ = append_journal(options_.out_dir, start_, stamp(start_));
+    if (!options_.resume) write_status_ = append_journal(options_.out_dir, start_, stamp(start_, 0));
   } else {
     log_.silence();
     stop_.store(true);  // calls off this session only

@@ -321,7 +321,7 @@ TEST(Reducer, StopFlagReturnsTheBestSoFar) {
   opts.jobs = 2;
   opts.stop = &stop;
   size_t improvements = 0;
-  opts.on_improvement = [&](const Candidate&) {
+  opts.on_improvement = [&](const Candidate&, size_t) {
     if (++improvements == 2) stop = true;
   };
   auto r = run(m, t, opts);
@@ -339,7 +339,7 @@ TEST(Reducer, StartCandidateIsHonoured) {
   opts.start = Candidate{};
   for (size_t i = 30; i < 60; ++i) opts.start->nodes.push_back(i);
   std::vector<Candidate> seen;
-  opts.on_improvement = [&](const Candidate& c) { seen.push_back(c); };
+  opts.on_improvement = [&](const Candidate& c, size_t) { seen.push_back(c); };
   auto r = run(m, t, opts);
   EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n40"}));
   ASSERT_FALSE(seen.empty());

@@ -133,6 +133,24 @@ TEST(Journal, ResumesFromTheLastCandidateWithOddNamesAndExactValues) {
   EXPECT_EQ(read->dropped_attributes, last.dropped_attributes);
 }
 
+TEST(Journal, TheSimplificationRunsSpentComeBackForResume) {
+  TempDir dir;
+  Candidate c;
+  c.nodes = {1, 2};
+  JournalStamp stamp;
+  stamp.simplify_runs = 3;
+  ASSERT_TRUE(append_journal(dir.path(), c, stamp).ok());
+  auto read = read_journal_entry(dir.path());
+  ASSERT_TRUE(read) << read.error().message();
+  EXPECT_EQ(read->candidate.nodes, c.nodes);
+  EXPECT_EQ(read->simplify_runs, 3u);
+  // A journal written before the runs were recorded: none spent.
+  write_bytes(dir / "journal", "{\"candidate\": " + candidate_to_json(c) + ", \"nodes\": 2}\n");
+  read = read_journal_entry(dir.path());
+  ASSERT_TRUE(read) << read.error().message();
+  EXPECT_EQ(read->simplify_runs, 0u);
+}
+
 TEST(Journal, ALineCutShortIsSkipped) {
   TempDir dir;
   Candidate c;

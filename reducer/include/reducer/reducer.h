@@ -55,8 +55,9 @@ struct ReduceOptions {
   // For "precision": nodes in the order they are likely needed (e.g. the most error added first).
   std::vector<size_t> ranking;
   std::function<void(const ReduceProgress&)> on_progress;
-  // Called with each new best candidate, in commit order, from the thread that called reduce_model.
-  std::function<void(const Candidate&)> on_improvement;
+  // Called with each new best candidate, in commit order, from the thread that called reduce_model,
+  // with the engine runs the simplification passes had spent by then (for --resume).
+  std::function<void(const Candidate&, size_t simplify_runs)> on_improvement;
   // When set (Ctrl-C), in-flight tests are cancelled and the best candidate so far is returned.
   const std::atomic<bool>* stop = nullptr;
   // Called on the reducing thread when it starts waiting for tests to end (blocked: true, with the
@@ -69,6 +70,8 @@ struct ReduceOptions {
   // the engine do not count); nullopt: no limit. Once spent, a running simplification keeps what
   // it accepted and the others do not start: node removal and certification go on.
   std::optional<size_t> simplify_runs;
+  // With `start`: the simplification runs spent before it (--resume: the journal's last record).
+  size_t simplify_runs_spent = 0;
   // Continue from this candidate (assumed interesting) instead of the whole model (--resume).
   std::optional<Candidate> start;
   bool verbose = false;                   // log every check
