@@ -22,6 +22,9 @@ struct Facts {
   // The candidate first-divergence narrowed to one failing node and its ancestors: output-cut
   // has nothing to find while it is still the best.
   std::optional<Candidate> single_sink;
+  // The precision strategy's halving ran (once per reduction: a later round's set is what it or
+  // node-removal left, which it would only halve in vain).
+  bool halved = false;
 
   // Per pass (index in the strategy's list): a hash of the node set of the best candidate when the
   // pass last ran to its end (0: never). A later round does not start a pass again on the same
@@ -30,7 +33,7 @@ struct Facts {
   // What a pass's start can depend on, given the best candidate: facts with equal keys give the
   // same start (the scheduler memoizes starts by it without knowing the fields). One bit each.
   uint32_t start_key(const Candidate& best) const {
-    return (marking_outputs_hides_failure ? 1u : 0u) | (single_sink == best ? 2u : 0u);
+    return (marking_outputs_hides_failure ? 1u : 0u) | (single_sink == best ? 2u : 0u) | (halved ? 4u : 0u);
   }
 };
 

@@ -632,5 +632,23 @@ TEST(PrecisionStrategy, FindsTheOneMinimalSetAndTheRankingSavesChecks) {
   EXPECT_EQ(reduce_with({}, 4).best, unranked.best);
 }
 
+// Without a ranking (the layerwise run failed to build), one node in FP32 is found by halving
+// the set: log2(n) + 1 checks where node-removal's bands took about half again as many; the same
+// set for every -j.
+TEST(PrecisionStrategy, WithoutARankingOneNodeIsFoundByHalvingTheSet) {
+  Model m = parse_model(testing::chain_model_text(64));
+  for (int jobs : {1, 4}) {
+    SyntheticTest t(m, [](const testing::CandidateView& v) { return v.has("n37"); });
+    ReduceOptions opts;
+    opts.strategy = "precision";
+    opts.jobs = jobs;
+    auto r = reduce_model(m, t, opts);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(kept_names(m, r->best), (std::set<std::string>{"n37"}));
+    EXPECT_TRUE(r->one_minimal);
+    if (jobs == 1) EXPECT_LE(t.calls, 6u + 1u) << "log2(64) halvings and the single node's own check";
+  }
+}
+
 }  // namespace
 }  // namespace reduce

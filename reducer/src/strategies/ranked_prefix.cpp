@@ -48,7 +48,10 @@ PassStatePtr start_ranked_prefix(const ReductionGraph& g, const Candidate& best,
 }
 
 Strategy build_precision_strategy(const ReduceOptions&) {
-  Strategy s{{{"ranked-prefix", &start_ranked_prefix}, {"node-removal", &start_node_removal}, {"certify", &start_certify}}};
+  Strategy s{{{"ranked-prefix", &start_ranked_prefix},
+               {"halving", &start_halving},
+               {"node-removal", &start_node_removal},
+               {"certify", &start_certify}}};
   s.rounds = true;
   s.certifies = true;
   s.subgraphs = false;  // the nodes kept in FP32, in a model the engine gets whole

@@ -26,6 +26,8 @@ PassStatePtr start_polygraphy_linear_inputs(const ReductionGraph& g, const Candi
 // The precision strategy (ReduceOptions::ranking): the shortest prefix of the ranking that is still
 // interesting, before node-removal and certify.
 PassStatePtr start_ranked_prefix(const ReductionGraph& g, const Candidate& best, const Facts& facts);
+// Without a ranking: bisection for the one node the failure needs (halving.cpp).
+PassStatePtr start_halving(const ReductionGraph& g, const Candidate& best, const Facts& facts);
 
 PassStatePtr start_ddmin(const ReductionGraph& g, const Candidate& best, const Facts& facts);
 
