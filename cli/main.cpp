@@ -110,7 +110,9 @@ int main(int argc, char** argv) {
   const auto ends_with = [](const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (ends_with(args[0], ".onnx") || ends_with(args[0], ".onnxtxt")) return run_stoppable(reduce::cli::reduce_command, args);
+  // So is `reduce --print-passes` or `reduce -j 4 MODEL.onnx`: options before the model.
+  if (ends_with(args[0], ".onnx") || ends_with(args[0], ".onnxtxt") || args[0].rfind("-", 0) == 0)
+    return run_stoppable(reduce::cli::reduce_command, args);
   for (const auto& s : kSubcommands) {
     if (args[0] != s.name) continue;
     const Args rest(args.begin() + 1, args.end());

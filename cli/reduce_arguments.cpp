@@ -81,7 +81,8 @@ po::options_description reduce_options() {
 void print_passes() {
   for (const auto& p : reduce_passes()) {
     const size_t length = std::strlen(p.name);
-    std::cout << p.name << std::string(length < 20 ? 20 - length : 1, ' ') << p.help << "\n";
+    std::cout << p.name << std::string(length < 20 ? 20 - length : 1, ' ') << p.help
+              << (p.simplifies ? " [simplifies: --simplify-runs]" : "") << "\n";
   }
 }
 

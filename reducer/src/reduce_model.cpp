@@ -58,7 +58,7 @@ Expected<PassSelection> select_passes(const std::vector<std::string>& passes, co
 const std::vector<PassInfo>& reduce_passes() {
   static const std::vector<PassInfo> list = [] {
     std::vector<PassInfo> out;
-    for (const auto& e : pass_table()) out.push_back(PassInfo{e.name, e.help});
+    for (const auto& e : pass_table()) out.push_back(PassInfo{e.name, e.help, e.simplifies});
     return out;
   }();
   return list;

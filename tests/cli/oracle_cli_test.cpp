@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "fault_models.h"
 #include "process_support.h"
@@ -249,6 +250,26 @@ TEST(ReduceCli, BadEngineSpecsAndPassNamesAreUsageErrorsBeforeAnyWork) {
   auto skipped = run_reduce({"no-such-model.onnx", "--engine", "opt", "--skip-passes", "nonsense"});
   EXPECT_EQ(skipped.exit_code, 2) << skipped.err;
   EXPECT_EQ(skipped.err, "error: --skip-passes: unknown pass 'nonsense' (see --print-passes)\n");
+}
+
+// --print-passes marks the passes that --simplify-runs bounds (those that edit without removing);
+// it needs no model, and options may come before the model.
+TEST(ReduceCli, PrintPassesMarksTheSimplifyingPasses) {
+  auto r = run_reduce({"--print-passes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  size_t marked = 0, listed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++listed;
+    const bool simplifies = line.find("[simplifies: --simplify-runs]") != std::string::npos;
+    marked += simplifies;
+    for (const char* name : {"cut-as-constant", "shape-reduction", "fill-weights", "drop-attributes"})
+      if (line.rfind(name, 0) == 0) EXPECT_TRUE(simplifies) << line;
+    for (const char* name : {"first-divergence", "node-removal", "certify"})
+      if (line.rfind(name, 0) == 0) EXPECT_FALSE(simplifies) << line;
+  }
+  EXPECT_EQ(marked, 4u);
+  EXPECT_GE(listed, 10u);
 }
 
 }  // namespace

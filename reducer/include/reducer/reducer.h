@@ -104,6 +104,7 @@ struct ReduceResult {
 struct PassInfo {
   const char* name;
   const char* help;
+  bool simplifies = false;  // edits without removing nodes: bounded by ReduceOptions::simplify_runs
 };
 const std::vector<PassInfo>& reduce_passes();
 // The strategy names reduce_model accepts, the default first (reducer/src/strategies/strategies.def).
