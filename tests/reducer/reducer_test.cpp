@@ -421,6 +421,20 @@ TEST(Reducer, SimplificationsSpendAtMostTheirEngineRunsAndTheNodeSetIsStillCerti
   EXPECT_TRUE(z.one_minimal);
 }
 
+TEST(Reducer, CertifyDoesNotAskAgainARemovalTheSearchAlreadyAnswered) {
+  Model m = parse_model(testing::chain_model_text(8));
+  // The failure needs n4..n7. input-cut's search keeps the last 1, 2, 4 (interesting) and 3
+  // nodes: the last is the candidate without n4, which is certify's first single removal.
+  SyntheticTest t(m, needs({"n4", "n5", "n6", "n7"}));
+  ReduceOptions opts;
+  opts.passes = select_passes({"input-cut", "certify"}).value();
+  auto r = run(m, t, opts);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n4", "n5", "n6", "n7"}));
+  EXPECT_TRUE(r.one_minimal);
+  // input-cut's 4 probes and 3 of certify's 4 removals: the known verdict is read, not asked again.
+  EXPECT_EQ(t.calls, 4u + 3u);
+}
+
 TEST(Reducer, OnAFewNodesNodeRemovalLeavesTheSinglesToCertify) {
   Model m = parse_model(testing::chain_model_text(6));
   // Every node is needed: the candidate is 1-minimal from the start. Each single removal is
