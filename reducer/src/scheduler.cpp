@@ -165,13 +165,14 @@ const Probe* Scheduler::settle(Path& path, bool real) {
 }
 
 void Scheduler::advance(Path& path, const Probe& probe, const Answer& answer, bool real) {
+  // Counted first: a commit's journal record says the runs spent with it (--resume).
+  if (answer.ran && strategy_.passes[path.pass].simplifies) ++path.simplify_runs;
   if (answer.interesting && probe.commit && probe.candidate != *path.best) {
     const size_t before = g_.size_of(*path.best);
     path.best = std::make_shared<const Candidate>(probe.candidate);
     path.round_changed = true;
     if (real) committed(before);
   }
-  if (answer.ran && strategy_.passes[path.pass].simplifies) ++path.simplify_runs;
   path.state = path.state->advance(g_, answer);
 }
 

@@ -403,7 +403,12 @@ TEST(Reducer, SimplificationsSpendAtMostTheirEngineRunsAndTheNodeSetIsStillCerti
   SyntheticTest bounded(m, all_four);
   ReduceOptions opts;
   opts.simplify_runs = 1;
+  size_t spent_at_shape_commit = 0;
+  opts.on_improvement = [&](const Candidate& c, size_t spent) {
+    if (!c.input_shapes.empty() && spent_at_shape_commit == 0) spent_at_shape_commit = spent;
+  };
   auto r = run(m, bounded, opts);
+  EXPECT_EQ(spent_at_shape_commit, 1u) << "the run that made the commit counts with it (the journal's record)";
   EXPECT_EQ(r.simplify_runs, 1u);
   EXPECT_TRUE(r.simplify_budget_reached);
   EXPECT_EQ(r.best.input_shapes.at("x"), (Shape{1, 1}));
@@ -412,6 +417,17 @@ TEST(Reducer, SimplificationsSpendAtMostTheirEngineRunsAndTheNodeSetIsStillCerti
   EXPECT_EQ(r.best.nodes, full.best.nodes);
   EXPECT_TRUE(r.one_minimal);
   EXPECT_LE(bounded.calls + full.simplify_runs, unlimited.calls + 1) << "the runs saved are the simplifications'";
+  // --resume from the whole model with the run already spent: nothing more is simplified.
+  SyntheticTest resumed(m, all_four);
+  opts.on_improvement = nullptr;
+  opts.start = Candidate::whole(m.graph);
+  opts.simplify_runs_spent = 1;
+  auto again = run(m, resumed, opts);
+  EXPECT_EQ(again.simplify_runs, 1u);
+  EXPECT_TRUE(again.best.input_shapes.empty());
+  EXPECT_TRUE(again.simplify_budget_reached);
+  opts.start.reset();
+  opts.simplify_runs_spent = 0;
   // No run at all: the model is kept as it is, and still certified.
   SyntheticTest none(m, all_four);
   opts.simplify_runs = 0;
