@@ -135,7 +135,6 @@ class ShapeReduction : public PassState {
       while (dim_ < dims_.size()) {
         if (hi_ == 0) {  // a new dim: its halvings 1..steps, the last one reaching 1
           size_ = size_of(g, base_, dims_[dim_]);
-          hi_ = 0;
           for (int64_t v = size_; v > 1; v = (v + 1) / 2) ++hi_;
           lo_ = 0;
           probe_k_ = hi_;  // straight to 1
