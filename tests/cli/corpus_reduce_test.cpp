@@ -172,6 +172,7 @@ TEST_F(Corpus, SimplificationsSpendAtMostTheirRunsAndTheReproducerIsStillCertifi
     if (report.at("simplification").at("budget_reached").get<bool>()) {
       ++bounded_somewhere;
       EXPECT_NE(read_bytes(out / "report.md").find("**Simplification stopped** after 1 engine run"), std::string::npos);
+      EXPECT_NE(r.out.find("simplification stopped after 1 engine run(s) (--simplify-runs 1; "), std::string::npos) << r.out;
       EXPECT_LT(report.at("engine_runs").get<int>(), unlimited.at("engine_runs").get<int>()) << row.model;
     }
   }
