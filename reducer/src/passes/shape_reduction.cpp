@@ -41,12 +41,17 @@ int64_t size_of(const ReductionGraph& g, const Candidate& c, const DimRef& r) {
   return current_shape(g, c, r.input)->at(r.dim);
 }
 
+// One dim of `c` as it will be fed, made explicit from `base`'s shape on first use.
+int64_t& dim_of(const ReductionGraph& g, const Candidate& base, Candidate& c, const DimRef& r) {
+  auto [it, inserted] = c.input_shapes.emplace(r.input, *current_shape(g, base, r.input));
+  return it->second[r.dim];
+}
+
 // `base` with the dims `which` set to 1 (`to_one`) or halved (rounding up).
 Candidate shrunk(const ReductionGraph& g, const Candidate& base, const std::vector<DimRef>& which, bool to_one) {
   Candidate c = base;
   for (const auto& r : which) {
-    auto [it, inserted] = c.input_shapes.emplace(r.input, *current_shape(g, base, r.input));
-    int64_t& d = it->second[r.dim];
+    int64_t& d = dim_of(g, base, c, r);
     d = to_one ? 1 : (d + 1) / 2;
   }
   return c;
@@ -55,8 +60,7 @@ Candidate shrunk(const ReductionGraph& g, const Candidate& base, const std::vect
 // `base` with one dim set to `value`.
 Candidate resized(const ReductionGraph& g, const Candidate& base, const DimRef& r, int64_t value) {
   Candidate c = base;
-  auto [it, inserted] = c.input_shapes.emplace(r.input, *current_shape(g, base, r.input));
-  it->second[r.dim] = value;
+  dim_of(g, base, c, r) = value;
   return c;
 }
 
