@@ -166,6 +166,25 @@ TEST(Reducer, FirstDivergenceBisectsOnceTheFirstReportedValueDoesNotFailAlone) {
   EXPECT_LE(t.calls, 3 + log2_units) << units << " units";
 }
 
+TEST(Reducer, FirstDivergenceLooksWhereErrorIsBornNotAtValuesThatOnlyInheritIt) {
+  // Inputs bound in the wrong order: n0 (reading x) and everything after it are wrong, and so is
+  // s = Sub(y, z), which reads two graph inputs. Only s fails on its own; the error of n1..n39 is
+  // n0's, inherited. The hint goes from n0 straight to s, the next value whose inputs are right.
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\nbind (float[2, 8] x, float[2, 8] y, float[2, 8] z) => (float[2, 8] out) {\n";
+  for (int i = 0; i < 40; ++i) text += "  n" + std::to_string(i) + " = Relu(" + (i == 0 ? std::string("x") : "n" + std::to_string(i - 1)) + ")\n";
+  text += "  s = Sub(y, z)\n  out = Add(n39, s)\n}\n";
+  Model m = parse_model(text);
+  SyntheticTest t(m, [](const CandidateView& v) { return v.has("s") && !v.outputs.empty(); });
+  t.failing_outputs = [](const std::string&) { return true; };
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence"}).value();
+  auto r = run(m, t, opts);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"s"}));
+  // The fully marked model, the prefix to n0 (passes), the prefix to s (fails), s alone: a
+  // bisection over the 40 positions between them took 6 more.
+  EXPECT_EQ(t.calls, 4u);
+}
+
 TEST(Reducer, WithManySlotsTheNextPassesRunAlongsideTheEndOfAPass) {
   Model m = parse_model(testing::chain_model_text(200));
   // n120 computes a wrong value (so does everything after it); the failure does not care how

@@ -2,6 +2,7 @@
 // already fails; keep that node and its ancestors.
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "passes.h"
 
@@ -41,10 +42,11 @@ std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, size_
 
 // Marking outputs can break fusions the failure needs; then layerwise answers mean nothing.
 // Probe n - 1 is the fully marked model. When its check says which values failed, the first
-// failing prefix is among their positions: galloping from the first of them usually ends at
-// once. Otherwise (a crash, an error; or a guessed answer) bisection looks for the first failing
-// p < n - 1. Then the narrowed candidate is tried; when it does not fail, the marked prefix is
-// kept.
+// failing prefix is looked for among the positions where error is born (failing_positions):
+// galloping from the first of them usually ends at once; when none fails, bisection looks after
+// the last. Otherwise (a crash, an error; or a guessed answer) bisection looks for the first
+// failing p < n - 1. Then the narrowed candidate is tried; when it does not fail, the marked
+// prefix is kept.
 class FirstDivergence : public PassState {
  public:
   enum Stage { Unverified, Bisecting, Hinted, Narrowing, Hidden, Done };
@@ -99,15 +101,27 @@ class FirstDivergence : public PassState {
   }
 
  private:
-  // Unit positions with a value the full check found wrong, ascending.
+  // Unit positions where the full check saw error born, ascending: a value found wrong whose node
+  // reads no value found wrong (its inputs are right, or graph inputs and weights). The first
+  // wrong value in topological order is always one; later ones are where an input-wide failure
+  // (inputs bound in the wrong order) or a second fault shows, where the wrong values downstream
+  // of the first only inherit its error and say nothing new.
   std::optional<std::vector<size_t>> failing_positions(const ReductionGraph& g, const Answer& answer) const {
     if (!answer.failing_outputs) return std::nullopt;
     std::unordered_map<std::string, size_t> position;
     for (size_t i = 0; i < start_->units.size(); ++i)
       for (auto& o : g.node_outputs(start_->units[i])) position.emplace(std::move(o), i);
+    const std::unordered_set<std::string> wrong(answer.failing_outputs->begin(), answer.failing_outputs->end());
+    const auto reads_wrong = [&](size_t unit) {
+      const Node& node = g.graph().nodes[unit];
+      const auto is_wrong = [&](const std::string& v) { return wrong.count(v) > 0; };
+      return std::any_of(node.inputs.begin(), node.inputs.end(), is_wrong) ||
+             std::any_of(node.implicit_inputs.begin(), node.implicit_inputs.end(), is_wrong);
+    };
     std::vector<size_t> out;
     for (const auto& name : *answer.failing_outputs)
-      if (auto it = position.find(name); it != position.end()) out.push_back(it->second);
+      if (auto it = position.find(name); it != position.end() && !reads_wrong(start_->units[it->second]))
+        out.push_back(it->second);
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
@@ -146,6 +160,13 @@ class FirstDivergence : public PassState {
         }
         hinted_ = hinted_.advance(false);
       }
+    // No hinted prefix fails: the divergence is after the last value seen born wrong (the values
+    // wrong only by inheritance were not hinted). Bisection finds it.
+    if (stage_ == Hinted && hinted_.first >= failing_->size()) {
+      stage_ = Bisecting;
+      bisect_ = Bisection{failing_->back() + 1, n - 1};
+      failing_.reset();
+    }
     if (stage_ == Bisecting)
       while (const auto p = bisect_.probe()) {
         if (auto c = marked_prefix(g, *start_, *p)) {
