@@ -5,6 +5,7 @@
 // waits, commits or speculates itself (reducer/src/scheduler.h does).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,13 +16,25 @@
 
 namespace reduce::detail {
 
+// One node and its ancestors, where a search showed that no earlier node's ancestors fail (under
+// the search's own assumption: what a failing candidate keeps, a smaller one needs too). It still
+// holds for a candidate within these nodes that keeps the node: output-cut has nothing to find.
+struct SingleSink {
+  std::vector<size_t> nodes;  // sorted, as Candidate::nodes
+  size_t sink = 0;
+  bool covers(const Candidate& c) const {
+    return std::binary_search(c.nodes.begin(), c.nodes.end(), sink) &&
+           std::includes(nodes.begin(), nodes.end(), c.nodes.begin(), c.nodes.end());
+  }
+};
+
 // What passes learn that outlives them, carried from pass to pass along a path of decisions.
 struct Facts {
   // first-divergence found that marking intermediate outputs makes the failure disappear.
   bool marking_outputs_hides_failure = false;
-  // The candidate first-divergence narrowed to one failing node and its ancestors: output-cut
-  // has nothing to find while it is still the best.
-  std::optional<Candidate> single_sink;
+  // What first-divergence narrowed to, or output-cut cut to: output-cut has nothing to find in
+  // a best candidate it covers.
+  std::optional<SingleSink> single_sink;
   // The precision strategy's halving ran (once per reduction: a later round's set is what it or
   // node-removal left, which it would only halve in vain).
   bool halved = false;
@@ -33,7 +46,7 @@ struct Facts {
   // What a pass's start can depend on, given the best candidate: facts with equal keys give the
   // same start (the scheduler memoizes starts by it without knowing the fields). One bit each.
   uint32_t start_key(const Candidate& best) const {
-    return (marking_outputs_hides_failure ? 1u : 0u) | (single_sink == best ? 2u : 0u) | (halved ? 4u : 0u);
+    return (marking_outputs_hides_failure ? 1u : 0u) | (single_sink && single_sink->covers(best) ? 2u : 0u) | (halved ? 4u : 0u);
   }
 };
 

@@ -185,6 +185,22 @@ TEST(Reducer, FirstDivergenceLooksWhereErrorIsBornNotAtValuesThatOnlyInheritIt) 
   EXPECT_EQ(t.calls, 4u);
 }
 
+TEST(Reducer, OutputCutDoesNotSearchAgainWithinTheNodeItCutTo) {
+  // A fused pattern of seven nodes (n3..n9 of a chain of 12). Output-cut bisects to n9 and its
+  // ancestors, showing that no earlier node's ancestors fail; input-cut then drops n0..n2. The
+  // second round does not ask output-cut again about earlier nodes of n3..n9: they are within
+  // what failed to fail already (input-cut's probes are answered from the cache).
+  Model m = parse_model(testing::chain_model_text(12));
+  SyntheticTest t(m, needs({"n3", "n4", "n5", "n6", "n7", "n8", "n9"}));
+  ReduceOptions opts;
+  opts.passes = select_passes({"output-cut", "input-cut"}).value();
+  auto r = run(m, t, opts);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n3", "n4", "n5", "n6", "n7", "n8", "n9"}));
+  // Round one's bisection and gallop; round two asks nothing new (10 when output-cut searched
+  // n3..n9 again).
+  EXPECT_EQ(t.calls, 8u);
+}
+
 TEST(Reducer, WithManySlotsTheNextPassesRunAlongsideTheEndOfAPass) {
   Model m = parse_model(testing::chain_model_text(200));
   // n120 computes a wrong value (so does everything after it); the failure does not care how

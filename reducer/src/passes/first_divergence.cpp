@@ -97,7 +97,7 @@ class FirstDivergence : public PassState {
     if (stage_ == Hidden) facts.marking_outputs_hides_failure = true;
     // Output-cut would look for an earlier node whose ancestors fail: the search just showed
     // that no earlier prefix does.
-    if (narrowed_) facts.single_sink = narrowed_;
+    if (narrowed_) facts.single_sink = SingleSink{narrowed_->nodes, start_->units[divergence()]};
   }
 
  private:

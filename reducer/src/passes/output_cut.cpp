@@ -19,6 +19,10 @@ class OutputCut : public SearchState<OutputCut, Bisection> {
     return g.with_units(*base_, std::move(kept));
   }
   std::optional<Candidate> result() const override { return last_interesting; }
+  // Every earlier node's ancestors passed (or are assumed to, where bisection skipped them).
+  void conclude(Facts& facts) const override {
+    if (last_interesting) facts.single_sink = SingleSink{last_interesting->nodes, (*units_)[search.first]};
+  }
 
  private:
   std::shared_ptr<const Candidate> base_;
@@ -27,7 +31,7 @@ class OutputCut : public SearchState<OutputCut, Bisection> {
 }  // namespace
 
 PassStatePtr start_output_cut(const ReductionGraph& g, const Candidate& best, const Facts& facts) {
-  if (g.size_of(best) <= 1 || facts.single_sink == best) return nullptr;
+  if (g.size_of(best) <= 1 || (facts.single_sink && facts.single_sink->covers(best))) return nullptr;
   return std::make_shared<OutputCut>(g, best);
 }
 
