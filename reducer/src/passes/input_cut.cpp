@@ -9,9 +9,18 @@ namespace {
 // Candidate i removes the first n-1-i units: i = 0 keeps only the last unit.
 class InputCut : public SearchState<InputCut, Gallop> {
  public:
-  InputCut(const ReductionGraph& g, Candidate base) : base_(std::make_shared<const Candidate>(std::move(base))) {
+  static constexpr size_t kBisectFusedUpTo = 16;
+  InputCut(const ReductionGraph& g, Candidate base, bool fused) : base_(std::make_shared<const Candidate>(std::move(base))) {
     units_ = std::make_shared<const std::vector<size_t>>(g.units_of(*base_));
     search = Gallop::over(units_->size() - 1);
+    // A failure that marking outputs hides needs a fusion of several nodes: the last node alone
+    // is not worth a probe (certify still tries every single removal, so a miss costs no
+    // minimality). On a few units, where such a pattern is a good part of the candidate, the
+    // gallop's probes up to its reach (2, 4 nodes) are as many as a whole bisection: bisect.
+    if (fused && search.last > 1) {
+      search.first = 1;
+      search.galloping = search.last > kBisectFusedUpTo;
+    }
     settle(g);
   }
   std::optional<Candidate> make(const ReductionGraph& g, size_t i) const {
@@ -25,9 +34,9 @@ class InputCut : public SearchState<InputCut, Gallop> {
 };
 }  // namespace
 
-PassStatePtr start_input_cut(const ReductionGraph& g, const Candidate& best, const Facts&) {
+PassStatePtr start_input_cut(const ReductionGraph& g, const Candidate& best, const Facts& facts) {
   if (g.size_of(best) <= 1) return nullptr;
-  return std::make_shared<InputCut>(g, best);
+  return std::make_shared<InputCut>(g, best, facts.marking_outputs_hides_failure);
 }
 
 }  // namespace reduce::detail

@@ -6,33 +6,44 @@ namespace reduce::detail {
 namespace {
 // Sinks are tried by bisection on topological position: the earliest node whose ancestors
 // still fail. Branchy graphs are not monotone in that order; node-removal handles what is left.
+// When marking outputs hid the failure (a fusion of several nodes), a node that reads no other
+// unit (it would be alone) is not bisected over.
 class OutputCut : public SearchState<OutputCut, Bisection> {
  public:
-  OutputCut(const ReductionGraph& g, Candidate base) : base_(std::make_shared<const Candidate>(std::move(base))) {
-    units_ = std::make_shared<const std::vector<size_t>>(g.units_of(*base_));
-    search = Bisection::over(units_->size());
+  OutputCut(const ReductionGraph& g, Candidate base, bool fused) : base_(std::make_shared<const Candidate>(std::move(base))) {
+    const auto units = g.units_of(*base_);
+    const auto reads_a_unit = [&](size_t unit) {
+      for (size_t q : g.index().predecessors(unit))
+        if (g.is_unit(q) && ReductionGraph::keeps(*base_, q)) return true;
+      return false;
+    };
+    std::vector<size_t> sinks;
+    for (size_t u : units)
+      if (!fused || reads_a_unit(u)) sinks.push_back(u);
+    sinks_ = std::make_shared<const std::vector<size_t>>(std::move(sinks));
+    search = Bisection::over(sinks_->size());
     settle(g);
   }
-  std::optional<Candidate> make(const ReductionGraph& g, size_t p) const {
-    auto kept = g.ancestors_within(*base_, (*units_)[p]);
-    if (kept.size() == units_->size()) return std::nullopt;  // not a reduction
+  std::optional<Candidate> make(const ReductionGraph& g, size_t k) const {
+    auto kept = g.ancestors_within(*base_, (*sinks_)[k]);
+    if (kept.size() == g.size_of(*base_)) return std::nullopt;  // not a reduction
     return g.with_units(*base_, std::move(kept));
   }
   std::optional<Candidate> result() const override { return last_interesting; }
   // Every earlier node's ancestors passed (or are assumed to, where bisection skipped them).
   void conclude(Facts& facts) const override {
-    if (last_interesting) facts.single_sink = SingleSink{last_interesting->nodes, (*units_)[search.first]};
+    if (last_interesting) facts.single_sink = SingleSink{last_interesting->nodes, (*sinks_)[search.first]};
   }
 
  private:
   std::shared_ptr<const Candidate> base_;
-  std::shared_ptr<const std::vector<size_t>> units_;
+  std::shared_ptr<const std::vector<size_t>> sinks_;  // the units tried as sinks, in topological order
 };
 }  // namespace
 
 PassStatePtr start_output_cut(const ReductionGraph& g, const Candidate& best, const Facts& facts) {
   if (g.size_of(best) <= 1 || (facts.single_sink && facts.single_sink->covers(best))) return nullptr;
-  return std::make_shared<OutputCut>(g, best);
+  return std::make_shared<OutputCut>(g, best, facts.marking_outputs_hides_failure);
 }
 
 }  // namespace reduce::detail
