@@ -38,10 +38,12 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
                                        " reached (not certified 1-minimal)"
                                  : std::string())
             << "\n"
-            << (r.simplify_budget_reached
-                    ? "simplification stopped after " + std::to_string(r.simplify_runs) + " engine run(s) (--simplify-runs " +
-                          std::to_string(*r.simplify_runs_max) + "; `all` simplifies weights, shapes and attributes further)\n"
-                    : std::string())
+            << (!r.simplify_budget_reached ? std::string()
+                : *r.simplify_runs_max == 0
+                    ? "not simplified (--simplify-runs 0, the default: engine runs go to the node set; `--simplify-runs all` "
+                      "freezes cut values, shrinks shapes, fills weights and drops attributes)\n"
+                    : "simplification stopped after " + std::to_string(r.simplify_runs) + " engine run(s) (--simplify-runs " +
+                          std::to_string(*r.simplify_runs_max) + "; `all` simplifies weights, shapes and attributes further)\n")
             << (r.first_small ? "first reproducer within 2x of the final size: " + std::to_string(r.first_small->nodes) +
                                     " nodes after " + std::to_string(r.first_small->engine_runs) + " engine runs\n"
                               : std::string())

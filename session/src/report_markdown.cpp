@@ -112,7 +112,11 @@ void write_search(const ReductionReport& r, std::ostream& md) {
       md << (k ? ", " : " ") << r.passes[k].name << " " << r.passes[k].checks << " (" << r.passes[k].successes << " kept)";
     md << ".\n\n";
   }
-  if (r.simplify_budget_reached)
+  if (r.simplify_budget_reached && *r.simplify_runs_max == 0)
+    md << "**Not simplified** (`--simplify-runs 0`, the default): the node set is certified as usual; cut values "
+          "may be frozen as constants, shapes shrunk, weights filled and attributes dropped with "
+          "`--simplify-runs all`.\n\n";
+  else if (r.simplify_budget_reached)
     md << "**Simplification stopped** after " << r.simplify_runs << " engine run" << (r.simplify_runs == 1 ? "" : "s")
        << " (`--simplify-runs " << *r.simplify_runs_max
        << "`): the node set is certified as usual; weights, shapes and attributes may simplify further with "
