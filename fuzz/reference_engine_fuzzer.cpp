@@ -220,7 +220,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!validate_model(model).ok()) return 0;
   // Kernels asked for huge outputs (Expand, Tile, Resize, ConstantOfShape) fail at the run's
   // memory limit instead of allocating; a run longer than the limit ends as a timeout error.
-  auto engine = make_reference_engine(1, RunLimits{5.0, kMaxTensorBytes});
+  auto engine = make_reference_engine(1, RunLimits{.timeout_seconds = 5.0, .max_memory_bytes = kMaxTensorBytes, .ledger = nullptr});
   auto prepared = engine->prepare(model);
   if (!prepared) return 0;
   (void)(*prepared)->run(feeds);

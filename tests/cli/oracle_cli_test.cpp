@@ -264,9 +264,13 @@ TEST(ReduceCli, PrintPassesMarksTheSimplifyingPasses) {
     const bool simplifies = line.find("[simplifies: --simplify-runs]") != std::string::npos;
     marked += simplifies;
     for (const char* name : {"cut-as-constant", "shape-reduction", "fill-weights", "drop-attributes"})
-      if (line.rfind(name, 0) == 0) EXPECT_TRUE(simplifies) << line;
+      if (line.rfind(name, 0) == 0) {
+        EXPECT_TRUE(simplifies) << line;
+      }
     for (const char* name : {"first-divergence", "node-removal", "certify"})
-      if (line.rfind(name, 0) == 0) EXPECT_FALSE(simplifies) << line;
+      if (line.rfind(name, 0) == 0) {
+        EXPECT_FALSE(simplifies) << line;
+      }
   }
   EXPECT_EQ(marked, 4u);
   EXPECT_GE(listed, 10u);

@@ -107,7 +107,9 @@ TEST(UnrollLoop, TheBodysDeclaredTypesHoldForEveryIteration) {
   // One per iteration, each under that iteration's name of `v`.
   ASSERT_EQ(typed.size(), 3u);
   for (const Node& n : m.graph.nodes)
-    if (n.op_type == "Mul") EXPECT_NE(std::find(typed.begin(), typed.end(), n.outputs.at(0)), typed.end()) << n.outputs[0];
+    if (n.op_type == "Mul") {
+      EXPECT_NE(std::find(typed.begin(), typed.end(), n.outputs.at(0)), typed.end()) << n.outputs[0];
+    }
 }
 
 TEST(UnrollLoop, UnknownTripCountsKeepTheLoop) {

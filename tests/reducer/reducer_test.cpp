@@ -728,7 +728,9 @@ TEST(PrecisionStrategy, WithoutARankingOneNodeIsFoundByHalvingTheSet) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(kept_names(m, r->best), (std::set<std::string>{"n37"}));
     EXPECT_TRUE(r->one_minimal);
-    if (jobs == 1) EXPECT_LE(t.calls, 6u + 1u) << "log2(64) halvings and the single node's own check";
+    if (jobs == 1) {
+      EXPECT_LE(t.calls, 6u + 1u) << "log2(64) halvings and the single node's own check";
+    }
   }
 }
 

@@ -48,11 +48,11 @@ class Halving : public PassState {
     if (over_) return;
     if (set_->size() > 1) {
       const auto half = static_cast<std::ptrdiff_t>(set_->size() / 2);
-      if (auto c = g.with_units(*base_, std::vector<size_t>(set_->begin(), set_->begin() + half))) probe_ = Probe{std::move(*c)};
+      if (auto c = g.with_units(*base_, std::vector<size_t>(set_->begin(), set_->begin() + half))) probe_ = Probe{std::move(*c), false, {}};
       return;
     }
     if (!known_ && set_->size() == 1)
-      if (auto c = g.with_units(*base_, *set_)) probe_ = Probe{std::move(*c)};
+      if (auto c = g.with_units(*base_, *set_)) probe_ = Probe{std::move(*c), false, {}};
   }
 
   std::shared_ptr<const Candidate> base_;
