@@ -1,4 +1,8 @@
 // output-cut: keep only one node and what it depends on (a suffix cut on the DAG, not on a list).
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
 #include "passes.h"
 
 namespace reduce::detail {
@@ -6,20 +10,37 @@ namespace reduce::detail {
 namespace {
 // Sinks are tried by bisection on topological position: the earliest node whose ancestors
 // still fail. Branchy graphs are not monotone in that order; node-removal handles what is left.
-// When marking outputs hid the failure (a fusion of several nodes), a node that reads no other
-// unit (it would be alone) is not bisected over.
+// When marking outputs hid the failure, an engine fused several nodes the failure needs, and a
+// fusion only takes values nothing outside it reads (an engine cannot drop a value another node
+// or an output needs: marking them is what broke it). So the fused node before the last reads
+// into the last node alone: a node no unit of the candidate feeds that way ends no fusion and is
+// not bisected over.
 class OutputCut : public SearchState<OutputCut, Bisection> {
  public:
   OutputCut(const ReductionGraph& g, Candidate base, bool fused) : base_(std::make_shared<const Candidate>(std::move(base))) {
     const auto units = g.units_of(*base_);
-    const auto reads_a_unit = [&](size_t unit) {
-      for (size_t q : g.index().predecessors(unit))
-        if (g.is_unit(q) && ReductionGraph::keeps(*base_, q)) return true;
+    std::unordered_set<std::string> observed;
+    if (fused)
+      for (auto& o : g.outputs_of(*base_)) observed.insert(std::move(o));
+    // Whether `unit` is the only reader in the candidate of every value of a kept unit, none of them
+    // an output of the candidate.
+    const auto ends_a_fusion = [&](size_t unit) {
+      for (size_t q : g.index().predecessors(unit)) {
+        if (!g.is_unit(q) || !ReductionGraph::keeps(*base_, q)) continue;
+        bool only_into_unit = true;
+        for (const auto& o : g.node_outputs(q)) {
+          const auto readers = g.index().consumers(o);
+          only_into_unit = only_into_unit && !observed.count(o) &&
+                           std::all_of(readers.begin(), readers.end(),
+                                       [&](size_t r) { return r == unit || !ReductionGraph::keeps(*base_, r); });
+        }
+        if (only_into_unit) return true;
+      }
       return false;
     };
     std::vector<size_t> sinks;
     for (size_t u : units)
-      if (!fused || reads_a_unit(u)) sinks.push_back(u);
+      if (!fused || ends_a_fusion(u)) sinks.push_back(u);
     sinks_ = std::make_shared<const std::vector<size_t>>(std::move(sinks));
     search = Bisection::over(sinks_->size());
     settle(g);
