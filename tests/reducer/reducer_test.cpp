@@ -224,12 +224,7 @@ TEST(Reducer, WhenMarkingOutputsHidesTheFailureOutputCutTriesOnlyNodesThatCanEnd
   // outside it reads: its node before the last reads into the last alone. No a{i} has such a
   // predecessor (h{i-1} is read by the Add too), so output-cut bisects over the 16 b{i} and h{i}
   // rather than the 23 nodes that read another node.
-  std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\nresidual (float[2, 8] x) => (float[2, 8] h7) {\n";
-  for (int i = 0; i < 8; ++i) {
-    const std::string in = i == 0 ? "x" : "h" + std::to_string(i - 1), k = std::to_string(i);
-    text += "  a" + k + " = Relu(" + in + ")\n  b" + k + " = Neg(a" + k + ")\n  h" + k + " = Add(" + in + ", b" + k + ")\n";
-  }
-  Model m = parse_model(text + "}\n");
+  Model m = parse_model(testing::residual_model_text(8, /*side_outputs=*/false));
   auto block = needs({"a3", "b3", "h3"});
   SyntheticTest t(m, [&](const CandidateView& v) { return block(v) && !v.outputs_has("a3") && !v.outputs_has("b3"); });
   ReduceOptions opts;

@@ -189,14 +189,14 @@ inline std::string chain_model_text(size_t count) {
 }
 
 // Residual blocks: h{i} = Add(h{i-1}, Neg(Relu(h{i-1}))) (a{i} = Relu, b{i} = Neg, h{i} = Add),
-// with a side output t{i} = Abs(a{i}) on every third block.
-inline std::string residual_model_text(size_t blocks) {
+// with a side output t{i} = Abs(a{i}) on every third block unless `side_outputs` is false.
+inline std::string residual_model_text(size_t blocks, bool side_outputs = true) {
   std::string outs = "float[2, 8] h" + std::to_string(blocks - 1);
   std::string body;
   for (size_t i = 0; i < blocks; ++i) {
     const std::string in = i == 0 ? "x" : "h" + std::to_string(i - 1), k = std::to_string(i);
     body += "  a" + k + " = Relu(" + in + ")\n  b" + k + " = Neg(a" + k + ")\n  h" + k + " = Add(" + in + ", b" + k + ")\n";
-    if (i % 3 == 1) {
+    if (side_outputs && i % 3 == 1) {
       body += "  t" + k + " = Abs(a" + k + ")\n";
       outs += ", float[2, 8] t" + k;
     }

@@ -25,18 +25,18 @@ class OutputCut : public SearchState<OutputCut, Bisection> {
     // Whether `unit` is the only reader in the candidate of every value of a kept unit, none of them
     // an output of the candidate.
     const auto ends_a_fusion = [&](size_t unit) {
-      for (size_t q : g.index().predecessors(unit)) {
-        if (!g.is_unit(q) || !ReductionGraph::keeps(*base_, q)) continue;
-        bool only_into_unit = true;
-        for (const auto& o : g.node_outputs(q)) {
-          const auto readers = g.index().consumers(o);
-          only_into_unit = only_into_unit && !observed.count(o) &&
-                           std::all_of(readers.begin(), readers.end(),
-                                       [&](size_t r) { return r == unit || !ReductionGraph::keeps(*base_, r); });
-        }
-        if (only_into_unit) return true;
-      }
-      return false;
+      const auto read_only_by_unit = [&](const std::string& value) {
+        if (value.empty()) return true;
+        const auto readers = g.index().consumers(value);
+        return !observed.count(value) && std::all_of(readers.begin(), readers.end(), [&](size_t r) {
+          return r == unit || !ReductionGraph::keeps(*base_, r);
+        });
+      };
+      const auto preds = g.index().predecessors(unit);
+      return std::any_of(preds.begin(), preds.end(), [&](size_t q) {
+        const auto& outs = g.graph().nodes[q].outputs;
+        return g.is_unit(q) && ReductionGraph::keeps(*base_, q) && std::all_of(outs.begin(), outs.end(), read_only_by_unit);
+      });
     };
     std::vector<size_t> sinks;
     for (size_t u : units)
