@@ -93,9 +93,23 @@ void attribute_to_proto(const Attribute& a, onnx::AttributeProto& proto) {
   }
 }
 
+// A value the file had as a Constant node goes back as one (first: it reads nothing), inline.
+void constant_node_to_proto(const Initializer& init, onnx::NodeProto& np) {
+  np.set_name(*init.constant_node);
+  np.set_op_type("Constant");
+  if (!init.doc_string.empty()) np.set_doc_string(init.doc_string);
+  np.add_output(init.name);
+  auto* a = np.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  tensor_to_proto(init.tensor, *a->mutable_t());
+}
+
 void graph_to_proto(const Graph& g, onnx::GraphProto& proto, WeightPlacement* placement) {
   proto.set_name(g.name);
   if (!g.doc_string.empty()) proto.set_doc_string(g.doc_string);
+  for (const auto& init : g.initializers)
+    if (init.constant_node) constant_node_to_proto(init, *proto.add_node());
   for (const auto& n : g.nodes) {
     auto* np = proto.add_node();
     np->set_name(n.name);
@@ -107,6 +121,7 @@ void graph_to_proto(const Graph& g, onnx::GraphProto& proto, WeightPlacement* pl
     for (const auto& a : n.attributes) attribute_to_proto(a, *np->add_attribute());
   }
   for (const auto& init : g.initializers) {
+    if (init.constant_node) continue;
     auto* tp = proto.add_initializer();
     tp->set_name(init.name);
     if (!init.doc_string.empty()) tp->set_doc_string(init.doc_string);

@@ -265,7 +265,7 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, ImportContext& ctx) {
       auto value = constant_value(np, ctx);
       if (!value) return Error{{}, where + ": " + value.error().what};
       if (value->has_value()) {
-        g.initializers.push_back(Initializer{np.output(0), std::move(**value), np.doc_string()});
+        g.initializers.push_back(Initializer{np.output(0), std::move(**value), np.doc_string(), np.name()});
         continue;
       }
     }

@@ -99,6 +99,33 @@ TEST(ModelIo, ConstantNodesBecomeInitializers) {
   EXPECT_EQ(k->tensor.data<float>()[2], 0.5f);
 }
 
+// Inside, a Constant node is an initializer; written out it is a Constant node again (an engine may
+// treat the two forms differently: OpenCV 4.6 does), and an initializer stays an initializer.
+TEST(ModelIo, EachConstantIsWrittenInTheFormTheFileHadIt) {
+  Model m = parse_model(kSmallModel);
+  const Initializer* k = m.graph.find_initializer("k");
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(k->constant_node.has_value());
+  EXPECT_FALSE(m.graph.find_initializer("w")->constant_node.has_value());
+  auto bytes = serialize_model(m);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message();
+  EXPECT_NE(bytes->find("Constant"), std::string::npos);
+  TempDir dir;
+  ASSERT_TRUE(save_model(m, dir / "m.onnx").ok());
+  ASSERT_TRUE(check_model_file(dir / "m.onnx").ok());
+  auto back = load_model(dir / "m.onnx");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_NE(back->graph.find_initializer("k"), nullptr);
+  EXPECT_TRUE(back->graph.find_initializer("k")->constant_node.has_value());
+  EXPECT_FALSE(back->graph.find_initializer("w")->constant_node.has_value());
+  // Without the mark, the same value is written as an initializer.
+  Model lifted = parse_model(kSmallModel);
+  for (auto& init : lifted.graph.initializers) init.constant_node.reset();
+  auto plain = serialize_model(lifted);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("Constant"), std::string::npos);
+}
+
 TEST(ModelIo, InlineRoundTripIsIdenticalAndPassesChecker) {
   TempDir dir;
   Model m = parse_model(kSmallModel);

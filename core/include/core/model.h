@@ -94,6 +94,10 @@ struct Initializer {
   std::string name;
   Tensor tensor;
   std::string doc_string;
+  // Set when the file had this value as a Constant node (its name, perhaps empty): inside, every
+  // constant is an initializer; written out, it is a Constant node again, so that an engine that
+  // treats the two forms differently sees the form the user's model has.
+  std::optional<std::string> constant_node;
 };
 
 struct Graph {
