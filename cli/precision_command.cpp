@@ -132,9 +132,15 @@ void print_float_set(const PrecisionOutcome& out) {
   };
   std::cout << "largest absolute error against the float model: quantized " << errors(out.before) << "; partially quantized "
             << errors(out.after) << "\n";
-  if (out.quantization)
-    std::cout << "weights in float: " << out.quantization->weights_from_float_model << " from the float model, "
-              << out.quantization->weights_folded << " folded (they keep the quantizer's rounding)\n";
+  if (out.quantization) {
+    const auto& q = *out.quantization;
+    if (!q.float_model.empty())
+      std::cout << "quantized nodes found in the float model: " << q.nodes_matched_by_name + q.nodes_matched_by_position
+                << " of " << q.quantized_nodes << " (" << q.nodes_matched_by_name << " by name, " << q.nodes_matched_by_position
+                << " by place among the nodes of their op type)\n";
+    std::cout << "weights in float: " << q.weights_from_float_model << " from the float model, " << q.weights_folded
+              << " folded (they keep the quantizer's rounding)\n";
+  }
   std::cout << "\nONNX Runtime:\n" << onnxruntime_quantize_call(out.pinned) << "\nModel Optimizer:\n"
             << modelopt_quantize_command(out.pinned) << "\n";
 }

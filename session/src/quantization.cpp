@@ -75,19 +75,49 @@ Expected<TensorMap> run_on_reference(Engine& reference, const Model& model, cons
   return prepared->run(feed);
 }
 
-// Takes each quantized weight's float value from the float model: the node of the same name and op
-// type reads, at the same input, a float constant of the weight's shape.
-void weights_from(const Model& quantized, const Model& float_model, QuantizedSearchPlan& plan) {
+// The float model's node for each quantized node: the node of the same name and op type, else
+// (the same network from another exporter names its nodes its own way) the K-th node of that op
+// type when both graphs have as many nodes of it. Counts which way each was matched.
+std::unordered_map<size_t, size_t> matching_nodes(const Graph& q, const Graph& f, QuantizedSearchPlan& plan) {
+  std::unordered_map<std::string_view, size_t> by_name;
+  std::unordered_map<std::string_view, std::vector<size_t>> q_by_op, f_by_op;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (!f.nodes[i].name.empty()) by_name.emplace(f.nodes[i].name, i);
+    f_by_op[f.nodes[i].op_type].push_back(i);
+  }
+  for (size_t i = 0; i < q.nodes.size(); ++i) q_by_op[q.nodes[i].op_type].push_back(i);
+  std::unordered_map<size_t, size_t> out;
+  for (const QuantizedNode& qn : plan.nodes) {
+    const Node& node = q.nodes[qn.node];
+    if (auto it = by_name.find(node.name); !node.name.empty() && it != by_name.end() && f.nodes[it->second].op_type == node.op_type) {
+      out.emplace(qn.node, it->second);
+      ++plan.nodes_matched_by_name;
+      continue;
+    }
+    const auto& mine = q_by_op[node.op_type];
+    const auto& theirs = f_by_op[node.op_type];
+    if (mine.size() != theirs.size()) continue;
+    const size_t k = static_cast<size_t>(std::lower_bound(mine.begin(), mine.end(), qn.node) - mine.begin());
+    out.emplace(qn.node, theirs[k]);
+    ++plan.nodes_matched_by_position;
+  }
+  return out;
+}
+
+// Takes each quantized weight's float value from the float model: its matching node reads, at the
+// same input, a float constant of the weight's shape. Error: a float model that gives no weight
+// while the quantized nodes read quantized weights (silently folding them all would compare the
+// model with itself and blame nothing).
+Status weights_from(const Model& quantized, const Model& float_model, const std::string& source, QuantizedSearchPlan& plan) {
   const Graph& q = quantized.graph;
   const Graph& f = float_model.graph;
   const Producers q_producers = producers_of(q), f_producers = producers_of(f);
-  std::unordered_map<std::string_view, size_t> by_name;
-  for (size_t i = 0; i < f.nodes.size(); ++i)
-    if (!f.nodes[i].name.empty()) by_name.emplace(f.nodes[i].name, i);
+  const std::unordered_map<size_t, size_t> matching = matching_nodes(q, f, plan);
+  size_t quantized_weights = 0;
   for (const QuantizedNode& qn : plan.nodes) {
-    const Node& node = q.nodes[qn.node];
-    auto match = by_name.find(node.name);
-    if (match == by_name.end() || f.nodes[match->second].op_type != node.op_type) continue;
+    for (const DequantizedInput& in : qn.inputs) quantized_weights += in.weight();
+    auto match = matching.find(qn.node);
+    if (match == matching.end()) continue;
     const Node& float_node = f.nodes[match->second];
     for (const DequantizedInput& in : qn.inputs) {
       if (!in.weight() || plan.float_weights.count(in.float_value) || in.input >= float_node.inputs.size()) continue;
@@ -99,6 +129,12 @@ void weights_from(const Model& quantized, const Model& float_model, QuantizedSea
       ++plan.weights_from_float_model;
     }
   }
+  if (quantized_weights > 0 && plan.weights_from_float_model == 0)
+    return Error{source, "no quantized weight has its float value here: none of the " + std::to_string(plan.nodes.size()) +
+                             " quantized nodes has a node of the same name and op type, or at the same place among the "
+                             "nodes of its op type, that reads a float weight of the same shape (is it this network's "
+                             "float model?)"};
+  return {};
 }
 
 // Dequantizes the weights without a float value yet: their DequantizeLinear nodes (with the
@@ -179,7 +215,7 @@ Expected<QuantizedSearchPlan> plan_quantized_search(const Model& quantized, std:
                       "weight): nothing is quantized");
   if (float_model) {
     REDUCE_TRY(same_interface(quantized, *float_model, float_source));
-    weights_from(quantized, *float_model, plan);
+    REDUCE_TRY(weights_from(quantized, *float_model, float_source, plan));
   }
   REDUCE_TRY(fold_weights(quantized, reference, plan));
   if (float_model) {
@@ -345,7 +381,9 @@ Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const 
   PrecisionOutcome out;
   out.candidates = problem.candidates.size();
   out.samples = samples.size();
-  out.quantization = PrecisionOutcome::Quantization{plan.float_model_source, plan.weights_from_float_model, plan.weights_folded};
+  out.quantization = PrecisionOutcome::Quantization{plan.float_model_source,   plan.weights_from_float_model,
+                                                    plan.weights_folded,         plan.nodes.size(),
+                                                    plan.nodes_matched_by_name,  plan.nodes_matched_by_position};
   bool searched = false;
   REDUCE_TRY(search_keep_set(samples, problem, options, cancelled, out, searched));
   return out;

@@ -77,6 +77,9 @@ Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle&
   j["mode"] = "quantization";
   j["float_model"] = float_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(float_source);
   j["weights"] = {{"from_float_model", plan.weights_from_float_model}, {"folded", plan.weights_folded}};
+  j["float_model_nodes"] = {{"quantized", plan.nodes.size()},
+                            {"matched_by_name", plan.nodes_matched_by_name},
+                            {"matched_by_position", plan.nodes_matched_by_position}};
   j["partially_quantized_model"] = kPartiallyQuantizedFile;
   add_search_json(j, out, kind_name(out.kind));
   j["every_node_in_float"] = verdict_json(out.all_kept);
@@ -113,6 +116,10 @@ Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle&
      << "| quantized (`model.onnx`) | " << max_abs_text(out.before) << " |\n"
      << "| partially quantized (`" << kPartiallyQuantizedFile << "`) | " << max_abs_text(out.after) << " |\n"
      << "| every quantized node in float | " << max_abs_text(out.all_kept) << " |\n\n"
+     << (plan.float_model_source.empty() ? std::string()
+         : "Quantized nodes found in the float model: " + std::to_string(plan.nodes_matched_by_name) + " by name, " +
+               std::to_string(plan.nodes_matched_by_position) + " by place among the nodes of their op type, of " +
+               std::to_string(plan.nodes.size()) + ". ")
      << "Weights in float: " << plan.weights_from_float_model << " from the float model, " << plan.weights_folded
      << " folded (dequantized: they keep the quantizer's rounding). " << out.checks << " sets checked.\n";
   if (out.confirm_runs > 0)

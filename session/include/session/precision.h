@@ -89,6 +89,9 @@ struct PrecisionOutcome {
     std::string float_model;  // the float model's file; "" when derived by folding every Q/DQ pair
     size_t weights_from_float_model = 0;
     size_t weights_folded = 0;
+    size_t quantized_nodes = 0;
+    size_t nodes_matched_by_name = 0;      // in the float model (QuantizedSearchPlan)
+    size_t nodes_matched_by_position = 0;
   };
   std::optional<Quantization> quantization;
 };

@@ -23,6 +23,10 @@ struct QuantizedSearchPlan {
   // DequantizeLinear output of a quantized weight -> its float value.
   std::map<std::string, Tensor, std::less<>> float_weights;
   size_t weights_from_float_model = 0;  // taken from the float model (node name, op type, input position)
+  // Quantized nodes matched in the float model by name (and op type), or, when names differ (another
+  // exporter), by place among the nodes of their op type.
+  size_t nodes_matched_by_name = 0;
+  size_t nodes_matched_by_position = 0;
   size_t weights_folded = 0;            // dequantized here: they keep the quantizer's rounding
   // The model whose outputs are the target: the float model given, or the Q/DQ model with every
   // quantized node left in float (weights folded).
@@ -31,9 +35,10 @@ struct QuantizedSearchPlan {
 };
 
 // Finds the quantized nodes and every quantized weight's float value: from `float_model` when
-// given (the node of the same name and op type reads a float constant of the same shape at that
-// input), else the DequantizeLinear of the weight computed by `reference`. Errors: the model has no
-// quantized node; a float model whose graph inputs or outputs (by name) differ from the model's.
+// given (the node of the same name and op type, else the one at the same place among the nodes of
+// that op type, reads a float constant of the same shape at that input), else the DequantizeLinear
+// of the weight computed by `reference`. Errors: the model has no quantized node; a float model
+// whose graph inputs or outputs (by name) differ from the model's, or that gives no weight.
 Expected<QuantizedSearchPlan> plan_quantized_search(const Model& quantized, std::optional<Model> float_model,
                                                     const std::string& float_source, Engine& reference);
 

@@ -1,0 +1,74 @@
+// The Q/DQ plan against a float model: quantized nodes matched by name, else by place among the
+// nodes of their op type (another exporter's names); a float model that gives no weight is an error.
+#include <gtest/gtest.h>
+
+#include "engine/engine.h"
+#include "session/quantization.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+using testing::parse_model;
+
+const char* kQuantized = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+q (float[1, 2] X) => (float[1, 2] Y)
+<int8[2, 2] wq = {2, -4, 6, 8}, float s = {0.5}, int8 z = {0}, int8[2, 2] vq = {1, 1, -1, 1}>
+{
+  w = DequantizeLinear(wq, s, z)
+  v = DequantizeLinear(vq, s, z)
+  a = MatMul(X, w)
+  Y = MatMul(a, v)
+}
+)";
+
+Model quantized_model() {
+  Model m = parse_model(kQuantized);
+  m.graph.nodes[2].name = "mm_0";
+  m.graph.nodes[3].name = "mm_1";
+  return m;
+}
+
+// The float network; its MatMuls named `first` and `second`.
+Model float_model(const std::string& first, const std::string& second, bool extra_matmul = false) {
+  Model m = parse_model(std::string(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+f (float[1, 2] X) => (float[1, 2] Y)
+<float[2, 2] w = {1.1, -2.1, 3.1, 4.1}, float[2, 2] v = {0.4, 0.6, -0.6, 0.4}>
+{
+  a = MatMul(X, w)
+)") + (extra_matmul ? "  b = MatMul(a, v)\n  Y = MatMul(b, v)\n}\n" : "  Y = MatMul(a, v)\n}\n"));
+  m.graph.nodes[0].name = first;
+  m.graph.nodes[1].name = second;
+  return m;
+}
+
+TEST(QuantizationPlan, QuantizedNodesAreMatchedByNameThenByPlaceAmongTheirOpType) {
+  auto reference = make_reference_engine(1);
+  auto by_name = plan_quantized_search(quantized_model(), float_model("mm_0", "mm_1"), "f.onnx", *reference);
+  ASSERT_TRUE(by_name.ok()) << by_name.error().message();
+  EXPECT_EQ(by_name->nodes_matched_by_name, 2u);
+  EXPECT_EQ(by_name->weights_from_float_model, 2u);
+  // Another exporter's names: the K-th MatMul is the K-th MatMul.
+  auto by_place = plan_quantized_search(quantized_model(), float_model("/encoder/MatMul", "/encoder/MatMul_1"), "f.onnx", *reference);
+  ASSERT_TRUE(by_place.ok()) << by_place.error().message();
+  EXPECT_EQ(by_place->nodes_matched_by_name, 0u);
+  EXPECT_EQ(by_place->nodes_matched_by_position, 2u);
+  EXPECT_EQ(by_place->weights_from_float_model, 2u);
+  EXPECT_EQ(by_place->float_weights.at("w").data<float>()[0], 1.1f);
+  EXPECT_EQ(by_place->float_weights.at("v").data<float>()[0], 0.4f);
+}
+
+// Names that differ and a node count that differs: nothing is matched. Folding every weight silently
+// would compare the quantized model with itself; it is an error naming the float model.
+TEST(QuantizationPlan, AFloatModelThatGivesNoWeightIsAnError) {
+  auto reference = make_reference_engine(1);
+  auto none = plan_quantized_search(quantized_model(), float_model("x", "y", true), "other.onnx", *reference);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("other.onnx: no quantized weight has its float value here"), std::string::npos)
+      << none.error().message();
+}
+
+}  // namespace
+}  // namespace reduce
