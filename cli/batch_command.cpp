@@ -35,12 +35,16 @@ po::options_description batch_options() {
       "usage: reduce batch DIR|MANIFEST -o OUT [options]\n\n"
       "Reduces every model of a manifest (tab-separated, with 'model' and 'engine' columns, as written\n"
       "by reduce-corpus) or of a folder (its manifest.tsv, else every .onnx with --engine) into\n"
-      "OUT/<model-stem>/ (<model-stem>-2, ... for later rows with the same stem). Models whose bundle is complete are skipped, so an interrupted batch resumes.\n"
+      "OUT/<model-stem>/ (<model-stem>-2, ... for later rows with the same stem). Models whose bundle is complete are skipped, so an interrupted batch resumes:\n"
+      "an interrupted row goes on from its journal, and rows that ended not confirmed, model-independent or without\n"
+      "failure keep their status (--retry reduces them again). Exit 0 when every row has a reproducer or no failure, 1\n"
+      "when a row failed (an error, not confirmed, model-independent), 130 when interrupted.\n"
       "Reproducers of the same failure and the same reduced graph form one bucket in OUT/summary.md\n"
       "and OUT/summary.json.\n\noptions");
   opts.add_options()("help,h", "show this help")("source", po::value<std::string>(), "manifest file or folder")
       ("output,o", po::value<std::string>(), "output folder")
       ("engine", po::value<std::string>(), "engine spec for models without one (folders without a manifest)")
+      ("retry", "reduce again the rows an earlier run left not confirmed, model-independent or without failure")
       ("jobs,j", po::value<int>()->default_value(0), "checks in flight per reduction (0: the number of cores; at most 1024)")
       ("reduce-option", po::value<std::vector<std::string>>()->multitoken(),
        "extra option passed to each reduction (e.g. --reduce-option=--timeout=60)")
@@ -55,17 +59,21 @@ po::options_description batch_options() {
 // its own row only. Its progress goes to our stderr as it comes. A stop request reaches it as
 // SIGTERM (it writes its bundle and exits 130), then SIGKILL after a grace period. In an MPI job
 // the reduction runs alone on its rank (a job of one), and only rank 0's shows its progress.
-std::vector<std::string> reduce_arguments_of(const BatchItem& item, const fs::path& dir, const po::variables_map& vm) {
+std::vector<std::string> reduce_arguments_of(const BatchItem& item, const fs::path& dir, const po::variables_map& vm,
+                                             bool resume = false) {
   std::vector<std::string> args{item.model.string(), "--engine", item.engine, "-o", dir.string(), "-j",
                                 std::to_string(vm["jobs"].as<int>())};
+  if (resume) args.push_back("--resume");
   if (vm.count("reduce-option"))
     for (const auto& extra : vm["reduce-option"].as<std::vector<std::string>>()) args.push_back(extra);
   return args;
 }
 
-std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::variables_map& vm, const MpiLaunch& launch,
-                       std::stop_token stop) {
-  const std::vector<std::string> args = reduce_arguments_of(item, dir, vm);
+// The row's status, and what the reduction printed (`output`).
+std::string reduce_one(const BatchRow& row, const fs::path& dir, const po::variables_map& vm, const MpiLaunch& launch,
+                       std::stop_token stop, std::string& output) {
+  const BatchItem& item = row.item;
+  const std::vector<std::string> args = reduce_arguments_of(item, dir, vm, row.resume);
   // Usage errors are found here, without starting a process.
   const auto parsed = parse_reduce_arguments(args);
   if (const int* usage = std::get_if<int>(&parsed)) return "error (exit " + std::to_string(*usage) + ")";
@@ -76,16 +84,17 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
   options.cancel = cancel.flag();
   options.terminate_on_cancel = true;
   options.kill_grace_seconds = 1.5;  // Ctrl-C ends a batch within 2 s
-  options.show_output = launch.rank == 0;
+  options.echo_output = launch.rank == 0;  // seen live, and its "failure:" line read after
   if (launch.under_mpi) options.env = {"OMPI_COMM_WORLD_SIZE=1"};
   auto ran = run_process(argv, options);
   if (!ran) return "error (" + ran.error().message() + ")";
+  output = ran->output;
   if (ran->signal != 0 && !ran->cancelled) return "error (" + ran->describe(options) + ")";
   const int code = ran->exit_code;
   if (ran->cancelled || code == kExitInterrupted) return "interrupted";
   if (code == kExitDoesNotFail) return "no failure";
   if (code == kExitNotConfirmed) return "not confirmed (flaky)";
-  if (code == kExitModelIndependent) return "model-independent (fails on a one-node model)";
+  if (code == kExitModelIndependent) return "model-independent (fails on every probe model)";
   if (code != 0) return "error (exit " + std::to_string(code) + ")";
   return "reduced";
 }
@@ -96,11 +105,12 @@ std::string reduce_one(const BatchItem& item, const fs::path& dir, const po::var
 std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
                                                    const po::variables_map& vm, std::stop_token stop, int& ranks_lost) {
   const MpiLaunch launch = mpi_launch_from_environment();
-  std::vector<BatchRow> rows = batch_rows(items, out);
+  std::vector<BatchRow> rows = batch_rows(items, out, vm.count("retry") > 0);
   std::vector<size_t> todo;
   for (size_t i = 0; i < items.size(); ++i)
     if (!rows[i].already_done) todo.push_back(i);
   auto bundle = [&](size_t i) { return out / items[i].folder; };
+  std::vector<std::string> outputs(items.size());
   auto reduce_item = [&](size_t i, const fs::path& dir, std::stop_token gone) {
     if (launch.rank == 0)
       std::cerr << "batch: [" << i + 1 << "/" << items.size() << "] " << items[i].model.string() << " on "
@@ -109,7 +119,7 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
     std::stop_source either;
     std::stop_callback on_stop(stop, [&] { either.request_stop(); });
     std::stop_callback on_gone(gone, [&] { either.request_stop(); });
-    return reduce_one(items[i], dir, vm, launch, either.get_token());
+    return reduce_one(rows[i], dir, vm, launch, either.get_token(), outputs[i]);
   };
   std::vector<std::optional<std::string>> statuses(items.size());
   if (launch.under_mpi && launch.size != 1) {
@@ -134,7 +144,7 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
     for (size_t i : todo)
       if (!stop.stop_requested()) statuses[i] = reduce_item(i, bundle(i), {});
   }
-  for (size_t i : todo) finish_batch_row(rows[i], statuses[i].value_or("not started"), bundle(i));
+  for (size_t i : todo) finish_batch_row(rows[i], statuses[i].value_or("not started"), bundle(i), outputs[i]);
   return rows;
 }
 
@@ -194,7 +204,8 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     return kExitUsage;
   }
   std::cout << counts << ", " << batch_buckets(rows).size() << " buckets; summary: " << (out / "summary.md").string() << "\n";
-  return stop.stop_requested() ? kExitInterrupted : kExitOk;
+  if (stop.stop_requested()) return kExitInterrupted;
+  return std::any_of(rows.begin(), rows.end(), batch_row_failed) ? kExitFailure : kExitOk;
 }
 
 }  // namespace reduce::cli

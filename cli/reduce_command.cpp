@@ -1,6 +1,6 @@
 // `reduce MODEL.onnx --engine SPEC`: shrinks a failing model to the smallest model that still shows
 // the same failure and writes the reproducer bundle. Exit 0 with a bundle, 3 when the original
-// does not fail, 6 when the reproducer does not fail again, 7 when a one-node model fails the same
+// does not fail, 6 when the reproducer does not fail again, 7 when every probe model fails the same
 // way, 2 for bad usage or input, 130 when interrupted. Parses, runs a reduction session
 // (session/), prints its outcome.
 #include <unistd.h>
@@ -53,25 +53,32 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
             << (r.flaky > 0 ? "flaky: " + std::to_string(r.flaky) + " checks gave different verdicts across their " +
                                   std::to_string(r.repeat) + " runs (--repeat); each took the majority\n"
                             : std::string())
+            << (r.setup_suspect ? "WARNING: a probe model that shares nothing with the reproducer fails the same way: it may "
+                                  "show the engine's setup, not the model (report.md lists the probes)\n"
+                                : std::string())
             << "failure: " << r.failure.to_string() << "\n"
             << r.checks << " checks, " << r.cache_hits << " cache hits, "
             << format_number(r.seconds) << " s\nbundle: " << s.out_dir.string() << "/\n";
 }
 
-// The engine's setup fails, not this model: a reduction would end at any one node.
-void print_model_independent(const SessionOutcome& o, const Oracle& oracle) {
-  std::string what;
-  if (auto probe = oracle.one_node_model(); probe && !probe->model.graph.nodes.empty()) {
-    const Node& node = probe->model.graph.nodes.front();
-    what = " (" + node.op_type + (node.inputs.empty() ? "" : " of '" + node.inputs.front() + "'") + ")";
-  }
-  std::cout << "the engine fails the same way on a one-node model" << what
-            << ": the failure does not depend on this model; nothing to reduce. Check the engine's command "
-               "and setup on its own (a refused flag, a missing library, a script that fails on anything), or "
-               "pass --allow-model-independent to reduce anyway\n";
-  std::cout << "failure: " << o.original.signature.to_string() << "\n"
-            << "one-node model: " << o.one_node.signature.to_string() << "\n";
-  if (!o.one_node.signature.message.empty()) std::cout << "message: " << shown_message(o.one_node.signature.message) << "\n";
+// The engine's setup fails, or its format is refused, not this model's graph: a reduction would end
+// at any one node.
+void print_model_independent(const SessionOutcome& o) {
+  const ModelIndependence& p = o.probes;
+  if (p.conclusion == ProbeConclusion::FormatRefused)
+    std::cout << "the engine refuses this model's format (" << p.format
+              << "): probe models that share no node, name or type with it fail the same way in that format, and "
+                 "pass in an older one; nothing to reduce. Convert the model to an opset the engine reads, or use "
+                 "an engine release that reads it\n";
+  else
+    std::cout << "the engine fails the same way on every probe model, models that share no node, name, type or "
+                 "shape with this one: the failure does not depend on this model; nothing to reduce. Check the "
+                 "engine's command and setup on its own (a refused flag, a missing library, a script that fails "
+                 "on anything), or pass --allow-model-independent to reduce anyway\n";
+  std::cout << "failure: " << o.original.signature.to_string() << "\n";
+  for (const auto& line : p.lines()) std::cout << "probe: " << line << "\n";
+  if (!p.probes.empty() && !p.probes.front().verdict.signature.message.empty())
+    std::cout << "message: " << shown_message(p.probes.front().verdict.signature.message) << "\n";
 }
 
 // Prints the outcome; returns the exit code.
@@ -87,7 +94,7 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
       print_verdict(o.original, std::cout);
       return kExitDoesNotFail;
     case SessionStatus::ModelIndependent:
-      print_model_independent(o, oracle);
+      print_model_independent(o);
       return kExitModelIndependent;
     case SessionStatus::Reduced:
       print_reduced(*o.report, s);

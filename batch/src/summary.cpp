@@ -36,12 +36,20 @@ bool reached_expected(const BatchRow& row) {
          normalized_ops(row.item.expected_ops) == normalized_ops(row.bucket->ops);
 }
 
+// Rows of files that share a name (a/model.onnx, b/model.onnx) are told apart by their bundle folder.
+std::string model_cell(const BatchRow& row) {
+  const std::string name = row.item.model.filename().string();
+  return row.item.folder == row.item.model.stem().string() ? name : name + " (`" + row.item.folder + "/`)";
+}
+
+std::string failure_of(const BatchRow& row) { return row.bucket ? row.bucket->failure : row.failure; }
+
 void markdown_row(const BatchRow& row, std::ostream& md) {
   std::string expected = row.item.expected_ops;
   if (!expected.empty()) expected += reached_expected(row) ? " (reached)" : " (NOT reached)";
   const BucketRecord b = row.bucket.value_or(BucketRecord{});
-  md << "| " << row.item.model.filename().string() << " | `" << row.item.engine << "` | " << row.status << " | "
-     << b.failure << " | " << b.original_nodes << " | " << b.reduced_nodes << " | " << b.ops << " | "
+  md << "| " << model_cell(row) << " | `" << row.item.engine << "` | " << row.status << " | "
+     << failure_of(row) << " | " << b.original_nodes << " | " << b.reduced_nodes << " | " << b.ops << " | "
      << (row.bucket ? (b.one_minimal ? "true" : "false") : "") << " | " << expected << " | "
      << (row.bucket ? std::to_string(b.checks) : "") << " | " << (row.bucket ? format_number(b.seconds) : "")
      << " |\n";
@@ -53,7 +61,7 @@ Json result_json(const BatchRow& row, const fs::path& out) {
           {"engine", row.item.engine},
           {"status", row.status},
           {"lost_ranks", row.lost_ranks},
-          {"failure", b.failure},
+          {"failure", failure_of(row)},
           {"original_nodes", b.original_nodes},
           {"reduced_nodes", b.reduced_nodes},
           {"op_types", b.ops},
@@ -128,30 +136,84 @@ std::optional<BucketRecord> read_bucket(const std::filesystem::path& bundle) {
   return parse_bucket(text.str());
 }
 
-std::vector<BatchRow> batch_rows(const std::vector<BatchItem>& items, const std::filesystem::path& out) {
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+struct SavedStatus {
+  std::string status, failure;
+};
+
+std::optional<SavedStatus> read_status(const fs::path& bundle) {
+  std::ifstream in(bundle / kBatchStatusName);
+  SavedStatus s;
+  if (!in || !std::getline(in, s.status) || s.status.empty()) return std::nullopt;
+  std::getline(in, s.failure);
+  return s;
+}
+
+// Answers other than a reproducer: kept when the batch runs again, unless retried.
+bool settled_without_reproducer(const std::string& status) {
+  return status == "no failure" || starts_with(status, "not confirmed") || starts_with(status, "model-independent");
+}
+
+// The last "failure: ..." line a reduction printed.
+std::string failure_line(const std::string& output) {
+  std::string found;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (starts_with(line, "failure: ")) found = line.substr(9);
+  return found;
+}
+
+}  // namespace
+
+std::vector<BatchRow> batch_rows(const std::vector<BatchItem>& items, const std::filesystem::path& out, bool retry) {
   std::vector<BatchRow> rows;
   for (const auto& item : items) {
-    rows.push_back({item, "reduced", read_bucket(out / item.folder), false, {}});
-    rows.back().already_done = rows.back().bucket.has_value();
+    const fs::path bundle = out / item.folder;
+    BatchRow row{item, "reduced", read_bucket(bundle), false, false, {}, {}};
+    const std::optional<SavedStatus> saved = read_status(bundle);
+    std::error_code ec;
+    if (saved && !retry && settled_without_reproducer(saved->status)) {
+      row.status = saved->status;
+      row.failure = saved->failure;
+      row.already_done = true;
+    } else if (row.bucket && row.bucket->complete && (!saved || saved->status == "reduced")) {
+      row.already_done = true;
+    } else {
+      // Stopped (Ctrl-C, or the batch killed) with a journal: go on from its last reproducer.
+      row.resume = fs::exists(bundle / "journal", ec) && (!saved || saved->status == "interrupted");
+    }
+    rows.push_back(std::move(row));
   }
   return rows;
 }
 
-void finish_batch_row(BatchRow& row, std::string status, const std::filesystem::path& bundle) {
+void finish_batch_row(BatchRow& row, std::string status, const std::filesystem::path& bundle, const std::string& output) {
   row.status = std::move(status);
   row.bucket = read_bucket(bundle);
-  if (row.status == "reduced" && !row.bucket) row.status = "error (exit 0)";
+  if (row.status == "reduced" && (!row.bucket || !row.bucket->complete)) row.status = "error (exit 0)";
+  row.failure = failure_line(output);
+  if (row.status == "not started") return;
+  // Best effort: without it, the next batch reduces the row again.
+  std::error_code ec;
+  fs::create_directories(bundle, ec);
+  (void)write_file_atomic(bundle / kBatchStatusName, row.status + "\n" + row.failure + "\n");
+}
+
+bool batch_row_failed(const BatchRow& row) {
+  return starts_with(row.status, "error") || starts_with(row.status, "not confirmed") ||
+         starts_with(row.status, "model-independent");
 }
 
 std::string batch_count_line(const std::vector<BatchRow>& rows) {
   size_t now = 0, done = 0, passing = 0, errors = 0, interrupted = 0;
   for (const auto& row : rows) {
-    if (row.already_done) ++done;
+    if (row.already_done && row.status == "reduced") ++done;
     else if (row.status == "reduced") ++now;
     else if (row.status == "no failure") ++passing;
-    else if (row.status.rfind("error", 0) == 0 || row.status.rfind("not confirmed", 0) == 0 ||
-             row.status.rfind("model-independent", 0) == 0)
-      ++errors;
+    else if (batch_row_failed(row)) ++errors;
     else ++interrupted;  // "interrupted", "not started"
   }
   std::ostringstream line;

@@ -275,6 +275,23 @@ void Oracle::set_tolerance(const Tolerance& tolerance) {
   has_target_ = false;
 }
 
+Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel) {
+  std::unordered_set<std::string> names = names_;
+  add_names(probe.model.graph, names);
+  const RunOnce run_once = [&](TensorMap* into, uint64_t limit) {
+    Verdict v = run_materialized(probe, cancel, into, limit);
+    // Only a message normalized with the model's names is normalized again (a check: script's
+    // signature is its exit code).
+    FailureSignature& s = v.signature;
+    if (s.fails() && !s.message.empty() && s.normalized == normalize_message(s.message, names_))
+      s.normalized = normalize_message(s.message, names);
+    return v;
+  };
+  Verdict v = majority_of_runs(run_once, cancel, nullptr, 0);
+  count_evaluation(v, cancel);
+  return v;
+}
+
 Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>* cancel) {
   const auto invalid = [](std::string why) { return Verdict::invalid_because(std::move(why)); };
   if (options_.engine_instance) return invalid("an engine given as an instance takes no FP32 nodes");

@@ -58,7 +58,8 @@ namespace {
 
 constexpr const char* kBundleEntries[] = {"model.onnx", "model.data", "inputs",  "expected",   "actual", "report.json",
                                           "report.md",  "graph.dot",  "graph.svg", "journal", "bucket.txt", "error.svg",
-                                          "inputs.json", "expected.json"};
+                                          "inputs.json", "expected.json",
+                                          "batch_status.txt"};
 
 // A bundle file, or the hidden temporary of one (".inputs.tmp", ".report.json.tmp123").
 bool is_bundle_entry(const std::string& name) {
@@ -105,11 +106,12 @@ Status check_bundle_folder(const fs::path& dir, const fs::path& model, bool resu
     empty = false;
     if (!is_bundle_entry(name))
       return Error{where, "output folder is not empty and is not a bundle (it holds '" + name + "'); choose another -o"};
-    marked = marked || name == "journal" || name == "report.json";
+    // batch_status.txt: `reduce batch` kept a row's status here (batch/summary.h), perhaps alone.
+    marked = marked || name == "journal" || name == "report.json" || name == "batch_status.txt";
   }
   if (ec) return Error{where, "cannot read folder: " + ec.message()};
   if (!empty && !marked)
-    return Error{where, "output folder is not empty and is not a bundle (no journal or report.json); choose another -o"};
+    return Error{where, "output folder is not empty and is not a bundle (no journal, report.json or batch_status.txt); choose another -o"};
   return {};
 }
 
@@ -179,6 +181,7 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   const Graph& reduced = run.model.graph;
   report.original_op_types = op_type_counts(oracle.model().graph).size();
   report.reduced_nodes = count_nodes(reduced);
+  report.setup_suspect = report.probes.any_same() && report.reduced_nodes <= ReductionReport::kSetupSuspectNodes;
   report.control_flow.nodes_in_bodies = count_body_nodes(reduced);
   // 1-minimal means over every node that remains: nodes inside bodies were not units of reduction.
   if (report.control_flow.nodes_in_bodies > 0) report.one_minimal = false;

@@ -19,6 +19,7 @@ BucketRecord bucket_record(const ReductionReport& r, const std::string& canonica
   b.one_minimal = r.one_minimal;
   for (const auto& [op, n] : r.reduced_op_types) b.ops += (b.ops.empty() ? "" : " ") + op + ":" + std::to_string(n);
   b.form = canonical_form;
+  b.complete = !r.interrupted && !r.not_confirmed();
   return b;
 }
 

@@ -44,6 +44,16 @@ Json passes_json(const ReductionReport& r) {
 }
 
 // Infinite local errors (non-finite alone) are written as null: JSON has no infinity.
+// What the probe models showed (oracle/model_independence.h): one entry per probe run.
+Json probes_json(const ReductionReport& r) {
+  Json models = Json::array();
+  for (const auto& p : r.probes.probes)
+    models.push_back({{"model", p.model},
+                      {"same_failure", p.match == SignatureMatch::Same},
+                      {"failure", p.verdict.signature.fails() ? Json(p.verdict.signature.to_string()) : Json()}});
+  return {{"conclusion", to_string(r.probes.conclusion)}, {"models", models}, {"setup_suspect", r.setup_suspect}};
+}
+
 Json error_source_json(const ErrorSource& e) {
   return {{"node", e.node}, {"op_type", e.op_type}, {"value", e.value},
           {"local_error", std::isfinite(e.local_error) ? Json(e.local_error) : Json()}};
@@ -103,6 +113,7 @@ std::string report_json(const ReductionReport& r) {
   j["one_minimal"] = r.one_minimal;
   j["interrupted"] = r.interrupted;
   j["confirm"] = {{"runs", r.confirm_runs}, {"failed_again", r.confirmed}};
+  j["probes"] = probes_json(r);
   j["passes"] = passes_json(r);
   j["error_sources"] = Json::array();
   for (const auto& e : r.error_sources) j["error_sources"].push_back(error_source_json(e));
@@ -115,7 +126,7 @@ std::string report_json(const ReductionReport& r) {
 std::string bucket_json_line(const BucketRecord& b) {
   const Json j = {{"failure", b.failure}, {"original_nodes", b.original_nodes}, {"reduced_nodes", b.reduced_nodes},
                   {"checks", b.checks},   {"seconds", b.seconds},               {"one_minimal", b.one_minimal},
-                  {"ops", b.ops},         {"form", b.form}};
+                  {"ops", b.ops},         {"form", b.form},                     {"complete", b.complete}};
   return dump(j, -1) + "\n";
 }
 
@@ -132,6 +143,7 @@ std::optional<BucketRecord> parse_bucket(const std::string& text) {
     b.one_minimal = j.at("one_minimal").get<bool>();
     b.ops = j.at("ops").get<std::string>();
     b.form = j.at("form").get<std::string>();
+    b.complete = j.value("complete", false);
     return b;
   } catch (const Json::exception&) {
     return std::nullopt;

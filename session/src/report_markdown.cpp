@@ -28,6 +28,17 @@ void write_reduced_line(const ReductionReport& r, std::ostream& md) {
        << ".\n\n";
 }
 
+// Probe models that share nothing with this one and fail the same way: said beside the reproducer.
+void write_probes(const ReductionReport& r, std::ostream& md) {
+  if (!r.probes.any_same()) return;
+  md << (r.setup_suspect ? "**Warning: this reproducer may show the engine's setup, not the model.** A probe model that "
+                           "shares no name, type or shape with it fails the same way:"
+                         : "**Probe models** (they share no name, type or shape with the model; one fails the same way, so the "
+                           "engine's setup may play a part):");
+  for (const auto& line : r.probes.lines()) md << "\n- " << line;
+  md << "\n\n";
+}
+
 void write_what_does_not_matter(const ReductionReport& r, std::ostream& md) {
   if (!r.filled_weights.empty()) {
     md << "**Weights that do not matter** (filled with one value, the failure stays):";
@@ -135,6 +146,7 @@ std::string report_markdown(const ReductionReport& r) {
      << "**Failure:** " << r.failure.to_string() << "\n\n";
   if (!r.failure.message.empty()) md << "```\n" << shown_message(r.failure.message) << "\n```\n\n";
   write_reduced_line(r, md);
+  write_probes(r, md);
   write_what_does_not_matter(r, md);
   write_reproduce(r, md);
   write_search(r, md);

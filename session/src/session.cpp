@@ -33,6 +33,7 @@ class Session {
   Status prepare_start(ReduceOptions& ro);
   ReduceOptions search_options();
   void check_original();
+  void probe_setup();
   void keep_improvement(const Candidate& c, size_t simplify_runs);
   SessionOutcome write_result(const ReduceResult& result);
   ReductionReport search_report(const ReduceResult& result, uint64_t engine_runs) const;
@@ -47,7 +48,7 @@ class Session {
   Candidate start_;  // where the search starts: the whole model, or the journal's last candidate
   Verdict original_;
   bool original_fails_ = false;
-  Verdict one_node_;
+  ModelIndependence probes_;
   bool model_independent_ = false;
   Status write_status_;  // the first failed write of a best-so-far model
   EngineRunBudget budget_;
@@ -117,16 +118,9 @@ void Session::check_original() {
   if (original_fails_) {
     oracle_.set_target(original_.signature);
     log_.line("reduce: failure to keep: " + original_.signature.to_string());
-    // Only a failure to run at all can be the setup's: a one-node model's values differ on an
-    // FP16 engine at a tight enough tolerance, which says nothing about the setup.
-    const FailureKind kind = original_.signature.kind;
-    const bool setup_shaped = kind == FailureKind::Error || kind == FailureKind::Crash || kind == FailureKind::Timeout;
-    if (setup_shaped && !options_.allow_model_independent) {
-      one_node_ = oracle_.evaluate_one_node_model(&stop_);
-      model_independent_ = !one_node_.cancelled && oracle_.match(one_node_) == SignatureMatch::Same;
-    }
+    if (!options_.allow_model_independent) probe_setup();
   }
-  if (model_independent_) {
+  if (model_independent_ || probes_.cancelled) {
     log_.silence();
     stop_.store(true);
   } else if (original_fails_) {
@@ -137,7 +131,19 @@ void Session::check_original() {
     log_.silence();
     stop_.store(true);  // calls off this session only
   }
-  gate_.open(original_fails_ && !model_independent_);
+  gate_.open(original_fails_ && !model_independent_ && !probes_.cancelled);
+}
+
+// Probe models that share nothing with the model tell a failure of the engine's setup from one of
+// the model; mixed evidence is said, and the search goes on.
+void Session::probe_setup() {
+  probes_ = probe_model_independence(oracle_, &stop_);
+  const ProbeConclusion c = probes_.conclusion;
+  model_independent_ = !probes_.cancelled && (c == ProbeConclusion::ModelIndependent || c == ProbeConclusion::FormatRefused);
+  if (probes_.cancelled || model_independent_ || !probes_.any_same()) return;
+  log_.line("reduce: warning: a probe model that shares nothing with this one fails the same way (the engine's "
+            "setup may play a part); reducing anyway:");
+  for (const auto& line : probes_.lines()) log_.line("reduce:   " + line);
 }
 
 SessionOutcome Session::run() {
@@ -152,8 +158,8 @@ SessionOutcome Session::run() {
   log_.finish();
   SessionOutcome outcome;
   outcome.original = original_;
-  outcome.one_node = one_node_;
-  if (original_.cancelled || one_node_.cancelled) outcome.status = SessionStatus::StoppedBeforeStart;
+  outcome.probes = probes_;
+  if (original_.cancelled || probes_.cancelled) outcome.status = SessionStatus::StoppedBeforeStart;
   else if (original_.invalid) return failed(Error{options_.model_path.string(), original_.invalid_reason});
   else if (!original_fails_) outcome.status = SessionStatus::DoesNotFail;
   else if (model_independent_) outcome.status = SessionStatus::ModelIndependent;
@@ -196,6 +202,7 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
   const OracleStatistics stats = oracle_.statistics();
   ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
+  report.probes = probes_;
   report.repeat = oracle_.options().repeat;
   report.flaky = stats.flaky;
   if (const auto& ledger = oracle_.options().environment.ledger) report.peak_held_bytes = ledger->peak();

@@ -2,6 +2,7 @@
 // bundles are done already, buckets of the same failure, the count line and the summaries.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "batch/attempts.h"
@@ -13,6 +14,7 @@ namespace reduce {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_bytes;
 using testing::TempDir;
 
 void write(const fs::path& path, const std::string& text) {
@@ -78,6 +80,67 @@ TEST(BatchRows, ACompleteBundleIsDoneAlreadyAndAReducedRowWithoutOneIsAnError) {
   finish_batch_row(rows[1], "reduced", dir / "out" / "b");
   EXPECT_EQ(rows[1].status, "error (exit 0)") << "reduced, but no complete bundle";
   EXPECT_EQ(batch_count_line(rows), "2 models (0 reduced now, 1 already done, 1 failed)");
+}
+
+// A resumed batch used to take an interrupted row and a NOT CONFIRMED one as done (both leave a
+// bundle with bucket.txt): the first is continued from its journal, the second keeps its status.
+TEST(BatchRows, InterruptedRowsResumeAndUnconfirmedOnesKeepTheirStatus) {
+  TempDir dir;
+  const std::vector<BatchItem> items{{dir / "a.onnx", "opt", "", "", "a"},
+                                     {dir / "b.onnx", "opt", "", "", "b"},
+                                     {dir / "c.onnx", "opt", "", "", "c"},
+                                     {dir / "d.onnx", "opt", "", "", "d"}};
+  BucketRecord stopped = bucket("mismatch", "Exp", "Exp");
+  stopped.complete = false;
+  write(dir / "out" / "a" / "bucket.txt", bucket_json_line(stopped));
+  write(dir / "out" / "a" / "journal", "");
+  write(dir / "out" / "a" / kBatchStatusName, "interrupted\n\n");
+  write(dir / "out" / "b" / "bucket.txt", bucket_json_line(stopped));
+  write(dir / "out" / "b" / kBatchStatusName, "not confirmed (flaky)\nmismatch\n");
+  write(dir / "out" / "c" / kBatchStatusName, "model-independent (fails on every probe model)\nerror: refused\n");
+  // An older reduce's bucket.txt, without "complete": not trusted.
+  write(dir / "out" / "d" / "bucket.txt", R"({"failure":"mismatch","original_nodes":3,"reduced_nodes":1,"checks":4,)"
+                                          R"("seconds":0.1,"one_minimal":true,"ops":"Exp:1","form":"Exp"})" "\n");
+  auto rows = batch_rows(items, dir / "out");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_FALSE(rows[0].already_done);
+  EXPECT_TRUE(rows[0].resume);
+  EXPECT_TRUE(rows[1].already_done);
+  EXPECT_EQ(rows[1].status, "not confirmed (flaky)");
+  EXPECT_TRUE(rows[2].already_done);
+  EXPECT_EQ(rows[2].failure, "error: refused");
+  EXPECT_FALSE(rows[3].already_done);
+  EXPECT_FALSE(rows[3].resume) << "no journal";
+  EXPECT_TRUE(batch_row_failed(rows[1]));
+  EXPECT_TRUE(batch_row_failed(rows[2]));
+  for (const auto& members : batch_buckets(rows))
+    EXPECT_EQ(std::count(members.begin(), members.end(), size_t{1}), 0) << "an unconfirmed reproducer is no bucket";
+  // --retry reduces the settled rows again, from the start.
+  auto retried = batch_rows(items, dir / "out", true);
+  EXPECT_FALSE(retried[1].already_done);
+  EXPECT_FALSE(retried[1].resume);
+  EXPECT_FALSE(retried[2].already_done);
+}
+
+TEST(BatchRows, AFinishedRowKeepsItsStatusAndTheFailureTheReductionPrinted) {
+  TempDir dir;
+  BatchRow row{{dir / "m.onnx", "opt", "", "", "m"}, "", {}, false, false, {}, {}};
+  finish_batch_row(row, "model-independent (fails on every probe model)", dir / "out" / "m",
+                   "the engine fails the same way on every probe model\nfailure: error: refused\nprobe: ...\n");
+  EXPECT_EQ(row.failure, "error: refused");
+  EXPECT_EQ(read_bytes(dir / "out" / "m" / kBatchStatusName), "model-independent (fails on every probe model)\nerror: refused\n");
+  const std::string md = batch_summary_markdown({row}, 0);
+  EXPECT_NE(md.find("| error: refused |"), std::string::npos) << md;
+}
+
+TEST(BatchSummary, RowsOfFilesThatShareANameShowTheirBundleFolder) {
+  std::vector<BatchRow> rows(2);
+  rows[0].item = {"x/model.onnx", "opt", "", "", "model"};
+  rows[1].item = {"y/model.onnx", "opt", "", "", "model-2"};
+  rows[0].status = rows[1].status = "no failure";
+  const std::string md = batch_summary_markdown(rows, 0);
+  EXPECT_NE(md.find("| model.onnx | `opt`"), std::string::npos) << md;
+  EXPECT_NE(md.find("| model.onnx (`model-2/`) | `opt`"), std::string::npos) << md;
 }
 
 TEST(BatchBuckets, RowsWithTheSameFailureAndFormShareABucket) {

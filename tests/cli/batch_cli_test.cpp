@@ -64,7 +64,7 @@ TEST(BatchCli, EachRowIsRightForFailingPassingInvalidAndCrashingModels) {
                                                     {"always.onnxtxt", "check:sh " + (dir / "always.sh").string()}});
   const auto out = dir / "out";
   auto r = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << "rows failed\n" << r.out << r.err;
   EXPECT_NE(r.out.find("5 models (2 reduced now, 0 already done, 1 without failure, 2 failed), 2 buckets"),
             std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("interrupted"), std::string::npos) << r.err;
@@ -78,7 +78,8 @@ TEST(BatchCli, EachRowIsRightForFailingPassingInvalidAndCrashingModels) {
   EXPECT_EQ(rows["invalid.onnx"].at("status"), "error (exit 2)");
   EXPECT_EQ(rows["crashing.onnxtxt"].at("status"), "reduced");
   EXPECT_EQ(rows["crashing.onnxtxt"].at("failure"), "crash: signal 11");
-  EXPECT_EQ(rows["always.onnxtxt"].at("status"), "model-independent (fails on a one-node model)");
+  EXPECT_EQ(rows["always.onnxtxt"].at("status"), "model-independent (fails on every probe model)");
+  EXPECT_EQ(rows["always.onnxtxt"].at("failure").get<std::string>().rfind("crash", 0), 0u) << rows["always.onnxtxt"].dump();
   EXPECT_FALSE(std::filesystem::exists(out / "always" / "model.onnx"));
   EXPECT_TRUE(std::filesystem::exists(out / "failing" / "model.onnx"));
   EXPECT_TRUE(std::filesystem::exists(out / "crashing" / "model.onnx"));
@@ -146,6 +147,34 @@ TEST(BatchCli, ASecondRunSkipsTheReducedModelsAndRetriesTheOthers) {
   EXPECT_EQ(results_by_model(out)["b.onnxtxt"].at("status"), "reduced");
 }
 
+// A row interrupted (SIGTERM to its reduction) leaves a bundle "interrupted: best reproducer so far"
+// with a journal: the next batch goes on from the journal instead of taking the row as done.
+TEST(BatchCli, AnInterruptedRowIsResumedFromItsJournalNotTakenAsDone) {
+  TempDir dir;
+  write_bytes(dir / "m.onnxtxt", testing::kBroadcastChain);
+  write_bytes(dir / "kill_once", "");
+  // The check's parent is the reduction: stopped once, at its sixth check (after the probes).
+  const std::string d = dir.path().string();
+  write_bytes(dir / "tanh.sh", "#!/bin/sh\necho run >> '" + d + "/runs'\n"
+                               "if [ -f '" + d + "/kill_once' ] && [ $(wc -l < '" + d + "/runs') -ge 6 ]; then rm '" + d +
+                               "/kill_once'; kill -TERM $PPID; sleep 1; fi\n"
+                               "if grep -aq Tanh \"$1\"; then echo 'engine: tanh refused'; exit 1; fi\nexit 0\n");
+  const std::string manifest = write_manifest(dir, {{"m.onnxtxt", "check:sh " + (dir / "tanh.sh").string() + " {model}"}});
+  const auto out = dir / "out";
+  auto first = run_reduce({"batch", manifest, "-o", out.string(), "-j", "1"});
+  EXPECT_EQ(results_by_model(out)["m.onnxtxt"].at("status"), "interrupted") << first.out << first.err;
+  auto second = run_reduce({"batch", manifest, "-o", out.string(), "-j", "1"});
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_NE(second.err.find("resuming from"), std::string::npos) << second.err;
+  EXPECT_NE(second.out.find("1 models (1 reduced now, 0 already done)"), std::string::npos) << second.out;
+  auto rows = results_by_model(out);
+  EXPECT_EQ(rows["m.onnxtxt"].at("status"), "reduced");
+  EXPECT_EQ(rows["m.onnxtxt"].at("reduced_nodes"), 1);
+  // Done now: a third run skips it.
+  auto third = run_reduce({"batch", manifest, "-o", out.string(), "-j", "1"});
+  EXPECT_NE(third.out.find("1 already done"), std::string::npos) << third.out;
+}
+
 // The reduction process of the first model is killed (as the kernel's OOM killer would, or a crash
 // inside reduce itself): that model's row says so, and the next model is still reduced.
 TEST(BatchCli, AReductionProcessThatDiesIsOnlyItsOwnRow) {
@@ -158,7 +187,7 @@ TEST(BatchCli, AReductionProcessThatDiesIsOnlyItsOwnRow) {
                                                     {"failing.onnxtxt", "opt:fault=broadcast-batch1"}});
   const auto out = dir / "out";
   auto r = run_reduce({"batch", manifest, "-o", out.string(), "-j", "2"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("2 models (1 reduced now, 0 already done, 1 failed), 1 buckets"), std::string::npos) << r.out;
   auto rows = results_by_model(out);
   EXPECT_EQ(rows["killed.onnxtxt"].at("status").get<std::string>().rfind("error (killed by SIGKILL", 0), 0u)

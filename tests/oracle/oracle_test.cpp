@@ -324,43 +324,6 @@ TEST(Oracle, EngineErrorsAreNormalizedSoCandidatesMatch) {
   EXPECT_EQ(oracle->classify(smaller), SignatureMatch::Same);
 }
 
-// An engine whose setup is broken: it refuses every model with the same message.
-class RefusingEngine : public Engine {
- public:
-  std::string name() const override { return "refusing"; }
-  Expected<std::unique_ptr<PreparedModel>> prepare(const Model&) override {
-    return make_error("[E] Unknown option: --fp16");
-  }
-};
-
-// The one-node model tells an engine that fails on anything from a failure of this model: it is an
-// Identity of the first input, valid for every engine, named like the original so that messages
-// quoting names mask alike, with the original's IR version and opsets.
-TEST(Oracle, AOneNodeModelFailsTheSameWayOnlyWhenTheFailureIsTheEngines) {
-  Model m = parse_model(kChain);
-  auto refusing = make_oracle(m, std::make_shared<RefusingEngine>());
-  Verdict original = refusing->evaluate(Candidate::whole(m.graph));
-  ASSERT_EQ(original.signature.kind, FailureKind::Error);
-  refusing->set_target(original.signature);
-  const uint64_t runs = refusing->statistics().evaluations;
-  EXPECT_EQ(refusing->match(refusing->evaluate_one_node_model()), SignatureMatch::Same);
-  EXPECT_EQ(refusing->statistics().evaluations, runs + 1);
-
-  auto corrupting = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  corrupting->set_target(corrupting->evaluate(Candidate::whole(m.graph)).signature);
-  EXPECT_EQ(corrupting->match(corrupting->evaluate_one_node_model()), SignatureMatch::Pass);
-
-  auto probe = corrupting->one_node_model();
-  ASSERT_TRUE(probe.ok()) << probe.error().message();
-  EXPECT_TRUE(check_model_for_engines(probe->model).ok());
-  EXPECT_EQ(probe->model.ir_version, m.ir_version);
-  EXPECT_EQ(probe->model.opset_imports, m.opset_imports);
-  ASSERT_EQ(probe->model.graph.nodes.size(), 1u);
-  EXPECT_EQ(probe->model.graph.nodes[0].op_type, "Identity");
-  EXPECT_EQ(probe->model.graph.inputs[0].name, "X");
-  EXPECT_EQ(probe->model.graph.outputs[0].name, "Y");
-}
-
 TEST(Oracle, FrozenCutValuesBecomeInitializers) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));

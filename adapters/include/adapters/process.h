@@ -32,6 +32,9 @@ struct ProcessOptions {
   // The program writes to this process's stdout and stderr (its progress is seen live); nothing is
   // captured in ProcessResult::output.
   bool show_output = false;
+  // The output is captured (ProcessResult::output) and also written to this process's stderr as it
+  // comes: seen live, and read afterwards (`reduce batch` takes a reduction's "failure:" line).
+  bool echo_output = false;
 };
 
 struct ProcessResult {

@@ -127,12 +127,14 @@ void kill_marked(const std::string& entry) {
 }
 
 // Reads what the pipe holds now (non-blocking); returns false at end of file.
-bool drain(int fd, ProcessResult& result, size_t max_bytes) {
+bool drain(int fd, ProcessResult& result, size_t max_bytes, bool echo) {
   char buffer[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n == 0) return false;
     if (n < 0) return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK;
+    for (ssize_t at = 0, w = 0; echo && at < n; at += w)
+      if ((w = ::write(2, buffer + at, static_cast<size_t>(n - at))) <= 0) break;
     const size_t room = max_bytes - std::min(max_bytes, result.output.size());
     result.output.append(buffer, std::min(room, static_cast<size_t>(n)));
     if (static_cast<size_t>(n) > room) result.output_truncated = true;
@@ -323,7 +325,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
     }
     if (pipe_open) {
       pollfd p{read_end.fd, POLLIN, 0};
-      if (::poll(&p, 1, wait_ms) > 0) pipe_open = drain(read_end.fd, result, options.max_output_bytes);
+      if (::poll(&p, 1, wait_ms) > 0) pipe_open = drain(read_end.fd, result, options.max_output_bytes, options.echo_output);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
       idle_ms = std::min(idle_ms * 2, 20);
@@ -333,7 +335,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   // descendants that left the group (a `setsid` grandchild).
   ::kill(-pid, SIGKILL);
   kill_marked(marker);
-  if (pipe_open) drain(read_end.fd, result, options.max_output_bytes);
+  if (pipe_open) drain(read_end.fd, result, options.max_output_bytes, options.echo_output);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

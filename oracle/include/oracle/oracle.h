@@ -105,14 +105,11 @@ class Oracle {
   // as an evaluation, and the cache keeps its first verdict.
   Verdict rerun(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr, TensorMap* actual = nullptr);
 
-  // A one-node model with the original's IR version, opsets and names: an Identity of its first
-  // input (a Constant when it has none). An engine that fails on it the same way as on the original
-  // fails whatever the model (a refused flag, a missing library, a script that fails on anything):
-  // a reduction would shrink that to any one node and call it a reproducer.
-  Expected<CandidateRun> one_node_model() const;
-  // Runs it on the engine under test (by majority with `repeat`); not cached, counted as an
-  // evaluation. Compare with match() once the target is set.
-  Verdict evaluate_one_node_model(const std::atomic<bool>* cancel = nullptr);
+  // Runs a model of the caller's own (a probe: oracle/model_independence.h) on the engine under test,
+  // compared with its own expected values, by majority with `repeat`; not cached, counted as an
+  // evaluation. Messages quoting the probe's names mask them as they mask the model's. Compare with
+  // match() once the target is set.
+  Verdict evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel = nullptr);
 
   // Runs the whole model on the engine under test with `nodes` kept in FP32 (engine/fp32_nodes.h:
   // `opt:fp16,fp32=...`, `cmd[fp32=...]:`), compared with the same recorded reference. Not cached.

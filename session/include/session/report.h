@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "oracle/model_independence.h"
 #include "oracle/oracle.h"
 #include "reducer/reducer.h"
 
@@ -141,6 +142,13 @@ struct ReductionReport {
   std::vector<ErrorSource> error_sources;
   std::optional<ErrorSource> nonfinite_born;
   bool error_svg = false;
+  // The probe models run after the original failed (oracle/model_independence.h): what they showed.
+  ModelIndependence probes;
+  // A reproducer of at most kSetupSuspectNodes nodes while a probe model that shares nothing with
+  // it fails the same way: it may show the engine's setup (a kernel library it cannot load, a
+  // refused option) rather than a bug of the model. Said in report.md and on stdout.
+  bool setup_suspect = false;
+  static constexpr size_t kSetupSuspectNodes = 2;
 };
 
 // report.json: every key users script against (see README "The bundle").
@@ -159,6 +167,9 @@ struct BucketRecord {
   bool one_minimal = false;
   std::string ops;   // "Add:2 Mul:1"
   std::string form;  // canonical_form of the reduced graph
+  // Neither interrupted nor unconfirmed: `reduce batch` skips it when it resumes (a record without
+  // the key, from an older reduce, is taken as not complete and reduced again).
+  bool complete = true;
 };
 
 BucketRecord bucket_record(const ReductionReport& report, const std::string& canonical_form);

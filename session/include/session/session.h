@@ -32,9 +32,9 @@ struct SessionOptions {
   size_t renamed_nodes = 0;  // nodes renamed on load (make_node_names_unique): reported
   // Other processes that check candidates (MPI ranks); null: every check runs here.
   RemoteChecks* remote = nullptr;
-  // Reduce even when the engine fails the same way on a one-node model (Oracle::one_node_model):
+  // Reduce even when the engine fails the same way on every probe model (oracle/model_independence.h):
   // a check that fails on purpose on anything. Otherwise such a failure stops the session
-  // (SessionStatus::ModelIndependent) before the search.
+  // (SessionStatus::ModelIndependent) before the search; the probes are not run at all.
   bool allow_model_independent = false;
   // --max-engine-runs: once the engine under test has run this many times (the original's check
   // included; 0: no limit) the search starts no more checks (those in flight finish) and the best
@@ -54,13 +54,13 @@ enum class SessionStatus {
   DoesNotFail,        // the original passes: nothing to reduce, nothing written
   StoppedBeforeStart,  // stopped before the original's check ended: nothing written
   Failed,             // bad input or a write error (`error`)
-  ModelIndependent,   // the engine fails the same way on a one-node model (`one_node`): nothing written
+  ModelIndependent,   // the engine fails the same way on every probe model (`probes`): nothing written
 };
 
 struct SessionOutcome {
   SessionStatus status = SessionStatus::Failed;
   Verdict original;                      // the original model's verdict
-  Verdict one_node;                      // the one-node model's, when it ran
+  ModelIndependence probes;              // what the probe models showed, when they ran
   std::optional<ReductionReport> report;  // Reduced
   std::optional<Error> error;             // Failed
 };
