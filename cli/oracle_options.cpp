@@ -79,7 +79,9 @@ void add_oracle_options(po::options_description& opts) {
       ("error-quantile", po::value<double>()->default_value(0.99), "quantile for --check-error-stat quantile")
       ("fail-regex", po::value<std::vector<std::string>>()->multitoken()->composing(),
        "RE...: a failure is the same when the engine's message (or script output) matches any of these regexes "
-       "(repeatable; check: scripts without --fail-code: a match fails even on exit 0, as in Polygraphy)")
+       "(repeatable; check: scripts without --fail-code: a match fails even on exit 0, as in Polygraphy). "
+       "RE2 syntax, searched anywhere in linear time: no backreferences or lookaround; ^ and $ are the whole "
+       "output's ends ((?m) for lines, (?i) ignores case); docs/oracle.md")
       ("fail-code", po::value<std::vector<int>>()->multitoken()->composing(),
        "check: exit codes that mean 'fails' (default: any non-zero); with --fail-regex a regex must match too")
       ("ignore-fail-code", po::value<std::vector<int>>()->multitoken()->composing(), "check: exit codes that never mean 'fails'")

@@ -7,7 +7,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libtbb-dev libeigen3-dev libboost-program-options-dev libboost-graph-dev
   nlohmann-json3-dev
-  libzip-dev zlib1g-dev libopencv-dnn-dev
+  libzip-dev zlib1g-dev libopencv-dnn-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   nodejs npm graphviz gnuplot-nox ca-certificates

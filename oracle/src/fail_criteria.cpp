@@ -4,24 +4,59 @@
 #include <algorithm>
 
 namespace reduce {
+namespace {
+
+// Latin-1 makes a pattern match bytes, as std::regex did: engine output is not always valid UTF-8
+// (a binary dump, a cut multi-byte character) and a UTF-8 `.` would not step over a stray byte.
+// max_mem bounds what one pattern may take for its compiled program and DFA cache (RE2 falls back
+// to a slower linear search when the cache fills, never to backtracking).
+re2::RE2::Options regex_options() {
+  re2::RE2::Options o;
+  o.set_encoding(re2::RE2::Options::EncodingLatin1);
+  o.set_max_mem(int64_t{64} << 20);
+  o.set_log_errors(false);
+  return o;
+}
+
+// What a user coming from ECMAScript or Perl syntax most likely tried, when RE2 refuses it.
+std::string unsupported_hint(const re2::RE2& re) {
+  const std::string& arg = re.error_arg();
+  if (re.error_code() == re2::RE2::ErrorBadEscape && arg.size() == 2 && arg[1] >= '1' && arg[1] <= '9')
+    return " (RE2 has no backreferences; docs/oracle.md)";
+  if (re.error_code() == re2::RE2::ErrorBadPerlOp && (arg == "(?=" || arg == "(?!"))
+    return " (RE2 has no lookahead; docs/oracle.md)";
+  if (re.error_code() == re2::RE2::ErrorBadPerlOp && arg == "(?<")
+    return " (RE2 has no lookbehind; a named group is (?P<name>...); docs/oracle.md)";
+  return "";
+}
+
+bool search(const re2::RE2& re, std::string_view text) {
+  const size_t n = text.size();
+  if (n <= FailCriteria::kSearchedBytes) return re.Match(text, 0, n, re2::RE2::UNANCHORED, nullptr, 0);
+  // The whole text stays the context, so ^, $ and \b still mean its own start, end and boundaries.
+  const size_t half = FailCriteria::kSearchedBytes / 2;
+  return re.Match(text, 0, half, re2::RE2::UNANCHORED, nullptr, 0) ||
+         re.Match(text, n - half, n, re2::RE2::UNANCHORED, nullptr, 0);
+}
+
+}  // namespace
 
 Expected<FailCriteria> FailCriteria::create(const std::vector<std::string>& fail_regexes, std::vector<int> fail_codes,
                                             std::vector<int> ignore_fail_codes) {
   FailCriteria c;
+  const re2::RE2::Options options = regex_options();
   for (const std::string& pattern : fail_regexes) {
-    try {
-      c.regexes_.emplace_back(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return make_error("invalid --fail-regex '" + pattern + "': " + e.what());
-    }
+    auto re = std::make_unique<const re2::RE2>(pattern, options);
+    if (!re->ok()) return make_error("invalid --fail-regex '" + pattern + "': " + re->error() + unsupported_hint(*re));
+    c.regexes_.push_back(std::move(re));
   }
   c.fail_codes_ = std::move(fail_codes);
   c.ignore_fail_codes_ = std::move(ignore_fail_codes);
   return c;
 }
 
-bool FailCriteria::matches_regex(const std::string& text) const {
-  return std::any_of(regexes_.begin(), regexes_.end(), [&](const std::regex& re) { return std::regex_search(text, re); });
+bool FailCriteria::matches_regex(std::string_view text) const {
+  return std::any_of(regexes_.begin(), regexes_.end(), [&](const auto& re) { return search(*re, text); });
 }
 
 Verdict FailCriteria::run_check_script(const CheckScript& script, const CandidateRun& run,

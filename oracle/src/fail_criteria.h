@@ -2,9 +2,12 @@
 // check: script runner that applies them to a script's exit code and output.
 #pragma once
 
+#include <re2/re2.h>
+
 #include <atomic>
-#include <regex>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "adapters/check_script.h"
@@ -15,13 +18,18 @@ namespace reduce {
 
 class FailCriteria {
  public:
-  // Errors: a regex that does not compile (one line naming it).
+  // Patterns are RE2 syntax (docs/oracle.md). Errors: a regex that does not compile, or uses what
+  // RE2 leaves out (backreferences, lookaround), in one line naming it.
   static Expected<FailCriteria> create(const std::vector<std::string>& fail_regexes, std::vector<int> fail_codes,
                                        std::vector<int> ignore_fail_codes);
 
   bool has_regexes() const { return !regexes_.empty(); }
-  // Any regex matches somewhere in `text`.
-  bool matches_regex(const std::string& text) const;
+  // Any regex matches somewhere in `text`, in time linear in its size; of a text over
+  // kSearchedBytes only the first and the last kSearchedBytes / 2 are searched.
+  bool matches_regex(std::string_view text) const;
+
+  // An engine may print gigabytes: this bounds the time one verdict spends matching.
+  static constexpr size_t kSearchedBytes = size_t{64} << 20;
 
   // Runs `script` on the candidate and judges it by Polygraphy's rule (docs/oracle.md): an ignored
   // code passes; with fail codes only those fail, and only when a regex (if any) matches too;
@@ -31,7 +39,8 @@ class FailCriteria {
                            const std::atomic<bool>* cancel) const;
 
  private:
-  std::vector<std::regex> regexes_;
+  // RE2 objects cannot move; the pointers let FailCriteria be returned by value.
+  std::vector<std::unique_ptr<const re2::RE2>> regexes_;
   std::vector<int> fail_codes_, ignore_fail_codes_;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -230,6 +231,30 @@ TEST(CheckScriptCli, FailRegexAndFailCodeFollowPolygraphy) {
   auto bad = run_reduce({"check", model_in(dir), "--engine", zero, "--fail-regex", "ok", "--fail-regex", "("});
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   EXPECT_NE(bad.err.find("invalid --fail-regex '('"), std::string::npos) << bad.err;
+}
+
+// --fail-regex is RE2 (docs/oracle.md): std::regex overflowed its stack on a long line, never
+// returned on nested stars, and took backreferences that RE2 refuses.
+TEST(CheckScriptCli, FailRegexJudgesAMegabyteLineAndRefusesBackreferences) {
+  TempDir dir;
+  const auto loud = "check:sh " + script(dir, "loud.sh",
+                                         "head -c 1000000 /dev/zero | tr '\\0' x\necho ' Assertion failed: Cast'\nexit 0\n");
+  auto code = [&](const std::string& engine, const std::string& regex) {
+    auto r = run_reduce({"check", model_in(dir), "--engine", engine, "--fail-regex", regex});
+    EXPECT_LE(r.exit_code, 1) << regex << ": " << r.out.substr(0, 2000) << r.err.substr(0, 2000);
+    return r.exit_code;
+  };
+  EXPECT_EQ(code(loud, "[^\\n]*Cast"), 1);
+  EXPECT_EQ(code(loud, "(x|y)*z"), 0);
+  const auto as = "check:sh " + script(dir, "as.sh", "printf '%0200d' 0 | tr 0 a\nexit 0\n");
+  EXPECT_EQ(code(as, "(a*)*(a*)*(a*)*b$"), 0);
+  EXPECT_EQ(code(as, "^a{200}$"), 1);
+  auto bad = run_reduce({"check", model_in(dir), "--engine", loud, "--fail-regex", "(a)\\1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find(": invalid --fail-regex '(a)\\1': invalid escape sequence: \\1 "
+                         "(RE2 has no backreferences; docs/oracle.md)\n"),
+            std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
 
 // A check: script whose verdict on a model depends on how often it has seen that exact file
