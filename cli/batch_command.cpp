@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <variant>
 
@@ -21,6 +22,7 @@
 #include "adapters/process.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
+#include "session/bundle_lock.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {
@@ -148,6 +150,26 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
   return rows;
 }
 
+// OUT's guards (session/bundle_lock.h): no row's bundle folder and no summary replaces a model, and
+// one batch at a time writes OUT (rank 0 locks it; each reduction locks its own folder below).
+Status claim_batch_output(const std::vector<BatchItem>& items, const fs::path& out, std::optional<BundleLock>& lock) {
+  std::vector<fs::path> models;
+  for (const BatchItem& item : items) {
+    REDUCE_TRY(check_output_spares(out / item.folder, {item.model}, "-o"));
+    models.push_back(item.model);
+  }
+  for (const char* summary : {"summary.md", "summary.json"}) REDUCE_TRY(check_output_spares(out / summary, models, "-o"));
+  if (mpi_launch_from_environment().rank == 0) {
+    REDUCE_ASSIGN(BundleLock claimed, BundleLock::acquire(out));
+    lock.emplace(std::move(claimed));
+    return {};
+  }
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) return Error{out.string(), "cannot create folder: " + ec.message()};
+  return {};
+}
+
 }  // namespace
 
 int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
@@ -188,10 +210,9 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
       return kExitUsage;
     }
   }
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) {
-    std::cerr << "error: " << out.string() << ": cannot create folder: " << ec.message() << "\n";
+  std::optional<BundleLock> lock;  // held to the end
+  if (Status claimed = claim_batch_output(*items, out, lock); !claimed.ok()) {
+    std::cerr << "error: " << claimed.error().message() << "\n";
     return kExitUsage;
   }
   int ranks_lost = 0;

@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <optional>
 
 #include "command.h"
 #include "command_line.h"
@@ -12,6 +13,7 @@
 #include "adapters/engine_spec.h"
 #include "oracle_options.h"
 #include "oracle/error_origin.h"
+#include "session/bundle_lock.h"
 #include "session/error_chart.h"
 #include "session/error_origin_report.h"
 #include "session/verdict_report.h"
@@ -97,6 +99,17 @@ int quantization_layers(Oracle& o, const QuantizedSearchPlan& plan, bool all, co
   return 0;
 }
 
+// The chart's guards (session/bundle_lock.h): it never replaces a model, and one command at a time
+// writes it. Nothing to claim without --chart.
+Status claim_chart(const po::variables_map& vm, const std::string& chart, std::optional<BundleLock>& lock) {
+  if (chart.empty()) return {};
+  const std::string model = vm["model"].as<std::string>();
+  const std::string float_model = vm.count("float-model") ? vm["float-model"].as<std::string>() : "";
+  REDUCE_ASSIGN(BundleLock claimed, claim_output(chart, OutputKind::File, {model, float_model}, "--chart"));
+  lock.emplace(std::move(claimed));
+  return {};
+}
+
 }  // namespace
 
 int compare_command(const std::vector<std::string>& args, std::stop_token stop) {
@@ -109,6 +122,8 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   const std::string chart = vm.count("chart") ? vm["chart"].as<std::string>() : "";
   Status usable = check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns);
   if (usable.ok() && !chart.empty()) usable = check_chart_path(chart);
+  std::optional<BundleLock> chart_lock;  // held to the end
+  if (usable.ok()) usable = claim_chart(vm, chart, chart_lock);
   if (!usable.ok()) {
     std::cerr << "error: " << usable.error().message() << "\n";
     return kExitUsage;

@@ -15,6 +15,7 @@
 #include "engine/fp32_nodes.h"
 #include "input_options.h"
 #include "session/autocast_rule.h"
+#include "session/bundle_lock.h"
 
 namespace reduce::cli {
 
@@ -79,7 +80,10 @@ int convert_command(const std::vector<std::string>& args) {
   else if (to == "bf16") options.to = DType::BFloat16;
   else return usage("--to: must be fp16 or bf16, not '" + to + "'");
   options.keep_io_types = !vm.count("no-keep-io-types");
-  const std::string model_path = vm["model"].as<std::string>();
+  const std::string model_path = vm["model"].as<std::string>(), out = vm["output"].as<std::string>();
+  // Held to the end: the converted model never replaces its FP32 input, nor another convert's output.
+  auto claimed = claim_output(out, OutputKind::File, {model_path}, "-o");
+  if (!claimed) return usage(claimed.error().message());
   auto model = load_model(model_path);
   if (!model) return usage(model.error().message());
   if (vm.count("keep")) {
@@ -125,7 +129,6 @@ int convert_command(const std::vector<std::string>& args) {
   if (!converted) return usage(converted.error().at(model_path).message());
   if (Status valid = validate_model(converted->model); !valid.ok())
     return usage(model_path + ": the converted model is not valid: " + valid.error().message());
-  const std::string out = vm["output"].as<std::string>();
   if (Status saved = save_model(converted->model, out); !saved.ok()) return usage(saved.error().message());
   std::cout << "converted " << converted->converted_nodes << " nodes to " << to << ", " << options.keep_nodes.size()
             << " kept by name, " << converted->kept_by_rule.size() << " float nodes kept in FP32 by rule, "

@@ -18,6 +18,7 @@
 #include "input_options.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
+#include "session/bundle_lock.h"
 #include "core/model_io.h"
 #include "core/quantized_nodes.h"
 #include "session/precision.h"
@@ -226,6 +227,28 @@ int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& optio
   return kExitOk;
 }
 
+// The options checked before anything is loaded; the tolerances of --tolerance-sweep (none without).
+Expected<std::vector<double>> check_precision_options(const po::variables_map& vm) {
+  REDUCE_TRY(check_int_range("-j", vm["jobs"].as<int>(), 1, kMaxParallel));
+  REDUCE_TRY(check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns));
+  REDUCE_TRY(check_int_range("--confirm", vm["confirm"].as<int>(), 1, kMaxConfirm));
+  const std::string strategy = vm["strategy"].as<std::string>(), direction = vm["direction"].as<std::string>();
+  if (std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), strategy) == std::end(kPrecisionStrategies))
+    return Error{"--strategy", "must be default, polygraphy-bisect or polygraphy-linear, not '" + strategy + "'"};
+  if (direction != "forward" && direction != "reverse")
+    return Error{"--direction", "must be forward or reverse, not '" + direction + "'"};
+  if (!vm.count("tolerance-sweep")) return std::vector<double>{};
+  return parse_sweep(vm["tolerance-sweep"].as<std::string>());
+}
+
+// -o DIR: the folder policy of a bundle (session/bundle.h), then its lock (session/bundle_lock.h).
+Status claim_bundle_folder(const std::string& out_dir, const std::string& model_path, std::optional<BundleLock>& lock) {
+  REDUCE_TRY(check_bundle_folder(out_dir, model_path, false));
+  REDUCE_ASSIGN(BundleLock claimed, BundleLock::acquire(out_dir));
+  lock.emplace(std::move(claimed));
+  return {};
+}
+
 }  // namespace
 
 int precision_command(const std::vector<std::string>& args, std::stop_token stop) {
@@ -235,23 +258,12 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   po::variables_map vm;
   if (auto done = parse_command_line(args, "precision", opts, pos, vm, "model", "MODEL")) return *done;
   const std::string model_path = vm["model"].as<std::string>();
-  Status usable = check_int_range("-j", vm["jobs"].as<int>(), 1, kMaxParallel);
-  if (usable.ok()) usable = check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns);
-  if (usable.ok()) usable = check_int_range("--confirm", vm["confirm"].as<int>(), 1, kMaxConfirm);
   const std::string strategy = vm["strategy"].as<std::string>(), direction = vm["direction"].as<std::string>();
-  if (usable.ok() && std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), strategy) ==
-                         std::end(kPrecisionStrategies))
-    usable = Error{"--strategy", "must be default, polygraphy-bisect or polygraphy-linear, not '" + strategy + "'"};
-  if (usable.ok() && direction != "forward" && direction != "reverse")
-    usable = Error{"--direction", "must be forward or reverse, not '" + direction + "'"};
-  std::vector<double> sweep;
-  if (usable.ok() && vm.count("tolerance-sweep")) {
-    auto parsed = parse_sweep(vm["tolerance-sweep"].as<std::string>());
-    if (parsed) sweep = std::move(*parsed);
-    else usable = parsed.error();
-  }
   const std::string out_dir = vm.count("output") ? vm["output"].as<std::string>() : "";
-  if (usable.ok() && !out_dir.empty()) usable = check_bundle_folder(out_dir, model_path, false);
+  auto sweep = check_precision_options(vm);
+  Status usable = sweep ? Status{} : Status(sweep.error());
+  std::optional<BundleLock> lock;  // held to the end: one writer per bundle folder
+  if (usable.ok() && !out_dir.empty()) usable = claim_bundle_folder(out_dir, model_path, lock);
   if (!usable.ok()) {
     std::cerr << "error: " << usable.error().message() << "\n";
     return kExitUsage;
@@ -283,8 +295,8 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
     std::cout << "quantized model: " << plan->nodes.size() << " nodes read quantized values; searching which to leave in float "
               << "against " << (plan->float_model_source.empty() ? "the model with every Q/DQ pair folded" : plan->float_model_source)
               << "\n";
-  if (!sweep.empty())
-    return run_sweep(samples, po_, sweep, out_dir, command_line(args), all_renamed, stop, plan ? &*plan : nullptr);
+  if (!sweep->empty())
+    return run_sweep(samples, po_, *sweep, out_dir, command_line(args), all_renamed, stop, plan ? &*plan : nullptr);
   auto found = plan ? find_float_nodes(samples, *plan, po_, stop) : find_fp32_nodes(samples, po_, stop);
   if (!found) {
     std::cerr << "error: " << model_path << ": " << found.error().message() << "\n";

@@ -76,24 +76,11 @@ bool is_bundle_entry(const std::string& name) {
   return false;
 }
 
-// True when `path` is `dir` or lies below it (both made absolute, symlinks of existing parts resolved).
-bool lies_inside(const fs::path& path, const fs::path& dir) {
-  std::error_code ec;
-  const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec), d = fs::weakly_canonical(fs::absolute(dir, ec), ec);
-  auto pi = p.begin();
-  for (auto di = d.begin(); di != d.end(); ++di, ++pi) {
-    if (di->empty() && std::next(di) == d.end()) return true;  // trailing separator
-    if (pi == p.end() || *pi != *di) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 Status check_bundle_folder(const fs::path& dir, const fs::path& model, bool resume) {
   const std::string where = dir.string();
-  if (lies_inside(model, dir))
-    return Error{where, "output folder holds the input model " + model.string() + "; the bundle would replace it (choose another -o)"};
+  REDUCE_TRY(check_output_spares(dir, {model}, "-o"));
   std::error_code ec;
   const fs::file_status status = fs::status(dir, ec);
   if (resume && !fs::is_regular_file(dir / "journal", ec)) return Error{(dir / "journal").string(), "no journal to resume from"};

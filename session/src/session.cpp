@@ -46,6 +46,7 @@ class Session {
   std::stop_callback<std::function<void()>> on_caller_stop_;
   TargetGate gate_;
   Candidate start_;  // where the search starts: the whole model, or the journal's last candidate
+  ReductionIdentity identity_;  // what every journal record says it belongs to
   Verdict original_;
   bool original_fails_ = false;
   ModelIndependence probes_;
@@ -65,8 +66,10 @@ SessionOutcome failed(Error error) {
   return o;
 }
 
-// --resume starts from the journal's last candidate; otherwise an old journal is removed.
+// --resume starts from the journal's last candidate, when the journal belongs to this reduction;
+// otherwise an old journal is removed.
 Status Session::prepare_start(ReduceOptions& ro) {
+  identity_ = reduction_identity(options_.model_path, oracle_, options_.samples.source);
   if (!options_.resume) {
     std::error_code ec;
     fs::remove(options_.out_dir / "journal", ec);
@@ -74,6 +77,7 @@ Status Session::prepare_start(ReduceOptions& ro) {
     return {};
   }
   REDUCE_ASSIGN(JournalEntry last, read_journal_entry(options_.out_dir));
+  REDUCE_TRY(check_journal_identity(options_.out_dir, last, identity_));
   ro.start = last.candidate;
   ro.simplify_runs_spent = last.simplify_runs;
   start_ = *ro.start;
@@ -105,7 +109,7 @@ void Session::keep_improvement(const Candidate& c, size_t simplify_runs) {
   auto run = oracle_.materialize(c);
   if (!run) return;
   Status s = write_bundle_model(options_.out_dir, *run);
-  if (s.ok()) s = append_journal(options_.out_dir, c, stamp(c, simplify_runs));
+  if (s.ok()) s = append_journal(options_.out_dir, identity_, c, stamp(c, simplify_runs));
   if (!s.ok() && write_status_.ok()) write_status_ = s;
 }
 
@@ -126,7 +130,7 @@ void Session::check_original() {
   } else if (original_fails_) {
     // The journal starts with the start candidate before any improvement can be appended (the
     // gate is still closed): a bundle folder interrupted at any moment from now on can be resumed.
-    if (!options_.resume) write_status_ = append_journal(options_.out_dir, start_, stamp(start_, 0));
+    if (!options_.resume) write_status_ = append_journal(options_.out_dir, identity_, start_, stamp(start_, 0));
   } else {
     log_.silence();
     stop_.store(true);  // calls off this session only

@@ -115,6 +115,43 @@ TEST(HostileOutput, ResumeNeedsAJournalBeforeAnyWork) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A journal's candidates are node sets of one model, found with one engine and verdict options:
+// resuming from one of another reduction would certify a "reproducer" of nothing. Refused with one
+// error line naming the journal and what differs; the journal is left as it was.
+TEST(HostileOutput, ResumeRefusesAJournalOfAnotherReductionOrOfNone) {
+  Fixture f;
+  const fs::path out = f.dir / "out";
+  ASSERT_EQ(run_reduce({f.model, "--engine", kFaultyEngine, "-o", out.string()}).exit_code, 0);
+  const std::string journal = read_bytes(out / "journal");
+  const std::string other = (f.dir / "other.onnxtxt").string();
+  write_bytes(other, std::string(kBroadcastChain) + "\n");  // the same graph, another file
+  struct Case {
+    std::vector<std::string> args;
+    std::string differs;
+  };
+  const std::vector<Case> cases = {{{other, "--engine", kFaultyEngine}, "model 'fnv1a64:"},
+                                   {{f.model, "--engine", "opt"}, "engine '" + std::string(kFaultyEngine) + "' (now 'opt')"},
+                                   {{f.model, "--engine", kFaultyEngine, "--atol", "0.5"}, "tolerance 'atol "}};
+  const std::string where = "error: " + (out / "journal").string() + ": ";
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"-o", out.string(), "--resume"});
+    SCOPED_TRACE(c.differs);
+    auto r = run_reduce(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(where + "belongs to another reduction: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.differs), std::string::npos) << r.err;
+    EXPECT_EQ(read_bytes(out / "journal"), journal);
+  }
+  // A journal that does not say what it belongs to (written before reduce recorded it) is refused too.
+  std::string old_format = journal.substr(0, journal.find(",\"reduction\"")) + "}\n";
+  write_bytes(out / "journal", old_format);
+  auto r = run_reduce({f.model, "--engine", kFaultyEngine, "-o", out.string(), "--resume"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(where + "written by an older reduce"), std::string::npos) << r.err;
+  EXPECT_EQ(read_bytes(out / "journal"), old_format);
+}
+
 // --- options that decide verdicts or resources -----------------------------------------------
 
 // Each of these would make `check` answer wrongly or exhaust the machine; kBroadcastChain fails, so

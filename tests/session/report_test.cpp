@@ -110,6 +110,10 @@ TEST(Bucket, ReadsBackWhatItWrote) {
   EXPECT_FALSE(parse_bucket("failure mismatch\nnodes 50 2\n"));
 }
 
+// What a journal belongs to, as reduction_identity gives it (shortened).
+const ReductionIdentity kIdentity{{{"model", "fnv1a64:00000000000000aa"}, {"engine", "opt:fault=broadcast-batch1"},
+                                   {"tolerance", "atol 0.0001 rtol 0.001 elemwise"}}};
+
 TEST(Journal, ResumesFromTheLastCandidateWithOddNamesAndExactValues) {
   TempDir dir;
   Candidate first;
@@ -121,8 +125,8 @@ TEST(Journal, ResumesFromTheLastCandidateWithOddNamesAndExactValues) {
   last.input_shapes["x y"] = {1, 3};
   last.filled["w:0"] = 0.1 + 0.2;
   last.dropped_attributes = {{2, "kernel_shape"}};
-  ASSERT_TRUE(append_journal(dir.path(), first).ok());
-  ASSERT_TRUE(append_journal(dir.path(), last).ok());
+  ASSERT_TRUE(append_journal(dir.path(), kIdentity, first).ok());
+  ASSERT_TRUE(append_journal(dir.path(), kIdentity, last).ok());
   auto read = read_journal(dir.path());
   ASSERT_TRUE(read) << read.error().message();
   EXPECT_EQ(read->nodes, last.nodes);
@@ -139,7 +143,7 @@ TEST(Journal, TheSimplificationRunsSpentComeBackForResume) {
   c.nodes = {1, 2};
   JournalStamp stamp;
   stamp.simplify_runs = 3;
-  ASSERT_TRUE(append_journal(dir.path(), c, stamp).ok());
+  ASSERT_TRUE(append_journal(dir.path(), kIdentity, c, stamp).ok());
   auto read = read_journal_entry(dir.path());
   ASSERT_TRUE(read) << read.error().message();
   EXPECT_EQ(read->candidate.nodes, c.nodes);
@@ -151,11 +155,47 @@ TEST(Journal, TheSimplificationRunsSpentComeBackForResume) {
   EXPECT_EQ(read->simplify_runs, 0u);
 }
 
+TEST(Journal, ResumeTakesOnlyAJournalOfTheSameReduction) {
+  TempDir dir;
+  Candidate c;
+  c.nodes = {1, 2};
+  ASSERT_TRUE(append_journal(dir.path(), kIdentity, c).ok());
+  auto read = read_journal_entry(dir.path());
+  ASSERT_TRUE(read) << read.error().message();
+  ASSERT_TRUE(read->identity.has_value());
+  EXPECT_EQ(*read->identity, kIdentity);
+  EXPECT_TRUE(check_journal_identity(dir.path(), *read, kIdentity).ok());
+  ReductionIdentity other = kIdentity;
+  other.values[1].second = "opt";
+  other.values[2].second = "atol 0.1 rtol 0.1 elemwise";
+  const Status refused = check_journal_identity(dir.path(), *read, other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().where, (dir / "journal").string());
+  EXPECT_EQ(refused.error().what,
+            "belongs to another reduction: engine 'opt:fault=broadcast-batch1' (now 'opt'), tolerance 'atol 0.0001 rtol "
+            "0.001 elemwise' (now 'atol 0.1 rtol 0.1 elemwise'); resume with the same model, engine and options, or run "
+            "without --resume");
+}
+
+TEST(Journal, AJournalThatRecordsNoReductionIsRefusedForResume) {
+  TempDir dir;
+  Candidate c;
+  c.nodes = {1, 2};
+  write_bytes(dir / "journal", "{\"candidate\": " + candidate_to_json(c) + ", \"nodes\": 2, \"simplify_runs\": 0}\n");
+  auto read = read_journal_entry(dir.path());
+  ASSERT_TRUE(read) << read.error().message();
+  EXPECT_FALSE(read->identity.has_value());
+  const Status refused = check_journal_identity(dir.path(), *read, kIdentity);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("journal: written by an older reduce"), std::string::npos)
+      << refused.error().message();
+}
+
 TEST(Journal, ALineCutShortIsSkipped) {
   TempDir dir;
   Candidate c;
   c.nodes = {4, 5};
-  ASSERT_TRUE(append_journal(dir.path(), c).ok());
+  ASSERT_TRUE(append_journal(dir.path(), kIdentity, c).ok());
   std::ofstream(dir / "journal", std::ios::app) << "{\"candidate\": {\"nodes\": [4";
   auto read = read_journal(dir.path());
   ASSERT_TRUE(read) << read.error().message();
