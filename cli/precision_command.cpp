@@ -136,9 +136,10 @@ void print_float_set(const PrecisionOutcome& out) {
   if (out.quantization) {
     const auto& q = *out.quantization;
     if (!q.float_model.empty())
-      std::cout << "quantized nodes found in the float model: " << q.nodes_matched_by_name + q.nodes_matched_by_position
-                << " of " << q.quantized_nodes << " (" << q.nodes_matched_by_name << " by name, " << q.nodes_matched_by_position
-                << " by place among the nodes of their op type)\n";
+      std::cout << "quantized nodes found in the float model: "
+                << q.nodes_matched_by_name + q.nodes_matched_by_place + q.nodes_matched_by_value << " of " << q.quantized_nodes
+                << " (" << q.nodes_matched_by_name << " by name, " << q.nodes_matched_by_place << " by place among their op type, "
+                << q.nodes_matched_by_value << " by weight values only)\n";
     std::cout << "weights in float: " << q.weights_from_float_model << " from the float model, " << q.weights_folded
               << " folded (they keep the quantizer's rounding)\n";
   }

@@ -58,18 +58,21 @@ Expected<ProbeModel> identity_probe(int64_t ir_version, int64_t opset) {
   return p;
 }
 
+// The same input and output as the Identity probe (an engine that echoes its command line, as
+// trtexec does, then says the same of both), with real kernels between them.
 Expected<ProbeModel> add_relu_probe(int64_t ir_version, int64_t opset) {
-  ProbeModel p{"Relu of an Add of two float32[2,3] inputs", {probe_shell(ir_version, opset), {}, {}}};
+  ProbeModel p{"Relu of an Add of a float32[1,4] input and a weight", {probe_shell(ir_version, opset), {}, {}}};
   Graph& g = p.run.model.graph;
-  const Shape shape{2, 3};
-  g.inputs = {float_value("reduce_probe_a", shape), float_value("reduce_probe_b", shape)};
-  g.outputs = {float_value("reduce_probe_relu", shape)};
-  g.nodes = {make_node("reduce_probe_add", "Add", {"reduce_probe_a", "reduce_probe_b"}, "reduce_probe_sum"),
-             make_node("reduce_probe_relu_node", "Relu", {"reduce_probe_sum"}, "reduce_probe_relu")};
-  REDUCE_ASSIGN(NamedTensor a, float_tensor("reduce_probe_a", shape, {1.0f, -2.0f, 0.5f, 4.0f, -0.25f, 3.0f}));
-  REDUCE_ASSIGN(NamedTensor b, float_tensor("reduce_probe_b", shape, {0.5f, 1.0f, -1.0f, 2.0f, 0.25f, -4.0f}));
-  REDUCE_ASSIGN(NamedTensor y, float_tensor("reduce_probe_relu", shape, {1.5f, 0.0f, 0.0f, 6.0f, 0.0f, 0.0f}));
-  p.run.inputs = {std::move(a), std::move(b)};
+  const Shape shape{1, 4};
+  g.inputs = {float_value("reduce_probe_x", shape)};
+  g.outputs = {float_value("reduce_probe_y", shape)};
+  REDUCE_ASSIGN(NamedTensor weight, float_tensor("reduce_probe_w", shape, {0.5f, 1.0f, -1.0f, 2.0f}));
+  g.initializers = {Initializer{weight.name, weight.tensor, {}, std::nullopt}};
+  g.nodes = {make_node("reduce_probe_add", "Add", {"reduce_probe_x", "reduce_probe_w"}, "reduce_probe_sum"),
+             make_node("reduce_probe_relu", "Relu", {"reduce_probe_sum"}, "reduce_probe_y")};
+  REDUCE_ASSIGN(NamedTensor x, float_tensor("reduce_probe_x", shape, {1.0f, -2.0f, 0.5f, 4.0f}));
+  REDUCE_ASSIGN(NamedTensor y, float_tensor("reduce_probe_y", shape, {1.5f, 0.0f, 0.0f, 6.0f}));
+  p.run.inputs = {std::move(x)};
   p.run.expected = {std::move(y)};
   return p;
 }

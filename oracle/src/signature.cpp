@@ -69,6 +69,47 @@ std::string mask_token(std::string token, const std::unordered_set<std::string>&
   return out + tail;
 }
 
+// The end of `item` made only of masks and the punctuation between them ("<name><path>", ":<n>"):
+// empty unless it holds a masked name or path.
+std::string_view masked_suffix(std::string_view item) {
+  size_t start = item.size();
+  for (;;) {
+    bool stripped = false;
+    for (std::string_view mask : {"<name>", "<path>", "<addr>", "<n>"})
+      if (start >= mask.size() && item.substr(start - mask.size(), mask.size()) == mask) {
+        start -= mask.size();
+        stripped = true;
+        break;
+      }
+    if (!stripped && start > 0 && (item[start - 1] == ':' || item[start - 1] == '@')) --start, stripped = true;
+    if (!stripped) break;
+  }
+  const std::string_view suffix = item.substr(start);
+  const bool named = suffix.find("<name>") != std::string_view::npos || suffix.find("<path>") != std::string_view::npos;
+  return named ? suffix : std::string_view{};
+}
+
+// A comma-separated list of masked names or paths ("--loadInputs=<name><path>,<name><path>") has
+// as many items as the model has inputs or outputs: its repeats are dropped, so that a message that
+// echoes such a list (trtexec echoes its command line) is the same whatever the list's length.
+std::string collapse_masked_lists(const std::string& s) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = i;
+    while (j < s.size() && s[j] != ' ' && s[j] != ',') ++j;
+    const std::string_view item(s.data() + i, j - i);
+    out.append(item);
+    const std::string_view unit = masked_suffix(item);
+    while (!unit.empty() && j < s.size() && s[j] == ',' && s.compare(j + 1, unit.size(), unit) == 0 &&
+           (j + 1 + unit.size() == s.size() || s[j + 1 + unit.size()] == ' ' || s[j + 1 + unit.size()] == ','))
+      j += 1 + unit.size();
+    if (j < s.size()) out += s[j];
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string normalize_message(std::string_view message, const std::unordered_set<std::string>& names) {
@@ -103,7 +144,7 @@ std::string normalize_message(std::string_view message, const std::unordered_set
     ++i;
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+  return collapse_masked_lists(out);
 }
 
 SignatureMatch match_signature(const FailureSignature& target, const FailureSignature& candidate) {

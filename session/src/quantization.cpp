@@ -3,6 +3,8 @@
 #include "session/quantization.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -75,10 +77,15 @@ Expected<TensorMap> run_on_reference(Engine& reference, const Model& model, cons
   return prepared->run(feed);
 }
 
-// The float model's node for each quantized node: the node of the same name and op type, else
-// (the same network from another exporter names its nodes its own way) the K-th node of that op
-// type when both graphs have as many nodes of it. Counts which way each was matched.
-std::unordered_map<size_t, size_t> matching_nodes(const Graph& q, const Graph& f, QuantizedSearchPlan& plan) {
+// A hint for each quantized node: the float model's node of the same name and op type, else (the
+// same network from another exporter names its nodes its own way) the K-th node of that op type
+// when both graphs have as many nodes of it. Only a hint: weights are taken by value (below).
+struct Hint {
+  size_t node = 0;
+  bool by_name = false;
+};
+
+std::unordered_map<size_t, Hint> matching_nodes(const Graph& q, const Graph& f, const QuantizedSearchPlan& plan) {
   std::unordered_map<std::string_view, size_t> by_name;
   std::unordered_map<std::string_view, std::vector<size_t>> q_by_op, f_by_op;
   for (size_t i = 0; i < f.nodes.size(); ++i) {
@@ -86,54 +93,96 @@ std::unordered_map<size_t, size_t> matching_nodes(const Graph& q, const Graph& f
     f_by_op[f.nodes[i].op_type].push_back(i);
   }
   for (size_t i = 0; i < q.nodes.size(); ++i) q_by_op[q.nodes[i].op_type].push_back(i);
-  std::unordered_map<size_t, size_t> out;
+  std::unordered_map<size_t, Hint> out;
   for (const QuantizedNode& qn : plan.nodes) {
     const Node& node = q.nodes[qn.node];
     if (auto it = by_name.find(node.name); !node.name.empty() && it != by_name.end() && f.nodes[it->second].op_type == node.op_type) {
-      out.emplace(qn.node, it->second);
-      ++plan.nodes_matched_by_name;
+      out.emplace(qn.node, Hint{it->second, true});
       continue;
     }
     const auto& mine = q_by_op[node.op_type];
     const auto& theirs = f_by_op[node.op_type];
     if (mine.size() != theirs.size()) continue;
     const size_t k = static_cast<size_t>(std::lower_bound(mine.begin(), mine.end(), qn.node) - mine.begin());
-    out.emplace(qn.node, theirs[k]);
-    ++plan.nodes_matched_by_position;
+    out.emplace(qn.node, Hint{theirs[k], false});
   }
   return out;
 }
 
-// Takes each quantized weight's float value from the float model: its matching node reads, at the
-// same input, a float constant of the weight's shape. Error: a float model that gives no weight
-// while the quantized nodes read quantized weights (silently folding them all would compare the
-// model with itself and blame nothing).
+// The largest quantization step of a DequantizeLinear (its scale input, when constant); 0 unknown.
+double largest_step(const Graph& q, const Producers& producers, const Node& dequantize) {
+  const Tensor* scale = dequantize.inputs.size() > 1 ? constant_value(q, producers, dequantize.inputs[1]) : nullptr;
+  double step = 0;
+  for (uint64_t i = 0; scale && i < scale->elements(); ++i) step = std::max(step, std::abs(scale->element_as_double(i)));
+  return step;
+}
+
+// Whether a float weight is what the quantized one was made from: each element within one
+// quantization step of the dequantized value (rounding moves it half a step at most).
+bool made_from(const Tensor& dequantized, const Tensor& weight, double step) {
+  if (step <= 0 || !is_float_type(weight.dtype()) || weight.shape() != dequantized.shape()) return false;
+  for (uint64_t i = 0; i < weight.elements(); ++i)
+    if (!(std::abs(weight.element_as_double(i) - dequantized.element_as_double(i)) <= step)) return false;
+  return true;
+}
+
+// Every float constant of a graph (initializers, Constant nodes' values), by shape.
+std::map<Shape, std::vector<const Tensor*>> float_constants(const Graph& f, const Producers& producers) {
+  std::map<Shape, std::vector<const Tensor*>> out;
+  for (const auto& init : f.initializers)
+    if (is_float_type(init.tensor.dtype())) out[init.tensor.shape()].push_back(&init.tensor);
+  for (const auto& n : f.nodes)
+    if (is_constant_node(n) && !n.outputs.empty())
+      if (const Tensor* t = constant_value(f, producers, n.outputs[0]); t && is_float_type(t->dtype()))
+        out[t->shape()].push_back(t);
+  return out;
+}
+
+// Replaces each dequantized weight by the float model's weight it was made from: the hinted node's
+// weight at the same input, else any float constant of its shape within a quantization step of it.
+// Names and places are never trusted alone (another exporter orders same-shape layers its own
+// way). Error: a float model that gives no weight (silently keeping them all dequantized would
+// compare the model with itself and blame nothing).
 Status weights_from(const Model& quantized, const Model& float_model, const std::string& source, QuantizedSearchPlan& plan) {
   const Graph& q = quantized.graph;
   const Graph& f = float_model.graph;
   const Producers q_producers = producers_of(q), f_producers = producers_of(f);
-  const std::unordered_map<size_t, size_t> matching = matching_nodes(q, f, plan);
+  const std::unordered_map<size_t, Hint> hints = matching_nodes(q, f, plan);
+  const auto by_shape = float_constants(f, f_producers);
   size_t quantized_weights = 0;
   for (const QuantizedNode& qn : plan.nodes) {
-    for (const DequantizedInput& in : qn.inputs) quantized_weights += in.weight();
-    auto match = matching.find(qn.node);
-    if (match == matching.end()) continue;
-    const Node& float_node = f.nodes[match->second];
+    enum { None, ByName, ByPlace, ByValue } how = None;
     for (const DequantizedInput& in : qn.inputs) {
-      if (!in.weight() || plan.float_weights.count(in.float_value) || in.input >= float_node.inputs.size()) continue;
-      const Tensor* quantized_weight = constant_value(q, q_producers, q.nodes[in.dequantize].inputs[0]);
-      const Tensor* weight = constant_value(f, f_producers, float_node.inputs[in.input]);
-      if (!quantized_weight || !weight || !is_float_type(weight->dtype()) || weight->shape() != quantized_weight->shape())
-        continue;
-      plan.float_weights.emplace(in.float_value, *weight);
+      if (!in.weight()) continue;
+      ++quantized_weights;
+      auto folded = plan.float_weights.find(in.float_value);
+      if (folded == plan.float_weights.end()) continue;
+      const double step = largest_step(q, q_producers, q.nodes[in.dequantize]);
+      const Tensor* found = nullptr;
+      auto hint = hints.find(qn.node);
+      if (hint != hints.end() && in.input < f.nodes[hint->second.node].inputs.size())
+        if (const Tensor* t = constant_value(f, f_producers, f.nodes[hint->second.node].inputs[in.input]);
+            t && made_from(folded->second, *t, step))
+          found = t, how = std::max(how, hint->second.by_name ? ByName : ByPlace);
+      if (auto same = by_shape.find(folded->second.shape()); !found && same != by_shape.end())
+        for (const Tensor* t : same->second)
+          if (made_from(folded->second, *t, step)) {
+            found = t, how = ByValue;
+            break;
+          }
+      if (!found) continue;
+      folded->second = *found;
       ++plan.weights_from_float_model;
+      --plan.weights_folded;
     }
+    if (how == ByName) ++plan.nodes_matched_by_name;
+    if (how == ByPlace) ++plan.nodes_matched_by_place;
+    if (how == ByValue) ++plan.nodes_matched_by_value;
   }
   if (quantized_weights > 0 && plan.weights_from_float_model == 0)
     return Error{source, "no quantized weight has its float value here: none of the " + std::to_string(plan.nodes.size()) +
-                             " quantized nodes has a node of the same name and op type, or at the same place among the "
-                             "nodes of its op type, that reads a float weight of the same shape (is it this network's "
-                             "float model?)"};
+                             " quantized nodes reads a weight that a float constant of this model is within one "
+                             "quantization step of (is it this network's float model?)"};
   return {};
 }
 
@@ -213,11 +262,9 @@ Expected<QuantizedSearchPlan> plan_quantized_search(const Model& quantized, std:
   if (plan.nodes.empty())
     return make_error("no node reads a dequantized value (a QuantizeLinear/DequantizeLinear pair or a dequantized "
                       "weight): nothing is quantized");
-  if (float_model) {
-    REDUCE_TRY(same_interface(quantized, *float_model, float_source));
-    REDUCE_TRY(weights_from(quantized, *float_model, float_source, plan));
-  }
+  if (float_model) REDUCE_TRY(same_interface(quantized, *float_model, float_source));
   REDUCE_TRY(fold_weights(quantized, reference, plan));
+  if (float_model) REDUCE_TRY(weights_from(quantized, *float_model, float_source, plan));
   if (float_model) {
     plan.float_model = std::move(*float_model);
     plan.float_model_source = float_source;
@@ -383,7 +430,8 @@ Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const 
   out.samples = samples.size();
   out.quantization = PrecisionOutcome::Quantization{plan.float_model_source,   plan.weights_from_float_model,
                                                     plan.weights_folded,         plan.nodes.size(),
-                                                    plan.nodes_matched_by_name,  plan.nodes_matched_by_position};
+                                                    plan.nodes_matched_by_name,  plan.nodes_matched_by_place,
+                                                    plan.nodes_matched_by_value};
   bool searched = false;
   REDUCE_TRY(search_keep_set(samples, problem, options, cancelled, out, searched));
   return out;

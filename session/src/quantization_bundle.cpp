@@ -79,7 +79,8 @@ Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle&
   j["weights"] = {{"from_float_model", plan.weights_from_float_model}, {"folded", plan.weights_folded}};
   j["float_model_nodes"] = {{"quantized", plan.nodes.size()},
                             {"matched_by_name", plan.nodes_matched_by_name},
-                            {"matched_by_position", plan.nodes_matched_by_position}};
+                            {"matched_by_place", plan.nodes_matched_by_place},
+                            {"matched_by_value", plan.nodes_matched_by_value}};
   j["partially_quantized_model"] = kPartiallyQuantizedFile;
   add_search_json(j, out, kind_name(out.kind));
   j["every_node_in_float"] = verdict_json(out.all_kept);
@@ -117,8 +118,9 @@ Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle&
      << "| partially quantized (`" << kPartiallyQuantizedFile << "`) | " << max_abs_text(out.after) << " |\n"
      << "| every quantized node in float | " << max_abs_text(out.all_kept) << " |\n\n"
      << (plan.float_model_source.empty() ? std::string()
-         : "Quantized nodes found in the float model: " + std::to_string(plan.nodes_matched_by_name) + " by name, " +
-               std::to_string(plan.nodes_matched_by_position) + " by place among the nodes of their op type, of " +
+         : "Quantized nodes whose weights were found in the float model: " + std::to_string(plan.nodes_matched_by_name) +
+               " by name, " + std::to_string(plan.nodes_matched_by_place) + " by place among their op type, " +
+               std::to_string(plan.nodes_matched_by_value) + " by weight values only, of " +
                std::to_string(plan.nodes.size()) + ". ")
      << "Weights in float: " << plan.weights_from_float_model << " from the float model, " << plan.weights_folded
      << " folded (dequantized: they keep the quantizer's rounding). " << out.checks << " sets checked.\n";

@@ -179,6 +179,18 @@ TEST(Signature, NormalizationMasksNumbersAddressesPathsAndGraphNames) {
             "node <name> failed: shape [<n>,<n>]");
 }
 
+// trtexec echoes its command line, whose --loadInputs list has one item per model input: a refusal
+// is the same on a model of one input and one of two (lists of numbers keep their length).
+TEST(Signature, AListOfMaskedNamesOrPathsIsTheSameWhateverItsLength) {
+  const std::unordered_set<std::string> names;
+  const std::string one = normalize_message("# trtexec --loadInputs='x':/tmp/a/x.pb --fp16 | [E] Unknown option: --fp16", names);
+  const std::string two =
+      normalize_message("# trtexec --loadInputs='x':/tmp/a/x.pb,'y':/tmp/a/y.pb --fp16 | [E] Unknown option: --fp16", names);
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(normalize_message("inputs: /a/x.pb,/a/y.pb,/a/z.pb here", names), "inputs: <path> here");
+  EXPECT_EQ(normalize_message("shape [1,3] vs [1,3,4]", names), "shape [<n>,<n>] vs [<n>,<n>,<n>]");
+}
+
 TEST(Signature, SameFailureNeedsSameKindAndDetails) {
   FailureSignature err{FailureKind::Error, "m", "Cast layer <name>: conflict", 0, 0};
   FailureSignature other = err;

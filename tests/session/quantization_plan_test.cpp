@@ -1,5 +1,5 @@
-// The Q/DQ plan against a float model: quantized nodes matched by name, else by place among the
-// nodes of their op type (another exporter's names); a float model that gives no weight is an error.
+// The Q/DQ plan against a float model: each quantized weight replaced by the float constant it was
+// made from (within a quantization step), found by name, by place, or by value; none is an error.
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
@@ -30,41 +30,59 @@ Model quantized_model() {
   return m;
 }
 
-// The float network; its MatMuls named `first` and `second`.
-Model float_model(const std::string& first, const std::string& second, bool extra_matmul = false) {
+// The float network; its MatMuls named `first` and `second`, reading `w` then `v` (or, `swapped`,
+// `v` then `w`: another exporter ordering same-shape layers its own way).
+Model float_model(const std::string& first, const std::string& second, const std::string& weights, bool swapped = false) {
   Model m = parse_model(std::string(R"(
 <ir_version: 8, opset_import: ["" : 17]>
 f (float[1, 2] X) => (float[1, 2] Y)
-<float[2, 2] w = {1.1, -2.1, 3.1, 4.1}, float[2, 2] v = {0.4, 0.6, -0.6, 0.4}>
+<)") + weights + R"(>
 {
-  a = MatMul(X, w)
-)") + (extra_matmul ? "  b = MatMul(a, v)\n  Y = MatMul(b, v)\n}\n" : "  Y = MatMul(a, v)\n}\n"));
+)" + (swapped ? "  a = MatMul(X, v)\n  Y = MatMul(a, w)\n}\n" : "  a = MatMul(X, w)\n  Y = MatMul(a, v)\n}\n"));
   m.graph.nodes[0].name = first;
   m.graph.nodes[1].name = second;
   return m;
 }
 
-TEST(QuantizationPlan, QuantizedNodesAreMatchedByNameThenByPlaceAmongTheirOpType) {
+// Within one quantization step (0.5) of the dequantized {1, -2, 3, 4} and {0.5, 0.5, -0.5, 0.5}.
+const char* kFloatWeights = "float[2, 2] w = {1.1, -2.1, 3.1, 4.1}, float[2, 2] v = {0.4, 0.6, -0.6, 0.4}";
+
+TEST(QuantizationPlan, WeightsAreFoundByNameThenByPlaceAmongTheirOpType) {
   auto reference = make_reference_engine(1);
-  auto by_name = plan_quantized_search(quantized_model(), float_model("mm_0", "mm_1"), "f.onnx", *reference);
+  auto by_name = plan_quantized_search(quantized_model(), float_model("mm_0", "mm_1", kFloatWeights), "f.onnx", *reference);
   ASSERT_TRUE(by_name.ok()) << by_name.error().message();
   EXPECT_EQ(by_name->nodes_matched_by_name, 2u);
   EXPECT_EQ(by_name->weights_from_float_model, 2u);
+  EXPECT_EQ(by_name->weights_folded, 0u);
   // Another exporter's names: the K-th MatMul is the K-th MatMul.
-  auto by_place = plan_quantized_search(quantized_model(), float_model("/encoder/MatMul", "/encoder/MatMul_1"), "f.onnx", *reference);
+  auto by_place = plan_quantized_search(quantized_model(), float_model("/encoder/MatMul", "/encoder/MatMul_1", kFloatWeights),
+                                        "f.onnx", *reference);
   ASSERT_TRUE(by_place.ok()) << by_place.error().message();
   EXPECT_EQ(by_place->nodes_matched_by_name, 0u);
-  EXPECT_EQ(by_place->nodes_matched_by_position, 2u);
-  EXPECT_EQ(by_place->weights_from_float_model, 2u);
+  EXPECT_EQ(by_place->nodes_matched_by_place, 2u);
   EXPECT_EQ(by_place->float_weights.at("w").data<float>()[0], 1.1f);
   EXPECT_EQ(by_place->float_weights.at("v").data<float>()[0], 0.4f);
 }
 
-// Names that differ and a node count that differs: nothing is matched. Folding every weight silently
-// would compare the quantized model with itself; it is an error naming the float model.
+// Same-shape layers in another order: the place points at the wrong weight, which its values
+// refuse; the right one is found by its values.
+TEST(QuantizationPlan, AWeightAtTheSamePlaceIsTakenOnlyWhenItsValuesAgree) {
+  auto reference = make_reference_engine(1);
+  auto plan = plan_quantized_search(quantized_model(), float_model("p", "q", kFloatWeights, true), "f.onnx", *reference);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->nodes_matched_by_place, 0u);
+  EXPECT_EQ(plan->nodes_matched_by_value, 2u);
+  EXPECT_EQ(plan->float_weights.at("w").data<float>()[0], 1.1f);
+  EXPECT_EQ(plan->float_weights.at("v").data<float>()[0], 0.4f);
+}
+
+// A float model of another network: no weight is within a step of the quantized ones. Keeping them
+// all dequantized would compare the quantized model with itself; it is an error naming the file.
 TEST(QuantizationPlan, AFloatModelThatGivesNoWeightIsAnError) {
   auto reference = make_reference_engine(1);
-  auto none = plan_quantized_search(quantized_model(), float_model("x", "y", true), "other.onnx", *reference);
+  auto none = plan_quantized_search(quantized_model(),
+                                    float_model("mm_0", "mm_1", "float[2, 2] w = {9, 9, 9, 9}, float[2, 2] v = {7, 7, 7, 7}"),
+                                    "other.onnx", *reference);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().message().find("other.onnx: no quantized weight has its float value here"), std::string::npos)
       << none.error().message();

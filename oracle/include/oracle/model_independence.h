@@ -17,7 +17,8 @@ struct ProbeModel {
   CandidateRun run;
 };
 
-// Two probes of different structure: an Identity of one input, and a Relu of an Add of two inputs.
+// Two probes of different structure: an Identity of one input, and a Relu of an Add of that input
+// and a weight (the same input and output: an engine that echoes its command line says the same).
 // Fresh names (an engine or check that keys on the model's node, value or graph names cannot tell
 // them from any other model), float32 values of rank 2 that FP16, BF16 and FP8 hold exactly (an
 // engine that lowers precision computes them exactly), the original's IR version and default-domain

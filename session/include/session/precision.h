@@ -90,8 +90,9 @@ struct PrecisionOutcome {
     size_t weights_from_float_model = 0;
     size_t weights_folded = 0;
     size_t quantized_nodes = 0;
-    size_t nodes_matched_by_name = 0;      // in the float model (QuantizedSearchPlan)
-    size_t nodes_matched_by_position = 0;
+    size_t nodes_matched_by_name = 0;  // in the float model (QuantizedSearchPlan)
+    size_t nodes_matched_by_place = 0;
+    size_t nodes_matched_by_value = 0;
   };
   std::optional<Quantization> quantization;
 };

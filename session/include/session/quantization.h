@@ -23,10 +23,13 @@ struct QuantizedSearchPlan {
   // DequantizeLinear output of a quantized weight -> its float value.
   std::map<std::string, Tensor, std::less<>> float_weights;
   size_t weights_from_float_model = 0;  // taken from the float model (node name, op type, input position)
-  // Quantized nodes matched in the float model by name (and op type), or, when names differ (another
-  // exporter), by place among the nodes of their op type.
+  // Quantized nodes whose weights were found in the float model (each weight within one
+  // quantization step of its dequantized value): at the node of the same name and op type, at the
+  // node in the same place among the nodes of that op type (another exporter's names), or
+  // elsewhere by value alone.
   size_t nodes_matched_by_name = 0;
-  size_t nodes_matched_by_position = 0;
+  size_t nodes_matched_by_place = 0;
+  size_t nodes_matched_by_value = 0;
   size_t weights_folded = 0;            // dequantized here: they keep the quantizer's rounding
   // The model whose outputs are the target: the float model given, or the Q/DQ model with every
   // quantized node left in float (weights folded).
@@ -34,11 +37,12 @@ struct QuantizedSearchPlan {
   std::string float_model_source;  // its file; "" when derived
 };
 
-// Finds the quantized nodes and every quantized weight's float value: from `float_model` when
-// given (the node of the same name and op type, else the one at the same place among the nodes of
-// that op type, reads a float constant of the same shape at that input), else the DequantizeLinear
-// of the weight computed by `reference`. Errors: the model has no quantized node; a float model
-// whose graph inputs or outputs (by name) differ from the model's, or that gives no weight.
+// Finds the quantized nodes and every quantized weight's float value: the DequantizeLinear of the
+// weight computed by `reference`, replaced, when `float_model` is given, by the float constant it
+// was made from (within one quantization step of it; looked for first at the node of the same
+// name, then at the same place among the nodes of that op type, then among all constants of its
+// shape). Errors: the model has no quantized node; a float model whose graph inputs or outputs (by
+// name) differ from the model's, or that gives no weight.
 Expected<QuantizedSearchPlan> plan_quantized_search(const Model& quantized, std::optional<Model> float_model,
                                                     const std::string& float_source, Engine& reference);
 
