@@ -113,6 +113,19 @@ void print_fp32_set(const PrecisionOutcome& out, std::optional<DType> typed) {
             << "\nAutoCast:    " << autocast_command(out.pinned, *typed, file) << "\n";
 }
 
+// Where the quantized weights' float values came from (the float model, or dequantized).
+void print_float_model_matches(const PrecisionOutcome& out) {
+  if (!out.quantization) return;
+  const auto& q = *out.quantization;
+  if (!q.float_model.empty())
+    std::cout << "quantized nodes found in the float model: "
+              << q.nodes_matched_by_name + q.nodes_matched_by_place + q.nodes_matched_by_value << " of " << q.quantized_nodes
+              << " (" << q.nodes_matched_by_name << " by name, " << q.nodes_matched_by_place << " by place among their op type, "
+              << q.nodes_matched_by_value << " by weight values only)\n";
+  std::cout << "weights in float: " << q.weights_from_float_model << " from the float model, " << q.weights_folded
+            << " folded (they keep the quantizer's rounding)\n";
+}
+
 // The nodes to leave in float, the errors, and how to quantize again without them.
 void print_float_set(const PrecisionOutcome& out) {
   std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " quantized nodes left in float"
@@ -133,16 +146,7 @@ void print_float_set(const PrecisionOutcome& out) {
   };
   std::cout << "largest absolute error against the float model: quantized " << errors(out.before) << "; partially quantized "
             << errors(out.after) << "\n";
-  if (out.quantization) {
-    const auto& q = *out.quantization;
-    if (!q.float_model.empty())
-      std::cout << "quantized nodes found in the float model: "
-                << q.nodes_matched_by_name + q.nodes_matched_by_place + q.nodes_matched_by_value << " of " << q.quantized_nodes
-                << " (" << q.nodes_matched_by_name << " by name, " << q.nodes_matched_by_place << " by place among their op type, "
-                << q.nodes_matched_by_value << " by weight values only)\n";
-    std::cout << "weights in float: " << q.weights_from_float_model << " from the float model, " << q.weights_folded
-              << " folded (they keep the quantizer's rounding)\n";
-  }
+  print_float_model_matches(out);
   std::cout << "\nONNX Runtime:\n" << onnxruntime_quantize_call(out.pinned) << "\nModel Optimizer:\n"
             << modelopt_quantize_command(out.pinned) << "\n";
 }
@@ -315,6 +319,7 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
     std::cout << (plan ? "fails even with every quantized node in float: not a quantization problem ("
                        : "fails even in FP32: not a precision problem (")
               << out.after.signature.to_string() << ")\n";
+    print_float_model_matches(out);
     return kExitNotPrecision;
   }
   // The set, how to deploy it, and the bundle: the model partially quantized, or (a strongly typed

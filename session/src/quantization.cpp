@@ -150,13 +150,14 @@ Status weights_from(const Model& quantized, const Model& float_model, const std:
   const std::unordered_map<size_t, Hint> hints = matching_nodes(q, f, plan);
   const auto by_shape = float_constants(f, f_producers);
   size_t quantized_weights = 0;
+  std::set<std::string> replaced;  // a weight read by several nodes is replaced once
   for (const QuantizedNode& qn : plan.nodes) {
     enum { None, ByName, ByPlace, ByValue } how = None;
     for (const DequantizedInput& in : qn.inputs) {
       if (!in.weight()) continue;
       ++quantized_weights;
       auto folded = plan.float_weights.find(in.float_value);
-      if (folded == plan.float_weights.end()) continue;
+      if (folded == plan.float_weights.end() || replaced.count(in.float_value)) continue;
       const double step = largest_step(q, q_producers, q.nodes[in.dequantize]);
       const Tensor* found = nullptr;
       auto hint = hints.find(qn.node);
@@ -171,6 +172,7 @@ Status weights_from(const Model& quantized, const Model& float_model, const std:
             break;
           }
       if (!found) continue;
+      replaced.insert(in.float_value);
       folded->second = *found;
       ++plan.weights_from_float_model;
       --plan.weights_folded;

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/model_io.h"
+#include "fault_models.h"
 #include "process_support.h"
 
 namespace reduce {
@@ -141,17 +142,7 @@ reducable_with_const () => (float[2, 3] Y)
 TEST(ModelIndependenceCli, AGoldenCheckByOutputNameIsNotTakenForTheSetups) {
   TempDir dir;
   const fs::path model = dir / "bcast.onnxtxt";
-  write_bytes(model, R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,4,3,3] X, float[1,1,3,3] M) => (float[1,4,3,3] Y)
-{
-  a = Relu(X)
-  b = Sigmoid(M)
-  c = Mul(a, b)
-  d = Tanh(c)
-  Y = Neg(d)
-}
-)");
+  write_bytes(model, testing::kBroadcastChain);
   auto saved = run_reduce({"run", model.string(), "--seed", "1", "--save-inputs", (dir / "in").string(), "--save-outputs",
                            (dir / "golden").string()});
   ASSERT_EQ(saved.exit_code, 0) << saved.out << saved.err;

@@ -76,6 +76,26 @@ TEST(QuantizationPlan, AWeightAtTheSamePlaceIsTakenOnlyWhenItsValuesAgree) {
   EXPECT_EQ(plan->float_weights.at("v").data<float>()[0], 0.4f);
 }
 
+// A weight several nodes read is one weight: replaced once, counted once.
+TEST(QuantizationPlan, AWeightReadBySeveralNodesIsTakenOnce) {
+  Model q = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+q (float[1, 2] X) => (float[1, 2] Y)
+<int8[2, 2] wq = {2, -4, 6, 8}, float s = {0.5}, int8 z = {0}>
+{
+  w = DequantizeLinear(wq, s, z)
+  a = MatMul(X, w)
+  Y = MatMul(a, w)
+}
+)");
+  auto reference = make_reference_engine(1);
+  auto plan = plan_quantized_search(q, float_model("m0", "m1", kFloatWeights), "f.onnx", *reference);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->weights_from_float_model, 1u);
+  EXPECT_EQ(plan->weights_folded, 0u);
+  EXPECT_EQ(plan->float_weights.at("w").data<float>()[0], 1.1f);
+}
+
 // A float model of another network: no weight is within a step of the quantized ones. Keeping them
 // all dequantized would compare the quantized model with itself; it is an error naming the file.
 TEST(QuantizationPlan, AFloatModelThatGivesNoWeightIsAnError) {
