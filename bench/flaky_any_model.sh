@@ -5,10 +5,11 @@
 # --repeat, TRIALS reductions of a 6-node model at -j 1, each outcome counted: exit 7 (model-
 # independent: the probes failed alike), 3 (the original passed), 6 (NOT CONFIRMED), 0 with the
 # setup warning (a probe failed alike), and 0 silent (a wrong reproducer reported as confirmed).
-# Usage: bench/flaky_any_model.sh BUILD_DIR [TRIALS (8)]
+# Usage: bench/flaky_any_model.sh BUILD_DIR [TRIALS (8)] [CONFIRM (1: reduce's default --confirm)]
 set -euo pipefail
 build="$(cd "${1:?usage: bench/flaky_any_model.sh BUILD_DIR [TRIALS]}" && pwd)"
 trials="${2:-8}"
+confirm="${3:-1}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cat > "$work/m.onnxtxt" <<'MODEL'
@@ -33,8 +34,8 @@ if [ "$r" = 1 ]; then echo 'engine: internal error'; exit 1; fi
 exit 0
 SCRIPT
 engine="check:sh $work/flaky.sh {model}"
-printf '| failure rate | --repeat | trials | exit 7 (model-independent) | exit 3 (passes) | exit 6 (NOT CONFIRMED) | exit 0 with the setup warning | exit 0 silent (wrong and unsaid) |\n'
-printf '|---|---|---|---|---|---|---|---|\n'
+printf '| failure rate | --repeat | --confirm | trials | exit 7 (model-independent) | exit 3 (passes) | exit 6 (NOT CONFIRMED) | exit 0 with the setup warning | exit 0 silent (wrong and unsaid) |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
 for p in 30 50 70; do
   for repeat in 1 3; do
     declare -A n=([7]=0 [3]=0 [6]=0 [warned]=0 [silent]=0 [other]=0)
@@ -45,7 +46,7 @@ for p in 30 50 70; do
       echo "$p" > "$run/p"
       set +e
       FLAKY_DIR="$run" "$build/reduce" "$work/m.onnxtxt" --engine "$engine" --slot-env "FLAKY_DIR=$run" -j 1 \
-        --repeat "$repeat" -o "$run/out" > "$run/log" 2>&1
+        --repeat "$repeat" --confirm "$confirm" -o "$run/out" > "$run/log" 2>&1
       code=$?
       set -e
       case "$code" in
@@ -54,7 +55,7 @@ for p in 30 50 70; do
         *) n[other]=$((n[other] + 1)) ;;
       esac
     done
-    printf '| %s%% | %s | %s | %s | %s | %s | %s | %s |\n' "$p" "$repeat" "$trials" "${n[7]}" "${n[3]}" "${n[6]}" "${n[warned]}" "${n[silent]}"
+    printf '| %s%% | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$p" "$repeat" "$confirm" "$trials" "${n[7]}" "${n[3]}" "${n[6]}" "${n[warned]}" "${n[silent]}"
     unset n
   done
 done

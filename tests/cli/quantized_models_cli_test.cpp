@@ -108,6 +108,23 @@ TEST(QuantizedPrecision, WithoutTheFloatModelEveryPairIsFoldedAndTheReportSaysSo
   EXPECT_NE(testing::read_bytes(dir.path() / "report.md").find("folded weights keep the quantizer's rounding"), std::string::npos);
 }
 
+// The float model from another exporter (TorchScript; the quantized model was made from the dynamo
+// export): no node name in common. Every weight used to be folded silently, and the answer was
+// exit 4 "not a quantization problem"; the weights are now found by place and by value.
+TEST(QuantizedPrecision, AFloatModelFromAnotherExporterGivesItsWeightsByPlaceAndValue) {
+  testing::TempDir dir;
+  const std::string torchscript = (fs::path(REDUCE_SHARED_FIXTURES) / "exported" / "bert_torchscript_op17" / "model.onnx").string();
+  auto r = run_reduce({"precision", model_of("bert_int8_qdq"), "--float-model", torchscript, "--inputs", data_of("bert_int8_qdq"),
+                       "--atol", "0.03", "--rtol", "0", "-j", "2", "-o", dir.path().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("quantized nodes left in float (1-minimal)"), std::string::npos) << r.out;
+  const auto report = read_json(dir.path() / "report.json");
+  EXPECT_EQ(report["float_model_nodes"]["matched_by_name"], 0);
+  EXPECT_GT(report["float_model_nodes"]["matched_by_place"].get<int>() + report["float_model_nodes"]["matched_by_value"].get<int>(), 0);
+  EXPECT_GT(report["weights"]["from_float_model"].get<int>(), report["weights"]["folded"].get<int>());
+  EXPECT_NE(r.out.find("quantized nodes found in the float model: "), std::string::npos) << r.out;
+}
+
 TEST(QuantizedPrecision, WithinTheToleranceAlreadyIsExit3) {
   auto r = run_reduce({"precision", model_of("bert_int8_qdq"), "--float-model", kFloatBert, "--inputs", data_of("bert_int8_qdq"),
                        "--atol", "1", "--rtol", "0"});
