@@ -42,38 +42,38 @@ Node make_node(std::string name, std::string op, std::vector<std::string> inputs
   return n;
 }
 
-// Values FP16, BF16 and FP8 (E4M3) represent exactly, and so do their sums.
-Expected<ProbeModel> identity_probe(int64_t ir_version, int64_t opset) {
-  ProbeModel p{"Identity of a float32[1,4] input", {probe_shell(ir_version, opset), {}, {}}};
+// Both probes read reduce_probe_x and write reduce_probe_y, float32[1,4] (an engine that echoes
+// its command line, as trtexec does, then says the same of both). The values, and their sums with
+// the Add probe's weight, are ones FP16, BF16 and FP8 (E4M3) represent exactly.
+Expected<ProbeModel> probe_around(std::string description, int64_t ir_version, int64_t opset, std::vector<Node> nodes,
+                                  std::vector<float> expected) {
+  ProbeModel p{std::move(description), {probe_shell(ir_version, opset), {}, {}}};
   Graph& g = p.run.model.graph;
   const Shape shape{1, 4};
   g.inputs = {float_value("reduce_probe_x", shape)};
   g.outputs = {float_value("reduce_probe_y", shape)};
-  g.nodes = {make_node("reduce_probe_identity", "Identity", {"reduce_probe_x"}, "reduce_probe_y")};
-  const std::vector<float> x{1.0f, -2.0f, 0.5f, 4.0f};
-  REDUCE_ASSIGN(NamedTensor in, float_tensor("reduce_probe_x", shape, x));
-  REDUCE_ASSIGN(NamedTensor out, float_tensor("reduce_probe_y", shape, x));
-  p.run.inputs = {std::move(in)};
-  p.run.expected = {std::move(out)};
+  g.nodes = std::move(nodes);
+  REDUCE_ASSIGN(NamedTensor x, float_tensor("reduce_probe_x", shape, {1.0f, -2.0f, 0.5f, 4.0f}));
+  REDUCE_ASSIGN(NamedTensor y, float_tensor("reduce_probe_y", shape, std::move(expected)));
+  p.run.inputs = {std::move(x)};
+  p.run.expected = {std::move(y)};
   return p;
 }
 
-// The same input and output as the Identity probe (an engine that echoes its command line, as
-// trtexec does, then says the same of both), with real kernels between them.
+Expected<ProbeModel> identity_probe(int64_t ir_version, int64_t opset) {
+  return probe_around("Identity of a float32[1,4] input", ir_version, opset,
+                      {make_node("reduce_probe_identity", "Identity", {"reduce_probe_x"}, "reduce_probe_y")},
+                      {1.0f, -2.0f, 0.5f, 4.0f});
+}
+
+// Real kernels between the input and the output.
 Expected<ProbeModel> add_relu_probe(int64_t ir_version, int64_t opset) {
-  ProbeModel p{"Relu of an Add of a float32[1,4] input and a weight", {probe_shell(ir_version, opset), {}, {}}};
-  Graph& g = p.run.model.graph;
-  const Shape shape{1, 4};
-  g.inputs = {float_value("reduce_probe_x", shape)};
-  g.outputs = {float_value("reduce_probe_y", shape)};
-  REDUCE_ASSIGN(NamedTensor weight, float_tensor("reduce_probe_w", shape, {0.5f, 1.0f, -1.0f, 2.0f}));
-  g.initializers = {Initializer{weight.name, weight.tensor, {}, std::nullopt}};
-  g.nodes = {make_node("reduce_probe_add", "Add", {"reduce_probe_x", "reduce_probe_w"}, "reduce_probe_sum"),
-             make_node("reduce_probe_relu", "Relu", {"reduce_probe_sum"}, "reduce_probe_y")};
-  REDUCE_ASSIGN(NamedTensor x, float_tensor("reduce_probe_x", shape, {1.0f, -2.0f, 0.5f, 4.0f}));
-  REDUCE_ASSIGN(NamedTensor y, float_tensor("reduce_probe_y", shape, {1.5f, 0.0f, 0.0f, 6.0f}));
-  p.run.inputs = {std::move(x)};
-  p.run.expected = {std::move(y)};
+  REDUCE_ASSIGN(ProbeModel p, probe_around("Relu of an Add of a float32[1,4] input and a weight", ir_version, opset,
+                                           {make_node("reduce_probe_add", "Add", {"reduce_probe_x", "reduce_probe_w"}, "reduce_probe_sum"),
+                                            make_node("reduce_probe_relu", "Relu", {"reduce_probe_sum"}, "reduce_probe_y")},
+                                           {1.5f, 0.0f, 0.0f, 6.0f}));
+  REDUCE_ASSIGN(NamedTensor weight, float_tensor("reduce_probe_w", Shape{1, 4}, {0.5f, 1.0f, -1.0f, 2.0f}));
+  p.run.model.graph.initializers = {Initializer{weight.name, weight.tensor, {}, std::nullopt}};
   return p;
 }
 

@@ -126,15 +126,11 @@ bool made_from(const Tensor& dequantized, const Tensor& weight, double step) {
   return true;
 }
 
-// Every float constant of a graph (initializers, Constant nodes' values), by shape.
-std::map<Shape, std::vector<const Tensor*>> float_constants(const Graph& f, const Producers& producers) {
+// Every float constant of a graph, by shape (Constant nodes are initializers since import).
+std::map<Shape, std::vector<const Tensor*>> float_constants(const Graph& f) {
   std::map<Shape, std::vector<const Tensor*>> out;
   for (const auto& init : f.initializers)
     if (is_float_type(init.tensor.dtype())) out[init.tensor.shape()].push_back(&init.tensor);
-  for (const auto& n : f.nodes)
-    if (is_constant_node(n) && !n.outputs.empty())
-      if (const Tensor* t = constant_value(f, producers, n.outputs[0]); t && is_float_type(t->dtype()))
-        out[t->shape()].push_back(t);
   return out;
 }
 
@@ -148,7 +144,7 @@ Status weights_from(const Model& quantized, const Model& float_model, const std:
   const Graph& f = float_model.graph;
   const Producers q_producers = producers_of(q), f_producers = producers_of(f);
   const std::unordered_map<size_t, Hint> hints = matching_nodes(q, f, plan);
-  const auto by_shape = float_constants(f, f_producers);
+  const auto by_shape = float_constants(f);
   size_t quantized_weights = 0;
   std::set<std::string> replaced;  // a weight read by several nodes is replaced once
   for (const QuantizedNode& qn : plan.nodes) {
