@@ -10,7 +10,7 @@ packages=(
   libzip-dev zlib1g-dev libopencv-dnn-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
-  nodejs npm graphviz gnuplot-nox ca-certificates
+  nodejs npm graphviz gnuplot-nox ca-certificates python3-opencv python3-numpy
   openmpi-bin libopenmpi-dev
 )
 
