@@ -8,6 +8,7 @@
 #include "core/polygraphy_json.h"
 #include "error_origin_section.h"
 #include "graph_picture.h"
+#include "reproduction_bundle.h"
 #include "session/canonical_graph.h"
 #include "session/report.h"
 
@@ -59,7 +60,9 @@ namespace {
 constexpr const char* kBundleEntries[] = {"model.onnx", "model.data", "inputs",  "expected",   "actual", "report.json",
                                           "report.md",  "graph.dot",  "graph.svg", "journal", "bucket.txt", "error.svg",
                                           "inputs.json", "expected.json",
-                                          "batch_status.txt"};
+                                          "batch_status.txt", "model_fp16.onnx", "model_bf16.onnx", "model_fp16.data",
+                                          "model_bf16.data", "inputs.npz", "expected.npz", "repro.py", "repro.mjs",
+                                          "repro.sh", "compare.py"};
 
 // A bundle file, or the hidden temporary of one (".inputs.tmp", ".report.json.tmp123").
 bool is_bundle_entry(const std::string& name) {
@@ -202,9 +205,11 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   REDUCE_ASSIGN(CandidateRun run, oracle.materialize(candidate));
   REDUCE_TRY(write_bundle_model(dir, run));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
-  if (options.polygraphy) write_polygraphy_files(dir, run, oracle.options().reference, report);
+  if (options.polygraphy || wants_polygraphy_files(oracle.options().engine))
+    write_polygraphy_files(dir, run, oracle.options().reference, report);
   REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report));
   describe_reproducer(report, oracle, candidate, run, verdict);
+  REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));
   REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(run.model.graph)));

@@ -146,17 +146,6 @@ Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const P
   return out;
 }
 
-std::string shell_word(const std::string& s) {
-  const bool safe = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' ||
-           c == ',' || c == '=';
-  });
-  if (safe) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 std::string tensorrt_flags(const std::vector<PinnedNode>& pinned) {
   std::string value;
   for (size_t i = 0; i < pinned.size(); ++i) value += (i ? "," : "") + pinned[i].name + ":fp32";
@@ -170,12 +159,6 @@ std::string exact_regex(const std::string& name) {
     out += static_cast<char>(c);
   }
   return out + "$";
-}
-
-std::string python_string(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-  return out + "'";
 }
 
 std::string autocast_command(const std::vector<PinnedNode>& pinned, DType to, const std::string& output) {

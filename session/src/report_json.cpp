@@ -119,6 +119,11 @@ std::string report_json(const ReductionReport& r) {
   for (const auto& e : r.error_sources) j["error_sources"].push_back(error_source_json(e));
   j["nonfinite_born"] = r.nonfinite_born ? error_source_json(*r.nonfinite_born) : Json();
   j["command"] = r.command;
+  j["reproducer"] = {{"model", r.reproducer_model},
+                     {"engine", r.reproducer_engine},
+                     {"scripts", r.reproduction_scripts},
+                     {"data", r.reproduction_data},
+                     {"note", r.reproduction_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reproduction_note)}};
   j["environment"] = r.environment;
   return dump(j, 2) + "\n";
 }

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "adapters/engine_spec.h"
+#include "adapters/script_words.h"
 #include "session/report.h"
 #include "oracle/signature.h"
 #include "session/verdict_report.h"
@@ -52,16 +53,33 @@ void write_what_does_not_matter(const ReductionReport& r, std::ostream& md) {
   }
 }
 
+// The scripts that need no reduce: what to run, and what it needs.
+void write_reproduction(const ReductionReport& r, std::ostream& md) {
+  if (!r.reproduction_scripts.empty()) {
+    md << "**Without reduce:**";
+    for (const auto& s : r.reproduction_scripts)
+      if (s == "repro.py") md << " `python3 repro.py`";
+      else if (s == "repro.mjs") md << " `node repro.mjs`";
+      else if (s == "repro.sh") md << " `sh repro.sh`";
+    md << " (each prints what differs and exits 1 while the failure shows; data in";
+    for (const auto& d : r.reproduction_data) md << " `" << d << "`";
+    md << (r.reproduction_data.empty() ? " `inputs/`, `expected/`" : "") << ").\n\n";
+  }
+  if (!r.reproduction_note.empty()) md << "**Not written:** " << r.reproduction_note << "\n\n";
+}
+
 void write_reproduce(const ReductionReport& r, std::ostream& md) {
   // Expected values given by a file are in expected/: the check compares with them, not the reference.
   const bool given = !r.expected_source.empty();
-  md << "**Reproduce:** `model.onnx` with `inputs/input_K.pb`; expected values ("
+  md << "**Reproduce:** `" << r.reproducer_model << "` with `inputs/input_K.pb`"
+     << (r.reproducer_model != "model.onnx" ? " (the model as `" + r.reproducer_engine + "` ran it: it fails there as it is; `model.onnx` is its FP32 form)" : std::string())
+     << "; expected values ("
      << (given ? "from `" + r.expected_source + "`, the rest from reference `" + r.reference + "`"
                : "reference `" + r.reference + "`")
      << ") in `expected/`, the engine's in `actual/`.\n\n```sh\n" << r.command << "\n"
-     << "reduce check model.onnx --engine '" << r.engine << "'"
-     << (r.reference != "ref" ? " --reference '" + r.reference + "'" : std::string()) << " --inputs inputs"
-     << (given ? " --expected expected" : "") << "\n```\n\n"
+     << reduce_check_line(r) << "\n```\n\n";
+  write_reproduction(r, md);
+  md
      << "**Engine:** `" << r.engine << "`, reference `" << r.reference << "`, tolerance atol "
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
      << to_string(r.tolerance.stat) << describe_element_type_tolerances(r.tolerance) << ")\n\n";
@@ -139,6 +157,18 @@ void write_search(const ReductionReport& r, std::ostream& md) {
 }
 
 }  // namespace
+
+std::string reduce_check_line(const ReductionReport& r) {
+  const bool given = !r.expected_source.empty();
+  // Specs always quoted: `cmd:` templates hold spaces and braces.
+  auto quoted = [](const std::string& s) {
+    const std::string w = shell_word(s);
+    return w.starts_with('\'') ? w : "'" + w + "'";
+  };
+  return "reduce check model.onnx --engine " + quoted(r.engine) +
+         (r.reference != "ref" ? " --reference " + quoted(r.reference) : std::string()) + " --inputs inputs" +
+         (given ? " --expected expected" : "");
+}
 
 std::string report_markdown(const ReductionReport& r) {
   std::ostringstream md;

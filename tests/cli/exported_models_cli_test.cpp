@@ -21,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::read_bytes;
+using testing::run_process;
 using testing::run_reduce;
 using testing::TempDir;
 using testing::write_bytes;
@@ -154,6 +155,11 @@ TEST(ExportedOpenCv, TorchScriptBertReducesToTheIdentityOnAWeight) {
   EXPECT_EQ(reduced->ir_version, 8);
   const std::string error = read_bytes(out / "actual" / "error.txt");
   EXPECT_NE(error.find("Identity"), std::string::npos) << error;
+  // Without reduce: repro.py with cv2.dnn (Debian's python3-opencv, the same OpenCV 4.6) fails alike.
+  auto repro = run_process({"/usr/bin/python3", (out / "repro.py").string()});
+  EXPECT_EQ(repro.exit_code, 1) << repro.out << repro.err;
+  EXPECT_NE(repro.out.find("FAILS: the engine raised error"), std::string::npos) << repro.out;
+  EXPECT_NE(repro.out.find("Identity"), std::string::npos) << repro.out;
 }
 
 // An ONNX Runtime contrib op (com.microsoft.Gelu) that the reference lacks: with the expected

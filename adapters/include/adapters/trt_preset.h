@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "engine/fp32_nodes.h"
+#include "adapters/script_words.h"  // shell_command_line
 
 namespace reduce {
 
@@ -87,9 +88,6 @@ std::vector<std::string> trt_timing_cache_arguments(TrtTool tool);
 // None when `nodes` is empty. Errors name a node the tool's syntax cannot express (trtexec: a `,`
 // or `'`; Polygraphy: a leading `-`, which its argument parser would take for a flag).
 Expected<std::vector<std::string>> trt_fp32_arguments(TrtTool tool, const std::vector<std::string>& nodes);
-
-// argv as one line a person can paste into a POSIX shell (arguments quoted where needed).
-std::string shell_command_line(const std::vector<std::string>& argv);
 
 std::string_view trt_tool_name(TrtTool tool);
 

@@ -1,4 +1,5 @@
 // `check[fp32=...]:TEMPLATE`: a script that decides by itself (the oracle runs it: CheckScript).
+#include "reproduction/scripts.h"
 #include "kinds/command_kinds.h"
 
 namespace reduce::kinds {
@@ -12,6 +13,9 @@ const KindOps Check = {
     [](EngineSpec& spec) { return &spec.fp32_nodes; },
     nullptr,
     command_controls_precision,
+    nullptr,
+    nullptr,
+    repro::command_scripts,
 };
 
 }  // namespace reduce::kinds

@@ -1,5 +1,6 @@
 // `cmd[fp32=...]:TEMPLATE`: a command per model run (docs/engine.md, "External engines"); also what
 // `cmd:` and `check:` share.
+#include "reproduction/scripts.h"
 #include "kinds/command_kinds.h"
 #include "spec/engine_factories.h"
 
@@ -36,6 +37,9 @@ const KindOps Cmd = {
     [](EngineSpec& spec) { return &spec.fp32_nodes; },
     nullptr,
     command_controls_precision,
+    nullptr,
+    nullptr,
+    repro::command_scripts,
 };
 
 }  // namespace reduce::kinds

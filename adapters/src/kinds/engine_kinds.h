@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "adapters/engine_spec.h"
+#include "adapters/reproduction.h"
 
 namespace reduce::kinds {
 
@@ -36,6 +37,9 @@ struct KindOps {
   // Asks the environment, once, what engines made from the spec would otherwise ask at every make
   // (trt: TensorRT's version), and records it in the spec without changing how it prints.
   void (*settle)(EngineSpec& spec, const EngineEnvironment& environment) = nullptr;
+  // The scripts that reproduce a failure in the engine's own terms (adapters/reproduction.h); null:
+  // a wrapper's inner spec decides, else `reduce check`.
+  std::vector<ReproductionFile> (*reproduce)(const EngineSpec& spec, const ReproductionContext& context) = nullptr;
 };
 
 #define REDUCE_ENGINE(Kind, ...) extern const KindOps Kind;

@@ -1,4 +1,5 @@
 // `trt[:OPTIONS]`: TensorRT through Polygraphy or trtexec, a command per run.
+#include "reproduction/scripts.h"
 #include "kinds/engine_kinds.h"
 #include "spec/engine_factories.h"
 
@@ -37,6 +38,7 @@ const KindOps Trt = {
       // A tool that cannot be found, or an option it refuses, is said when an engine is made.
       if (auto command = trt_command_in(spec.trt, environment)) spec.trt.detected_version = command->version;
     },
+    repro::trt_scripts,
 };
 
 }  // namespace reduce::kinds

@@ -65,9 +65,6 @@ std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem
   return argv;
 }
 
-bool shell_safe(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_{}").find(c) != std::string_view::npos;
-}
 
 }  // namespace
 
@@ -253,19 +250,5 @@ Expected<std::vector<std::string>> trt_fp32_arguments(TrtTool tool, const std::v
   return std::vector<std::string>{"--precisionConstraints=obey", "--layerPrecisions=" + list};
 }
 
-std::string shell_command_line(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    if (!a.empty() && std::all_of(a.begin(), a.end(), shell_safe)) {
-      out += a;
-      continue;
-    }
-    out += '\'';
-    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += '\'';
-  }
-  return out;
-}
 
 }  // namespace reduce

@@ -135,6 +135,17 @@ struct ReductionReport {
   // tensors have no Polygraphy form); report.md only.
   bool polygraphy_files = false;
   std::string polygraphy_files_note;
+  // The reproducer as the engine under test runs it: `model.onnx`, or for an engine that converts
+  // each model (`fp16:SPEC`, `bf16:SPEC`, `trt:fp16` on TensorRT 11) the converted model
+  // (`model_fp16.onnx`, `model_bf16.onnx`) that `reproducer_engine`, the inner engine, fails on as it is.
+  std::string reproducer_model = "model.onnx";
+  std::string reproducer_engine;
+  // The scripts that reproduce without reduce (adapters/reproduction.h: repro.py, repro.mjs, repro.sh,
+  // compare.py) and the data files they read (inputs.npz, expected.npz); a note when some could not
+  // be written (a tensor .npy cannot hold).
+  std::vector<std::string> reproduction_scripts;
+  std::vector<std::string> reproduction_data;
+  std::string reproduction_note;
   // Where error is born in the original model (numeric failures): the report.md section (empty: not
   // traced), the nodes that add the error of the worst output (largest first), the node where a
   // non-finite value is born, and whether error.svg was drawn.
@@ -155,6 +166,8 @@ struct ReductionReport {
 std::string report_json(const ReductionReport& report);
 // report.md: paste-ready for an issue tracker.
 std::string report_markdown(const ReductionReport& report);
+// The `reduce check` line that reproduces the failure from the bundle's folder.
+std::string reduce_check_line(const ReductionReport& report);
 
 // What `reduce batch` groups reproducers by: failure key and canonical graph form. Stored as one
 // JSON line in a bundle's bucket.txt.

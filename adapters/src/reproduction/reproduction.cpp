@@ -1,0 +1,39 @@
+// reproduction_files: the kind's scripts (engines.def), through wrappers to the kind that computes.
+#include "adapters/reproduction.h"
+
+#include <nlohmann/json.hpp>
+
+#include "kinds/engine_kinds.h"
+#include "reproduction/scripts.h"
+
+namespace reduce {
+
+const std::vector<std::string>& reproduction_file_names() {
+  static const std::vector<std::string> names{"repro.py", "repro.mjs", "repro.sh", "compare.py"};
+  return names;
+}
+
+std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const ReproductionContext& context) {
+  for (const EngineSpec* s = &spec; s; s = s->inner.get())
+    if (const auto reproduce = kinds::ops(s->kind).reproduce) return reproduce(*s, context);
+  return repro::reduce_check_scripts(spec, context);
+}
+
+namespace repro {
+
+std::string config_json(const ReproductionContext& c, const std::string& extra_key, const std::string& extra_json) {
+  nlohmann::ordered_json j;
+  j["model"] = c.model_file;
+  j["inputs"] = c.inputs;
+  j["outputs"] = nlohmann::ordered_json::array();
+  for (const auto& o : c.outputs) j["outputs"].push_back({{"name", o.name}, {"atol", o.atol}, {"rtol", o.rtol}});
+  j["stat"] = c.stat;
+  j["quantile"] = c.quantile;
+  j["failure"] = c.failure;
+  if (!extra_key.empty()) j[extra_key] = nlohmann::ordered_json::parse(extra_json);
+  return j.dump(-1, ' ', true);
+}
+
+}  // namespace repro
+
+}  // namespace reduce

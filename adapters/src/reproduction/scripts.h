@@ -1,0 +1,30 @@
+// The script writers behind reproduction_files, one per family of engines, and the pieces they share.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "adapters/reproduction.h"
+
+namespace reduce::repro {
+
+// The context as one JSON object (ensure_ascii: valid in Python and JavaScript source), for the
+// scripts' CONFIG: model, inputs, outputs with tolerances, stat, quantile, failure, plus `extra`.
+std::string config_json(const ReproductionContext& context, const std::string& extra_key = "",
+                        const std::string& extra_json = "");
+
+// Python: reading inputs.npz/expected.npz and the comparison, as reduce's oracle decides it.
+extern const char* const kPythonCompare;
+
+// ONNX Runtime: repro.py (onnxruntime for Python) and repro.mjs (onnxruntime-node), the spec's session options.
+std::vector<ReproductionFile> ort_python(const EngineSpec& spec, const ReproductionContext& context);
+std::vector<ReproductionFile> ort_node(const EngineSpec& spec, const ReproductionContext& context);
+std::vector<ReproductionFile> opencv_scripts(const EngineSpec& spec, const ReproductionContext& context);
+// cmd:, check: and trt: the engine's own command filled with the bundle's files.
+std::vector<ReproductionFile> command_scripts(const EngineSpec& spec, const ReproductionContext& context);
+// trt: Polygraphy's line comparing with expected.json, else trtexec's build and run.
+std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const ReproductionContext& context);
+// ref and opt: `reduce check`.
+std::vector<ReproductionFile> reduce_check_scripts(const EngineSpec& spec, const ReproductionContext& context);
+
+}  // namespace reduce::repro
