@@ -30,18 +30,21 @@ std::string install_polygraphy_stand_in(const TempDir& dir) {
   fs::create_directories(dir / "bin");
   const auto script = dir / "bin" / "polygraphy";
   write_bytes(script, R"SH(#!/bin/sh
-# Stand-in for `polygraphy run MODEL --trt [--fp16|--bf16] --load-inputs IN --save-outputs OUT
+# Stand-in for `polygraphy run MODEL --trt [--fp16|--bf16] --load-inputs IN --save-outputs OUT|--load-outputs GOLDEN
 # [--load-timing-cache F --save-timing-cache F] [--precision-constraints obey --layer-precisions
 # NAME:float32 ...]`: not Polygraphy, no TensorRT.
 [ "$1" = run ] || { echo "polygraphy stand-in: expected 'run'" >&2; exit 2; }
 model=$2; shift 2
-precision=; constraints=; in=; out=; names=
+precision=; constraints=; in=; out=; names=; golden=
 while [ $# -gt 0 ]; do
   case $1 in
     --trt) ;;
     --fp16|--bf16) precision=${1#--} ;;
     --load-inputs) in=$2; shift ;;
     --save-outputs) out=$2; shift ;;
+    --load-outputs) golden=$2; shift ;;
+    --atol|--rtol) while [ $# -gt 1 ] && [ "${2#--}" = "$2" ]; do shift; done ;;
+    --check-error-stat) shift ;;
     --precision-constraints) constraints=$2; shift ;;
     --load-timing-cache|--save-timing-cache) shift ;;
     --layer-precisions)
@@ -57,6 +60,8 @@ if [ "$constraints" = obey ] && [ -n "$names" ]; then
   options="${options:+$options,}fp32=@$out.fp32.txt"
 fi
 [ -n "$FAULT" ] && options="${options:+$options,}fault=$FAULT"
+# --load-outputs: compare with those values, exit 1 when they differ (as Polygraphy does).
+[ -n "$golden" ] && exec "$REDUCE" check "$model" --engine "opt${options:+:$options}" --inputs "$in" --expected "$golden"
 exec "$REDUCE" run "$model" --engine "opt${options:+:$options}" --inputs "$in" --save-format polygraphy --save-outputs "$out"
 )SH");
   chmod(script.c_str(), 0755);
@@ -156,6 +161,16 @@ TEST(TrtCli, ReducesThroughAPolygraphyStandInToTheFaultsOneNode) {
   ASSERT_EQ((*expected)[0].tensors.size(), 1u);
   EXPECT_EQ((*expected)[0].tensors[0].name, pb->name);
   EXPECT_TRUE((*expected)[0].tensors[0].tensor.equals(pb->tensor));
+  // Without reduce: repro.sh runs Polygraphy on the bundle's files, comparing with expected.json.
+  const std::string reduce = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  auto repro = testing::run_process({"env", "PATH=" + bin + ":/usr/bin:/bin", "FAULT=broadcast-batch1", "REDUCE=" + reduce,
+                                     "sh", (out / "repro.sh").string()});
+  EXPECT_EQ(repro.exit_code, 1) << repro.out << repro.err;
+  auto fixed = testing::run_process({"env", "PATH=" + bin + ":/usr/bin:/bin", "FAULT=", "REDUCE=" + reduce, "sh",
+                                     (out / "repro.sh").string()});
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  EXPECT_NE(read_bytes(out / "repro.sh").find("--fp16 --load-inputs \"$here/inputs.json\" --load-outputs \"$here/expected.json\""),
+            std::string::npos);
 }
 
 TEST(TrtCli, PrecisionThroughAPolygraphyStandInFindsTheFp16OverflowSet) {
