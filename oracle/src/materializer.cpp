@@ -53,6 +53,32 @@ Expected<Tensor> CandidateMaterializer::shared_fill(const std::string& name, con
   return Tensor::view(t.dtype(), t.shape(), t.owner(), t.bytes().data(), t.byte_size());
 }
 
+std::unordered_set<std::string> CandidateMaterializer::constant_fed_values(const Graph& g) {
+  // Values that differ from run to run: the recorded one is not the value.
+  static const std::unordered_set<std::string_view> kRandom = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                                               "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"};
+  std::unordered_set<std::string_view> inputs;
+  for (const auto& vi : g.inputs) inputs.insert(vi.name);
+  std::unordered_set<std::string> constant;
+  for (const auto& init : g.initializers)
+    if (!inputs.count(init.name)) constant.insert(init.name);  // an input with a default is no constant
+  std::vector<bool> done(g.nodes.size(), false);
+  for (bool changed = true; changed;) {  // one pass when the nodes are in topological order
+    changed = false;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (done[i] || !(n.domain.empty() || n.domain == "ai.onnx") || n.has_subgraphs() || kRandom.count(n.op_type)) continue;
+      if (!std::all_of(n.inputs.begin(), n.inputs.end(), [&](const std::string& in) { return in.empty() || constant.count(in); }))
+        continue;
+      done[i] = changed = true;
+      for (const auto& out : n.outputs)
+        if (!out.empty()) constant.insert(out);
+    }
+  }
+  for (const auto& init : g.initializers) constant.erase(init.name);  // weights are weights already
+  return constant;
+}
+
 Expected<CandidateRun> CandidateMaterializer::materialize(const Candidate& c) const {
   ExtractOptions eo;
   eo.outputs = c.outputs;
@@ -60,6 +86,17 @@ Expected<CandidateRun> CandidateMaterializer::materialize(const Candidate& c) co
     const Tensor* t = recorded_.find(name);
     if (!t) return make_error("no recorded value for frozen '" + name + "'");
     eo.frozen[name] = *t;
+  }
+  // Cut values the original computes from weights alone are weights of the candidate too.
+  if (!constant_fed_.empty()) {
+    std::unordered_set<std::string_view> produced;
+    for (size_t i : c.nodes)
+      for (const auto& out : model_.graph.nodes[i].outputs) produced.insert(out);
+    for (size_t i : c.nodes)
+      for (const auto* list : {&model_.graph.nodes[i].inputs, &model_.graph.nodes[i].implicit_inputs})
+        for (const auto& in : *list)
+          if (!in.empty() && !produced.count(in) && constant_fed_.count(in) && !c.input_shapes.count(in) && !eo.frozen.count(in))
+            if (const Tensor* t = recorded_.find(in)) eo.frozen.emplace(in, *t);
   }
   CandidateRun run;
   REDUCE_ASSIGN(run.model, extractor_.extract(c.nodes, eo));

@@ -89,9 +89,7 @@ bool reads_npz(const ReproductionFile& f) { return f.name == "repro.py" || f.nam
 
 bool wants_polygraphy_files(const std::string& engine) {
   auto spec = parse_engine_spec(engine);
-  if (!spec) return false;
-  const EngineSpec& computing = spec->innermost();
-  return computing.kind == EngineKind::Trt || computing.command.find("{inputs_json}") != std::string::npos;
+  return spec && reproduction_needs_polygraphy_files(*spec);
 }
 
 Status write_reproduction(const fs::path& dir, const Oracle& oracle, const CandidateRun& run, const Verdict& verdict,

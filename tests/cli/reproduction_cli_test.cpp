@@ -111,6 +111,34 @@ TEST(Reproduction, ACheckScriptsReproShRunsTheScriptOnTheBundlesModel) {
   EXPECT_NE(repro.out.find("FAILS"), std::string::npos) << repro.out;
 }
 
+// Conv+BN folding needs BN's statistics as weights; here the variance reaches BN through an
+// Identity. Cutting the Identity leaves the variance a weight (its recorded value), as in the
+// original, so the reproducer is the Conv and the BN, not the Identity with them.
+const char* kBnThroughIdentity = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2,4,4] X) => (float[1,2,4,4] Y)
+<float[2,2,1,1] W = {1.0, 0.5, 0.25, 1.0}, float[2] S = {1.0, 1.0}, float[2] B = {0.0, 0.0}, float[2] M = {0.0, 0.0},
+ float[2] V = {0.0001, 0.0002}>
+{
+  a = Relu(X)
+  v = Identity(V)
+  c = Conv(a, W)
+  n = BatchNormalization <epsilon = 0.01> (c, S, B, M, v)
+  Y = Tanh(n)
+}
+)";
+
+TEST(Reproduction, AWeightReadThroughAnIdentityStaysAWeightWhenTheIdentityIsCut) {
+  TempDir dir;
+  write_bytes(dir / "m.onnxtxt", kBnThroughIdentity);
+  auto r = run_reduce({(dir / "m.onnxtxt").string(), "--engine", "opt:fault=conv-bn-fold-eps", "-o", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = report_of(dir / "out");
+  EXPECT_EQ(report["reduced"]["op_types"], nlohmann::json({{"BatchNormalization", 1}, {"Conv", 1}})) << report.dump();
+  EXPECT_EQ(report["reduced"]["inputs"], 1);
+  EXPECT_TRUE(report["one_minimal"].get<bool>());
+}
+
 // onnxruntime's Python package is not on this machine: a stand-in module checks that repro.py
 // passes the spec's session options and inputs, and that it tells a passing run from a failing one.
 const char* kStandInOrt = R"PY(

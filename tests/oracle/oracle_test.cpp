@@ -345,6 +345,58 @@ TEST(Oracle, FrozenCutValuesBecomeInitializers) {
   ASSERT_NE(run->model.graph.find_initializer("a"), nullptr);
 }
 
+// W reaches the Mul through an Identity and a Reshape; R is random; D is an input with a default.
+const char* kConstantFed = R"(
+<ir_version: 8, opset_import: ["" : 15]>
+fed (float[2, 3] X, float[2, 3] D) => (float[2, 3] Y, float[2, 3] Z)
+<float[6] W = {1, 2, 3, 4, 5, 6}, int64[2] S = {2, 3}, float[2, 3] D = {0, 0, 0, 0, 0, 0}>
+{
+  w = Identity(W)
+  ws = Reshape(w, S)
+  r = RandomUniformLike(ws)
+  rd = Add(r, ws)
+  dd = Add(D, ws)
+  Y = Mul(X, ws)
+  Z = Add(dd, rd)
+}
+)";
+
+TEST(Oracle, ValuesComputedFromWeightsAloneAreConstantFed) {
+  Model m = parse_model(kConstantFed);
+  const auto fed = CandidateMaterializer::constant_fed_values(m.graph);
+  EXPECT_EQ(fed, (std::unordered_set<std::string>{"w", "ws"}));  // not r (random), rd, dd (D is an input)
+}
+
+TEST(Oracle, ACutConstantFedValueIsAWeightOfTheCandidateNotAnInput) {
+  // kConstantFed without its random op (the reference runs none).
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+fed (float[2, 3] X, float[2, 3] D) => (float[2, 3] Y, float[2, 3] Z)
+<float[6] W = {1, 2, 3, 4, 5, 6}, int64[2] S = {2, 3}, float[2, 3] D = {0, 0, 0, 0, 0, 0}>
+{
+  w = Identity(W)
+  ws = Reshape(w, S)
+  Y = Mul(X, ws)
+  Z = Add(D, ws)
+}
+)");
+  OracleOptions o;
+  o.engine = "test";
+  o.engine_instance = std::make_shared<CorruptingEngine>("Mul", CorruptingEngine::Mode::AddOne);
+  std::vector<NamedTensor> inputs{{"X", floats({2, 3}, {1, -2, 3, -4, 5, -6})}, {"D", floats({2, 3}, {0, 0, 0, 0, 0, 0})}};
+  auto oracle = Oracle::create(m, inputs, o);
+  ASSERT_TRUE(oracle.ok()) << oracle.error().message();
+  auto run = (*oracle)->materialize(Candidate{{2}, {}, {}, {}, {}, {}});  // the Mul alone
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  ASSERT_EQ(run->inputs.size(), 1u);
+  EXPECT_EQ(run->inputs[0].name, "X");
+  const Initializer* ws = run->model.graph.find_initializer("ws");
+  ASSERT_NE(ws, nullptr);
+  EXPECT_EQ(ws->tensor.shape(), (Shape{2, 3}));
+  EXPECT_FLOAT_EQ(ws->tensor.data<float>()[5], 6.0f);
+  EXPECT_EQ((*oracle)->evaluate(Candidate{{2}, {}, {}, {}, {}, {}}).signature.kind, FailureKind::Mismatch);
+}
+
 TEST(Oracle, ReducedInputShapesRerunTheReference) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));

@@ -42,6 +42,10 @@ struct ReproductionFile {
 // not write again).
 const std::vector<std::string>& reproduction_file_names();
 
+// Whether the engine reads Polygraphy's files (TensorRT; a cmd: template with {inputs_json}): its
+// bundle then holds inputs.json and expected.json, which its repro.sh passes to the tool.
+bool reproduction_needs_polygraphy_files(const EngineSpec& spec);
+
 // The scripts that reproduce the failure of `spec`'s engine on the bundle's model: what the kind of
 // the spec gives (engines.def), the wrappers' inner kind (`isolated:`, `fp16:`, whose context names
 // the converted model). Each prints what it sees and exits 1 when the model fails, 0 when it passes.

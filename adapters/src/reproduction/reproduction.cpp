@@ -13,6 +13,11 @@ const std::vector<std::string>& reproduction_file_names() {
   return names;
 }
 
+bool reproduction_needs_polygraphy_files(const EngineSpec& spec) {
+  const EngineSpec& computing = spec.innermost();
+  return computing.kind == EngineKind::Trt || computing.command.find("{inputs_json}") != std::string::npos;
+}
+
 std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const ReproductionContext& context) {
   for (const EngineSpec* s = &spec; s; s = s->inner.get())
     if (const auto reproduce = kinds::ops(s->kind).reproduce) return reproduce(*s, context);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,7 +35,13 @@ class CandidateMaterializer {
   CandidateMaterializer(const Model& model, const Extractor& extractor, const RecordedValues& recorded,
                         Engine& reference, bool outputs_optional)
       : model_(model), extractor_(extractor), recorded_(recorded), reference_(reference),
-        outputs_optional_(outputs_optional) {}
+        outputs_optional_(outputs_optional), constant_fed_(constant_fed_values(model.graph)) {}
+
+  // Values of `graph` computed from its weights alone: no graph input reaches them, and no random
+  // op, op of another domain or subgraph body makes them. A candidate that cuts one reads it as a
+  // weight (its recorded value), as the original does, not as an input: an engine that folds or
+  // needs a constant there sees one, and no Identity or Reshape of a weight has to stay for it.
+  static std::unordered_set<std::string> constant_fed_values(const Graph& graph);
 
   // The candidate's model, inputs and expected outputs: weights shared with the original, cut
   // inputs viewing the recorded values (nothing large is copied). With reduced input shapes,
@@ -51,6 +58,7 @@ class CandidateMaterializer {
   const RecordedValues& recorded_;
   Engine& reference_;
   const bool outputs_optional_;
+  const std::unordered_set<std::string> constant_fed_;
 
   // Filled weights of the candidates in flight, by (initializer, value): candidates that fill the
   // same weight with the same value share one tensor (a 64 MiB weight filled with ones, twice at
