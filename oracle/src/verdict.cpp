@@ -50,25 +50,28 @@ FailureSignature signature_of_outputs(const std::vector<OutputComparison>& outpu
   bool dtype = false, shape = false, nonfinite = false;
   size_t structural = 0;
   double worst = 0;
+  std::string first_shape, first_values;  // the first output of each sort
   for (const OutputComparison& c : outputs) {
     if (c.passed) continue;
     if (c.is_structural_failure()) {
-      if (structural++ == 0) s.message = "output `" + c.name + "` is " + c.structural_problem;
+      if (structural++ == 0) first_shape = "output `" + c.name + "` is " + c.structural_problem;
       dtype |= c.dtype_differs;
       shape |= c.shape_differs;
       continue;
     }
     nonfinite |= c.is_nonfinite_failure();
     worst = std::max(worst, c.ratio);
-    if (s.kind == FailureKind::None) s.kind = FailureKind::Mismatch, s.message = "output '" + c.name + "': " + problem_of(c);
+    if (first_values.empty()) first_values = "output '" + c.name + "': " + problem_of(c);
   }
   s.magnitude = magnitude_class(worst);
   if (structural > 0) {
     s.kind = FailureKind::Shape;
+    s.message = first_shape;
     if (structural > 1) s.message += " (and " + std::to_string(structural - 1) + " more outputs of another shape or type)";
     s.normalized = what_differs(dtype, shape);
-  } else if (nonfinite) {
-    s.kind = FailureKind::NonFinite;
+  } else if (!first_values.empty()) {
+    s.kind = nonfinite ? FailureKind::NonFinite : FailureKind::Mismatch;
+    s.message = first_values;
   }
   return s;
 }

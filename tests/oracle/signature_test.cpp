@@ -239,9 +239,11 @@ TEST(ShapeSignature, ItComesBeforeNonFiniteAndMismatchedValues) {
   ASSERT_TRUE(nonfinite.is_nonfinite_failure());
   EXPECT_EQ(signature_of_outputs({nonfinite}).kind, FailureKind::NonFinite);
   const OutputComparison shape = compare_tensors("b", zeros({2}), zeros({3}), Tolerance{});
-  const FailureSignature s = signature_of_outputs({nonfinite, shape});
-  EXPECT_EQ(s.kind, FailureKind::Shape);
-  EXPECT_EQ(s.message, "output `b` is float[2] on the engine, float[3] on the reference");
+  for (const auto& outputs : {std::vector<OutputComparison>{nonfinite, shape}, std::vector<OutputComparison>{shape, nonfinite}}) {
+    const FailureSignature s = signature_of_outputs(outputs);
+    EXPECT_EQ(s.kind, FailureKind::Shape);
+    EXPECT_EQ(s.message, "output `b` is float[2] on the engine, float[3] on the reference");
+  }
 }
 
 // The culprit's own output replaces the model's when the nodes after it go, and may be wrong in
