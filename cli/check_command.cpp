@@ -21,7 +21,7 @@ namespace {
 
 void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, const std::atomic<bool>* cancel,
                              std::ostream& out) {
-  if (verdict.signature.kind != FailureKind::Mismatch && verdict.signature.kind != FailureKind::NonFinite) return;
+  if (!compares_outputs(verdict.signature.kind)) return;
   auto mapping = oracle.diagnose_input_binding(cancel);
   if (!mapping) return;
   out << "diagnosis: engine binds inputs in a different order than declared; it agrees with the reference when";
@@ -52,7 +52,7 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   po::options_description opts(
       "usage: reduce check MODEL --engine SPEC [options]\n\n"
       "Runs MODEL on the engine under test and on the reference, compares every output and prints the\n"
-      "verdict with its failure signature (kind: mismatch, nonfinite, error, crash, timeout).\n"
+      "verdict with its failure signature (kind: mismatch, nonfinite, shape, error, crash, timeout).\n"
       "Exit code: 0 the model passes, 1 it fails, 2 bad usage or input.\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("confirm", po::value<int>()->default_value(1), "run a failing model this many times (at most 1000); a verdict that flips is flaky")

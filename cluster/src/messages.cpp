@@ -28,7 +28,7 @@ Expected<T> from_bytes(const std::string& bytes, F&& read) {
 }
 
 Json comparison_json(const OutputComparison& o) {
-  return {o.name, o.passed, o.structural_problem, o.elements, o.mismatched, o.nonfinite_new, o.nonfinite_differs,
+  return {o.name, o.passed, o.structural_problem, o.dtype_differs, o.shape_differs, o.elements, o.mismatched, o.nonfinite_new, o.nonfinite_differs,
           o.nan, o.inf, o.max_abs, o.max_rel, o.mean_abs, o.ratio, o.first_bad};
 }
 
@@ -38,6 +38,8 @@ OutputComparison comparison_from(const Json& j) {
   j.at(k++).get_to(o.name);
   j.at(k++).get_to(o.passed);
   j.at(k++).get_to(o.structural_problem);
+  j.at(k++).get_to(o.dtype_differs);
+  j.at(k++).get_to(o.shape_differs);
   for (auto* count : {&o.elements, &o.mismatched, &o.nonfinite_new, &o.nonfinite_differs, &o.nan, &o.inf})
     j.at(k++).get_to(*count);
   for (auto* stat : {&o.max_abs, &o.max_rel, &o.mean_abs, &o.ratio}) j.at(k++).get_to(*stat);
@@ -88,7 +90,7 @@ Expected<std::pair<uint64_t, Verdict>> decode_verdict(const std::string& bytes) 
     Verdict v;
     const Json& s = j.at("signature");
     const int kind = s.at(0);
-    if (kind < 0 || kind > static_cast<int>(FailureKind::Timeout)) throw Json::other_error::create(501, "failure kind", &s);
+    if (kind < 0 || kind > static_cast<int>(FailureKind::Shape)) throw Json::other_error::create(501, "failure kind", &s);
     v.signature = {static_cast<FailureKind>(kind), s.at(1), s.at(2), s.at(3), s.at(4)};
     for (const auto& o : j.at("outputs")) v.outputs.push_back(comparison_from(o));
     j.at("seconds").get_to(v.seconds);

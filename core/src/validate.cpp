@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <string_view>
+#include <unordered_set>
 
 namespace reduce {
 
@@ -193,6 +195,16 @@ std::vector<bool> required_inputs(const Node& node, int64_t opset) {
   std::vector<bool> required(std::max(node.inputs.size(), static_cast<size_t>(std::max(schema->min_input(), 0))));
   for (size_t k = 0; k < required.size(); ++k) required[k] = requires_input(*schema, k);
   return required;
+}
+
+bool is_onnx_op_type(std::string_view name) {
+  // Built once: the registry holds every version of every operator (about 2000 schemas).
+  static const std::unordered_set<std::string> names = [] {
+    std::unordered_set<std::string> out;
+    for (const onnx::OpSchema& schema : onnx::OpSchemaRegistry::get_all_schemas_with_history()) out.insert(schema.Name());
+    return out;
+  }();
+  return names.count(std::string(name)) > 0;
 }
 
 }  // namespace reduce

@@ -122,8 +122,10 @@ OutputComparison compare_tensors(std::string_view name, const Tensor& actual, co
   if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape()) {
     c.passed = false;
     c.ratio = std::numeric_limits<double>::infinity();
-    c.structural_problem = "engine gives " + std::string(dtype_name(actual.dtype())) + shape_to_string(actual.shape()) +
-                           ", reference " + std::string(dtype_name(expected.dtype())) + shape_to_string(expected.shape());
+    c.dtype_differs = actual.dtype() != expected.dtype();
+    c.shape_differs = actual.shape() != expected.shape();
+    c.structural_problem = std::string(dtype_name(actual.dtype())) + shape_to_string(actual.shape()) + " on the engine, " +
+                           std::string(dtype_name(expected.dtype())) + shape_to_string(expected.shape()) + " on the reference";
     return c;
   }
   c.elements = actual.elements();

@@ -104,16 +104,17 @@ DiagnosisLine fusion_variant(Oracle& oracle, const std::atomic<bool>* cancel) {
     c.outputs.push_back(vi.name);
     outputs.insert(vi.name);
   }
+  const std::unordered_set<std::string> outputs_of_model = outputs;
   for (size_t i : oracle.extractor().index().topological_order())
     for (const auto& v : g.nodes[i].outputs)
       if (!v.empty() && oracle.recorded().find(v) && outputs.insert(v).second) c.outputs.push_back(v);
   Verdict v = oracle.evaluate(c, cancel);
   // Only the model's own outputs decide; intermediates may differ within the engine's precision.
-  if (!v.invalid && (v.signature.kind == FailureKind::Mismatch || v.signature.kind == FailureKind::NonFinite)) {
-    bool fails = false;
+  if (!v.invalid && compares_outputs(v.signature.kind)) {
+    std::vector<OutputComparison> own;
     for (const auto& cmp : v.outputs)
-      for (const auto& vi : g.outputs) fails |= cmp.name == vi.name && !cmp.passed;
-    if (!fails) v.signature = FailureSignature{};
+      if (outputs_of_model.count(cmp.name)) own.push_back(cmp);
+    v.signature = signature_of_outputs(own);
   }
   decide(l, oracle, v,
          "depends on a fusion: when no value can be fused away the outputs are right (the layerwise table of reduce compare cannot locate it)",

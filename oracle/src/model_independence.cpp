@@ -136,7 +136,7 @@ ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<boo
   ModelIndependence out;
   const FailureKind kind = oracle.target().kind;
   // A wrong value costs one run to ask about: the second probe only when the first is wrong too.
-  const bool values = kind == FailureKind::Mismatch || kind == FailureKind::NonFinite;
+  const bool values = compares_outputs(kind);
   size_t same = 0;
   for (const ProbeModel& probe : neutral_probes(oracle.model())) {
     if (values && !out.probes.empty() && out.probes.back().match != SignatureMatch::Same) break;

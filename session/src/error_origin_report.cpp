@@ -13,7 +13,10 @@ namespace reduce {
 namespace {
 
 std::string status_of(const OutputComparison& c) {
-  return c.passed ? "ok" : c.is_nonfinite_failure() ? "NONFINITE" : "MISMATCH";
+  return c.passed                    ? "ok"
+         : c.is_structural_failure() ? "SHAPE"
+         : c.is_nonfinite_failure()  ? "NONFINITE"
+                                     : "MISMATCH";
 }
 
 std::string local_status(const ValueError& v) {

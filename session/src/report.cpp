@@ -10,7 +10,9 @@ namespace reduce {
 BucketRecord bucket_record(const ReductionReport& r, const std::string& canonical_form) {
   BucketRecord b;
   b.failure = to_string(r.failure.kind);
-  if (r.failure.kind == FailureKind::Error) b.failure += ": " + r.failure.normalized;
+  // What tells failures of one kind apart: models whose reproducers share a form but not this are
+  // different bugs.
+  if (r.failure.kind == FailureKind::Error || r.failure.kind == FailureKind::Shape) b.failure += ": " + r.failure.normalized;
   if (r.failure.kind == FailureKind::Crash) b.failure += ": signal " + std::to_string(r.failure.signal);
   b.original_nodes = r.original_nodes;
   b.reduced_nodes = r.reduced_nodes;

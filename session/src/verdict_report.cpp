@@ -20,8 +20,10 @@ void print_output_table(const std::vector<OutputComparison>& outputs, std::ostre
   out << "| output | elements | max abs | max rel | mismatched | NaN | Inf | status |\n"
          "|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : outputs) {
-    std::string status = c.passed ? "ok" : c.is_nonfinite_failure() ? "NONFINITE" : "MISMATCH";
-    if (!c.structural_problem.empty()) status += " (" + c.structural_problem + ")";
+    std::string status = c.passed                   ? "ok"
+                         : c.is_structural_failure() ? "SHAPE (" + c.structural_problem + ")"
+                         : c.is_nonfinite_failure()  ? "NONFINITE"
+                                                     : "MISMATCH";
     out << "| " << c.name << " | " << c.elements << " | " << format_number(c.max_abs) << " | "
         << format_number(c.max_rel) << " | " << c.mismatched << " | " << c.nan << " | " << c.inf << " | " << status
         << " |\n";

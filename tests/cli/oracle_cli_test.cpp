@@ -58,6 +58,32 @@ TEST(CheckCli, NonFiniteIsItsOwnKind) {
   EXPECT_NE(r.out.find("FAIL (nonfinite)"), std::string::npos) << r.out;
 }
 
+// The engine: `reduce run` on another model, whose output has twice the columns of this one's.
+TEST(CheckCli, AnOutputOfAnotherShapeIsAShapeFailureNamedWithBothShapes) {
+  TempDir dir;
+  const auto model = write_model(dir, "relu.onnxtxt", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3] X) => (float[1, 3] Y)
+{
+  Y = Relu(X)
+}
+)");
+  const auto doubled = write_model(dir, "doubled.onnxtxt", R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 3] X) => (float[1, 6] Y)
+{
+  Y = Concat <axis = 1> (X, X)
+}
+)");
+  const std::string engine = "cmd:" + std::string(REDUCE_BINARY_DIR) + "/reduce run " + doubled +
+                             " --inputs {inputs} --save-outputs {outputs}";
+  auto r = run_reduce({"check", model, "--engine", engine});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict: FAIL (shape)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("signature: shape: output `Y` is float[1,6] on the engine, float[1,3] on the reference"),
+            std::string::npos) << r.out;
+}
+
 TEST(CheckCli, ErrorsAreNormalizedInTheSignature) {
   TempDir dir;
   const auto model = write_model(dir, "cast.onnxtxt", R"(

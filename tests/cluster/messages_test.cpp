@@ -55,6 +55,27 @@ TEST(ClusterMessages, AVerdictRoundTripsWithNonFiniteStatistics) {
   EXPECT_EQ(w.seconds, 0.25);
 }
 
+// The newest kind crosses ranks too, with what differs on each output.
+TEST(ClusterMessages, AShapeVerdictRoundTripsWithWhatDiffers) {
+  Verdict v;
+  OutputComparison o;
+  o.name = "y";
+  o.passed = false;
+  o.structural_problem = "float[1,4] on the engine, float[1,3] on the reference";
+  o.shape_differs = true;
+  v.outputs = {o};
+  v.signature = signature_of_outputs(v.outputs);
+  auto back = decode_verdict(encode_verdict(3, v));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  const Verdict& w = back->second;
+  EXPECT_EQ(w.signature.kind, FailureKind::Shape);
+  EXPECT_EQ(w.signature.to_string(), v.signature.to_string());
+  ASSERT_EQ(w.outputs.size(), 1u);
+  EXPECT_TRUE(w.outputs[0].shape_differs);
+  EXPECT_FALSE(w.outputs[0].dtype_differs);
+  EXPECT_EQ(w.outputs[0].structural_problem, o.structural_problem);
+}
+
 TEST(ClusterMessages, AHelloRoundTrips) {
   auto back = decode_hello(encode_hello({false, "model.onnx: no such file", 4, 50}));
   ASSERT_TRUE(back.ok());

@@ -1,4 +1,4 @@
-// Oracle: comparison rules, failure signatures, recorded reference values, candidate verdicts.
+// Oracle: comparison rules, recorded reference values, candidate verdicts (signatures: signature_test.cpp).
 #include <gtest/gtest.h>
 
 #include "core/half.h"
@@ -169,43 +169,6 @@ TEST(Comparison, DefaultsFollowTheOutputsElementType) {
             "; float16 outputs atol 0.01 rtol 0.01, bfloat16 outputs atol 0.05 rtol 0.05");
   // An fp16 engine's defaults already cover float16 outputs: only bfloat16 is looser.
   EXPECT_EQ(describe_element_type_tolerances(default_tolerance(Precision::FP16)), "; bfloat16 outputs atol 0.05 rtol 0.05");
-}
-
-TEST(Signature, NormalizationMasksNumbersAddressesPathsAndGraphNames) {
-  std::unordered_set<std::string> names{"conv_7", "/model/layer.3/Add"};
-  EXPECT_EQ(normalize_message("Cast layer conv_7: output type conflicts", names), "Cast layer <name>: output type conflicts");
-  EXPECT_EQ(normalize_message("at 0x7ffd12 in /tmp/x/model.onnx line 42", names), "at <addr> in <path> line <n>");
-  EXPECT_EQ(normalize_message("node '/model/layer.3/Add'  failed:\n shape [1,3]", names),
-            "node <name> failed: shape [<n>,<n>]");
-}
-
-// trtexec echoes its command line, whose --loadInputs list has one item per model input: a refusal
-// is the same on a model of one input and one of two (lists of numbers keep their length).
-TEST(Signature, AListOfMaskedNamesOrPathsIsTheSameWhateverItsLength) {
-  const std::unordered_set<std::string> names;
-  const std::string one = normalize_message("# trtexec --loadInputs='x':/tmp/a/x.pb --fp16 | [E] Unknown option: --fp16", names);
-  const std::string two =
-      normalize_message("# trtexec --loadInputs='x':/tmp/a/x.pb,'y':/tmp/a/y.pb --fp16 | [E] Unknown option: --fp16", names);
-  EXPECT_EQ(one, two);
-  EXPECT_EQ(normalize_message("inputs: /a/x.pb,/a/y.pb,/a/z.pb here", names), "inputs: <path> here");
-  EXPECT_EQ(normalize_message("shape [1,3] vs [1,3,4]", names), "shape [<n>,<n>] vs [<n>,<n>,<n>]");
-}
-
-TEST(Signature, SameFailureNeedsSameKindAndDetails) {
-  FailureSignature err{FailureKind::Error, "m", "Cast layer <name>: conflict", 0, 0};
-  FailureSignature other = err;
-  other.normalized = "Reshape: shape mismatch";
-  EXPECT_EQ(match_signature(err, err), SignatureMatch::Same);
-  EXPECT_EQ(match_signature(err, other), SignatureMatch::Different);
-  EXPECT_EQ(match_signature(err, FailureSignature{}), SignatureMatch::Pass);
-  FailureSignature big{FailureKind::Mismatch, "", "", 0, magnitude_class(5000)};
-  FailureSignature noise{FailureKind::Mismatch, "", "", 0, magnitude_class(1.5)};
-  EXPECT_EQ(big.magnitude, 3);
-  EXPECT_EQ(match_signature(big, noise), SignatureMatch::Different);
-  FailureSignature close{FailureKind::Mismatch, "", "", 0, magnitude_class(500)};
-  EXPECT_EQ(match_signature(big, close), SignatureMatch::Same);
-  FailureSignature segv{FailureKind::Crash, "", "", 11, 0}, abrt{FailureKind::Crash, "", "", 6, 0};
-  EXPECT_EQ(match_signature(segv, abrt), SignatureMatch::Different);
 }
 
 TEST(RecordedValues, SpillsAboveTheBudgetWithTheSameValues) {

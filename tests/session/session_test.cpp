@@ -3,10 +3,14 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 
 #include "engine/engine.h"
 #include "reducer/parallelism.h"
+#include "session/report.h"
 #include "session/session.h"
 #include "test_support.h"
 
@@ -120,6 +124,84 @@ chain (float[2, 3] X) => (float[2, 3] Y)
   EXPECT_EQ(outcome.report->reduced_nodes, 1u);
   EXPECT_GT(watch.runs, 2);
   EXPECT_EQ(watch.beside_original, 0) << "a candidate ran while the original's check was running";
+}
+
+// The reference, except that every Exp's output comes out flat ([2,3] -> [6]), as from a kernel that
+// drops its input's shape: every output after an Exp has another shape than the reference's.
+class FlatExpEngine : public Engine {
+ public:
+  std::string name() const override { return "flat-exp"; }
+  Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
+    auto copy = std::make_unique<Model>(model);
+    std::vector<Node> flattening;
+    for (Node& n : copy->graph.nodes) {
+      if (n.op_type != "Exp") continue;
+      Node reshape;
+      reshape.op_type = "Reshape";
+      reshape.inputs = {n.outputs[0] + "__shaped", "__flat"};
+      reshape.outputs = {n.outputs[0]};
+      n.outputs[0] += "__shaped";
+      flattening.push_back(std::move(reshape));
+    }
+    for (Node& n : flattening) copy->graph.nodes.push_back(std::move(n));
+    copy->graph.initializers.push_back({"__flat", Tensor::from_vector(DType::Int64, {1}, std::vector<int64_t>{-1}).value(), "", {}});
+    REDUCE_ASSIGN(auto inner, make_reference_engine(1)->prepare(*copy));
+    return std::unique_ptr<PreparedModel>(new Prepared(std::move(copy), std::move(inner)));
+  }
+
+ private:
+  class Prepared : public PreparedModel {
+   public:
+    Prepared(std::unique_ptr<Model> m, std::unique_ptr<PreparedModel> inner) : model_(std::move(m)), inner_(std::move(inner)) {}
+    Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override { return inner_->run(inputs, options); }
+
+   private:
+    std::unique_ptr<Model> model_;
+    std::unique_ptr<PreparedModel> inner_;
+  };
+};
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A shape failure is kept as a mismatch is, down to the culprit, although the reproducer's output
+// is the culprit's own value (another name, another wrong shape) instead of the model's.
+TEST(Session, AShapeFailureIsReducedToItsCulpritAndReportedAsShape) {
+  Model m = parse_model(R"(
+<ir_version: 8, opset_import: ["" : 15]>
+chain (float[2, 3] X) => (float[1, 2, 3] Y)
+<int64[1] axes = {0}>
+{
+  a = Relu(X)
+  b = Exp(a)
+  c = Neg(b)
+  Y = Unsqueeze(c, axes)
+}
+)");
+  OracleOptions o;
+  o.engine = "flat-exp";
+  o.engine_instance = std::make_shared<FlatExpEngine>();
+  std::vector<NamedTensor> inputs{{"X", Tensor::from_vector(DType::Float, {2, 3}, std::vector<float>{1, -2, 3, -4, 5, -6}).value()}};
+  auto oracle = Oracle::create(m, inputs, o);
+  ASSERT_TRUE(oracle.ok()) << oracle.error().message();
+  TempDir dir;
+  SessionOptions options;
+  options.model_path = dir / "chain.onnx";
+  options.out_dir = dir / "out";
+  const SessionOutcome outcome = run_session(**oracle, m, options, SessionConsole{}, std::stop_token{});
+  ASSERT_EQ(outcome.status, SessionStatus::Reduced) << (outcome.error ? outcome.error->message() : "");
+  const ReductionReport& r = *outcome.report;
+  EXPECT_EQ(r.reduced_nodes, 1u);
+  EXPECT_EQ(r.reduced_op_types.begin()->first, "Exp");
+  EXPECT_EQ(r.failure.to_string(), "shape: output `Y` is float[1,6] on the engine, float[1,2,3] on the reference");
+  EXPECT_EQ(r.reduced_failure.to_string(), "shape: output `b` is float[6] on the engine, float[2,3] on the reference");
+  EXPECT_NE(read_text(options.out_dir / "report.json").find("\"kind\": \"shape\""), std::string::npos);
+  EXPECT_NE(read_text(options.out_dir / "report.md").find("# shape on `flat-exp`"), std::string::npos);
+  EXPECT_EQ(bucket_record(r, "").failure, "shape: shape differs");
 }
 
 }  // namespace

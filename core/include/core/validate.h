@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "core/model.h"
@@ -21,5 +22,9 @@ Status validate_model(const Model& model);
 // opset of the node's domain); empty when the operator has no known schema.
 std::vector<bool> required_inputs(const Node& node, int64_t opset);
 
+// Whether an operator schema of this ONNX library (any domain, any opset) has this name: "Clip",
+// "HardSigmoid", "LinearRegressor". Engines name operators in their messages, and a message that
+// names another operator is another failure (normalize_message never masks one).
+bool is_onnx_op_type(std::string_view name);
 
 }  // namespace reduce

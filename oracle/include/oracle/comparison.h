@@ -52,8 +52,10 @@ std::string describe_element_type_tolerances(const Tolerance& t);
 struct OutputComparison {
   std::string name;
   bool passed = true;
-  // Shape or dtype differs: nothing else is compared.
+  // Shape or element type differs: nothing else is compared. Both types, engine's first:
+  // "float[1,4] on the engine, float[1,3] on the reference".
   std::string structural_problem;
+  bool dtype_differs = false, shape_differs = false;
   uint64_t elements = 0;
   uint64_t mismatched = 0;        // finite pairs outside the element tolerance (elemwise test)
   uint64_t nonfinite_new = 0;     // NaN/Inf in the engine's output where the reference is finite
@@ -68,6 +70,7 @@ struct OutputComparison {
   uint64_t first_bad = 0;  // flat index of the first failing element (when !passed)
 
   bool is_nonfinite_failure() const { return nonfinite_new > 0; }
+  bool is_structural_failure() const { return !structural_problem.empty(); }
 };
 
 // Compares one output; `actual` from the engine under test, `expected` from the reference.

@@ -8,14 +8,26 @@
 
 namespace reduce {
 
-enum class FailureKind { None, Mismatch, NonFinite, Error, Crash, Timeout };
+// Shape: an output of another shape or element type than the reference's (last, so that the
+// numbers of the others, which cross process boundaries, stay as they were).
+enum class FailureKind { None, Mismatch, NonFinite, Error, Crash, Timeout, Shape };
 
-const char* to_string(FailureKind kind);  // "pass", "mismatch", "nonfinite", "error", "crash", "timeout"
+// "pass", "mismatch", "nonfinite", "error", "crash", "timeout", "shape"
+const char* to_string(FailureKind kind);
+
+// Whether the engine ran and its outputs were found wrong (mismatch, nonfinite, shape), as opposed
+// to a run that gave no outputs (error, crash, timeout).
+bool compares_outputs(FailureKind kind);
 
 struct FailureSignature {
   FailureKind kind = FailureKind::None;
-  std::string message;     // as reported (errors: the engine's message; mismatches: a summary)
-  std::string normalized;  // errors: message with numbers, addresses, paths and graph names masked
+  // As reported: errors, the engine's message; mismatches, a summary; shape failures, the first
+  // output of another shape with both types ("output `y` is float[1,4] on the engine, float[1,3] on
+  // the reference").
+  std::string message;
+  // Errors: the message with numbers, addresses, paths and graph names masked. Shape failures: what
+  // differs over all outputs ("shape differs", "element type differs", "element type and shape differ").
+  std::string normalized;
   int signal = 0;          // crash: the signal
   // Mismatches: decimal order of how far over the tolerance the worst output is (0: up to 10x,
   // 1: 10x-100x, ...); a candidate counts as the same failure only from one order below.
@@ -25,9 +37,13 @@ struct FailureSignature {
   std::string to_string() const;  // one line, e.g. "error: Cast layer <name>: output type conflicts ..."
 };
 
-// Masks what changes between candidates of one failure: quoted strings and known graph names
-// (node and value names) become <name>, paths <path>, hex addresses <addr>, numbers <n>;
-// whitespace runs collapse.
+// Masks what changes between candidates of one failure and keeps what tells failures apart. The
+// model's node and value names (`names`, never an ONNX operator's name) become <name>, tokens with a
+// slash <path>, hex numbers <addr>, numbers where a word starts <n> ("node_17" -> "node_<n>",
+// "1.12.1" -> "<n>"; "FLOAT16", "int64" and "opset13" stay); operators and other words stay. A
+// quoted string is masked whole only when it is a name, a path or a number (an apostrophe inside
+// a word quotes nothing); a comma list of masked names or paths counts as one item; whitespace
+// runs collapse. docs/oracle.md has a table of real engine messages and what each becomes.
 std::string normalize_message(std::string_view message, const std::unordered_set<std::string>& names);
 
 // A failure message as people are shown it (console, report.md): whole up to 4 KiB; longer ones

@@ -34,4 +34,9 @@ struct Verdict {
   static Verdict from_error(const Error& error, const std::unordered_set<std::string>& names);
 };
 
+// The signature of a run whose outputs were all compared (in output order). An output of another
+// shape or element type makes it `shape` (its values could not be compared, and it is the more
+// definite bug), then any new NaN/Inf `nonfinite`, then any other failing output `mismatch`.
+FailureSignature signature_of_outputs(const std::vector<OutputComparison>& outputs);
+
 }  // namespace reduce
