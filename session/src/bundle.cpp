@@ -210,10 +210,10 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report));
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));
-  describe_stored(dir, stored, report);
-  REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(run.model.graph)));
   report.graph_svg = render_svg(dir / "graph.dot", dir / "graph.svg", run.model.graph.nodes.size(), cancel);
+  describe_stored(dir, stored, report);
+  REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "report.md", report_markdown(report)));
   // Last: a bundle with bucket.txt is complete (`reduce batch` skips it).
   return write_file_atomic(dir / "bucket.txt", bucket_json_line(bucket_record(report, canonical_form(run.model.graph))));

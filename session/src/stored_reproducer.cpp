@@ -75,7 +75,9 @@ uint64_t folder_bytes(const fs::path& dir) {
   uint64_t bytes = 0;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename().string().starts_with(".")) {
+    const std::string name = it->path().filename().string();
+    if (it.depth() == 0 && (name == "report.json" || name == "report.md" || name == "bucket.txt")) continue;
+    if (name.starts_with(".")) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }

@@ -37,7 +37,8 @@ struct BundleModelFiles {
 };
 BundleModelFiles bundle_model_files(const std::filesystem::path& dir);
 
-// The size of the files in DIR and its folders (hidden temporaries and the lock not counted).
+// The size of the files in the bundle DIR and its folders but report.json, report.md and bucket.txt
+// (a few KB, written after it is known); hidden temporaries and the lock are not counted.
 uint64_t folder_bytes(const std::filesystem::path& dir);
 
 }  // namespace reduce

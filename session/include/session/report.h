@@ -67,8 +67,8 @@ struct ReductionReport {
   // report.md's Reproducer section (reproducer_section.h): the stored model as text.
   std::string reproducer;
   // Bytes of model.onnx and its weight files, whether those include a link of the original's data
-  // file (BundleWeights), and of the whole bundle when report.json was written (report.json,
-  // report.md and bucket.txt, a few KB, not counted).
+  // file (BundleWeights), and of the whole bundle but report.json, report.md and bucket.txt (a few
+  // KB, written after it is known).
   uint64_t model_bytes = 0;
   bool weights_linked = false;
   uint64_t bundle_bytes = 0;
