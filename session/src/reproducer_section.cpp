@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -13,9 +14,9 @@ namespace reduce {
 
 namespace {
 
-// Tensors are summarized from their values up to this many elements (a larger weight is read only
-// for a report line if it is at most ~16 MB of float); lists show this many items.
-constexpr uint64_t kScannedElements = uint64_t{4} << 20;
+// Tensors are summarized from their values up to this many elements (a report line reads at most
+// 4 MB of a float weight); lists show this many items.
+constexpr uint64_t kScannedElements = uint64_t{1} << 20;
 constexpr size_t kListed = 8;
 constexpr size_t kStringChars = 40;
 constexpr size_t kBodyOpTypes = 6;
@@ -126,9 +127,19 @@ class ValueTypes {
   std::unordered_map<std::string, std::string> types_;
 };
 
+// The first names of a long list (a Concat of hundreds of values), then how many there are.
+std::string names_text(const std::vector<std::string>& names, const std::string& what,
+                       const std::function<std::string(const std::string&)>& show) {
+  std::string out;
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (k == kListed * 2 && names.size() > kListed * 3) return out + ", ... (" + std::to_string(names.size()) + " " + what + ")";
+    out += (k ? ", " : "") + show(names[k]);
+  }
+  return out;
+}
+
 std::string node_line(const Node& n, const ValueTypes& types) {
-  std::string line;
-  for (size_t k = 0; k < n.outputs.size(); ++k) line += (k ? ", " : "") + (n.outputs[k].empty() ? "\"\"" : types.of(n.outputs[k]));
+  std::string line = names_text(n.outputs, "outputs", [&](const std::string& v) { return v.empty() ? "\"\"" : types.of(v); });
   line += " = " + (n.domain.empty() || n.domain == "ai.onnx" ? "" : n.domain + ".") + n.op_type;
   if (!n.attributes.empty()) {
     line += "<";
@@ -136,15 +147,8 @@ std::string node_line(const Node& n, const ValueTypes& types) {
       line += (k ? ", " : "") + n.attributes[k].name + "=" + attribute_text(n.attributes[k]);
     line += ">";
   }
-  line += "(";
-  for (size_t k = 0; k < n.inputs.size(); ++k) {
-    if (k == kListed * 2 && n.inputs.size() > kListed * 3) {
-      line += ", ... (" + std::to_string(n.inputs.size()) + " inputs)";
-      break;
-    }
-    line += (k ? ", " : "") + n.inputs[k];
-  }
-  return line + ")" + (n.name.empty() ? "" : "  # " + n.name);
+  line += "(" + names_text(n.inputs, "inputs", [](const std::string& v) { return v; }) + ")";
+  return line + (n.name.empty() ? "" : "  # " + n.name);
 }
 
 void write_header(const Model& model, std::ostream& out) {
