@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/graph_index.h"
 #include "core/mapped_file.h"
@@ -351,6 +352,23 @@ Status save_model(const Model& model, const fs::path& path, const SaveOptions& o
   if (!external.empty()) REDUCE_TRY(placement.write(dir / external));
   if (links) REDUCE_TRY(links->commit());
   return write_model_atomic(streamed, path);
+}
+
+ExternalDataUse external_data_use(const Model& model) {
+  ExternalDataUse use;
+  std::unordered_set<const std::byte*> seen;
+  for (const auto& file : model.external_data) {
+    if (!file) continue;
+    const auto bytes = file->bytes();
+    use.file_bytes += bytes.size();
+    for (const auto& init : model.graph.initializers) {
+      const std::byte* data = init.tensor.bytes().data();
+      const bool inside = init.tensor.byte_size() > 0 && data >= bytes.data() &&
+                          data + init.tensor.byte_size() <= bytes.data() + bytes.size();
+      if (inside && seen.insert(data).second) use.viewed_bytes += init.tensor.byte_size();
+    }
+  }
+  return use;
 }
 
 Expected<std::string> serialize_model(const Model& model, const SharedWeights* shared) {

@@ -8,7 +8,9 @@
 #include "core/polygraphy_json.h"
 #include "error_origin_section.h"
 #include "graph_picture.h"
+#include "reproducer_section.h"
 #include "reproduction_bundle.h"
+#include "stored_reproducer.h"
 #include "session/canonical_graph.h"
 #include "session/report.h"
 
@@ -25,9 +27,6 @@ std::map<std::string, size_t> op_type_counts(const Graph& graph) {
 }
 
 namespace {
-
-// Weights stay inline unless they are large (then one model.data file next to model.onnx).
-constexpr uint64_t kInlineWeightLimit = 64ull << 20;
 
 Status make_dir(const fs::path& dir) {
   std::error_code ec;
@@ -105,19 +104,14 @@ Status check_bundle_folder(const fs::path& dir, const fs::path& model, bool resu
   return {};
 }
 
-Status write_bundle_model(const fs::path& dir, const CandidateRun& run) {
+Status write_bundle_model(const fs::path& dir, const CandidateRun& run, BundleWeights weights) {
   REDUCE_TRY(make_dir(dir));
-  uint64_t weight_bytes = 0;
-  for (const auto& init : run.model.graph.initializers) weight_bytes += init.tensor.byte_size();
-  SaveOptions so;
-  so.link_external_data = true;  // weights of the original's external data: a hard link, not a copy
-  if (weight_bytes > kInlineWeightLimit) {
-    so.weights = SaveOptions::Weights::External;
-    so.external_file = "model.data";
-  }
+  const SaveOptions so = bundle_save_options(run.model, weights);
   // Inputs first: a model.onnx on disk always has its inputs next to it.
   REDUCE_TRY(write_tensor_folder(dir, "inputs", "input", run.inputs));
-  return save_model(run.model, dir / "model.onnx", so);
+  REDUCE_TRY(save_model(run.model, dir / "model.onnx", so));
+  remove_unread_weight_files(dir, so);
+  return {};
 }
 
 
@@ -198,12 +192,22 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.environment = environment_line();
 }
 
+// What model.onnx holds, as text and in bytes, and what the bundle weighs so far.
+void describe_stored(const fs::path& dir, const CandidateRun& stored, ReductionReport& report) {
+  report.reproducer = reproducer_section(stored.model, stored.inputs, stored.expected);
+  const BundleModelFiles files = bundle_model_files(dir);
+  report.model_bytes = files.bytes;
+  report.weights_linked = files.linked;
+  report.bundle_bytes = folder_bytes(dir);
+}
+
 }  // namespace
 
 Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candidate, ReductionReport& report,
                     const std::atomic<bool>* cancel, const BundleOptions& options) {
   REDUCE_ASSIGN(CandidateRun run, oracle.materialize(candidate));
-  REDUCE_TRY(write_bundle_model(dir, run));
+  const CandidateRun stored = stored_reproducer(oracle, candidate, run, report, cancel);
+  REDUCE_TRY(write_bundle_model(dir, stored, BundleWeights::Own));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
   if (options.polygraphy || wants_polygraphy_files(oracle.options().engine))
     write_polygraphy_files(dir, run, oracle.options().reference, report);
@@ -211,9 +215,10 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));
-  REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(run.model.graph)));
   report.graph_svg = render_svg(dir / "graph.dot", dir / "graph.svg", run.model.graph.nodes.size(), cancel);
+  describe_stored(dir, stored, report);
+  REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "report.md", report_markdown(report)));
   // Last: a bundle with bucket.txt is complete (`reduce batch` skips it).
   return write_file_atomic(dir / "bucket.txt", bucket_json_line(bucket_record(report, canonical_form(run.model.graph))));

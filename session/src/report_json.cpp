@@ -25,7 +25,9 @@ Json reduced_json(const ReductionReport& r) {
   for (const auto& [op, n] : r.reduced_op_types) op_types[op] = n;
   for (const auto& [name, value] : r.filled_weights) filled[name] = value;
   return {{"nodes", r.reduced_nodes}, {"op_types", op_types},         {"inputs", r.inputs},
-          {"outputs", r.outputs},     {"filled_weights", filled},     {"dropped_attributes", r.dropped_attributes}};
+          {"outputs", r.outputs},     {"filled_weights", filled},     {"dropped_attributes", r.dropped_attributes},
+          {"filled_stored_small", r.filled_stored_small}, {"model_bytes", r.model_bytes},
+          {"weights_linked", r.weights_linked}};
 }
 
 Json failure_json(const ReductionReport& r) {
@@ -107,6 +109,7 @@ std::string report_json(const ReductionReport& r) {
   j["invalid"] = r.invalid;
   j["seconds"] = r.seconds;
   j["engine_seconds"] = r.engine_seconds;
+  j["bundle_bytes"] = r.bundle_bytes;
   j["memory"] = {{"peak_held_bytes", r.peak_held_bytes},
                  {"recorded_in_memory_bytes", r.recorded_in_memory_bytes},
                  {"recorded_spilled_bytes", r.recorded_spilled_bytes}};

@@ -5,6 +5,7 @@
 #include "adapters/script_words.h"
 #include "session/report.h"
 #include "oracle/signature.h"
+#include "reproducer_section.h"
 #include "session/verdict_report.h"
 
 namespace reduce {
@@ -66,6 +67,13 @@ void write_reproduction(const ReductionReport& r, std::ostream& md) {
     md << (r.reproduction_data.empty() ? " `inputs/`, `expected/`" : "") << ").\n\n";
   }
   if (!r.reproduction_note.empty()) md << "**Not written:** " << r.reproduction_note << "\n\n";
+}
+
+// The stored model as text (reproducer_section.h) and what the bundle weighs.
+void write_reproducer(const ReductionReport& r, std::ostream& md) {
+  if (r.reproducer.empty()) return;
+  md << "**Reproducer** (`model.onnx` with its weights " << byte_size_text(r.model_bytes) << "; the bundle "
+     << byte_size_text(r.bundle_bytes) << reproducer_storage_note(r) << "):\n\n" << r.reproducer << "\n";
 }
 
 void write_reproduce(const ReductionReport& r, std::ostream& md) {
@@ -178,6 +186,7 @@ std::string report_markdown(const ReductionReport& r) {
   write_reduced_line(r, md);
   write_probes(r, md);
   write_what_does_not_matter(r, md);
+  write_reproducer(r, md);
   write_reproduce(r, md);
   write_search(r, md);
   md << r.error_origin;

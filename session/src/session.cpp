@@ -108,7 +108,7 @@ JournalStamp Session::stamp(const Candidate& c, size_t simplify_runs) {
 void Session::keep_improvement(const Candidate& c, size_t simplify_runs) {
   auto run = oracle_.materialize(c);
   if (!run) return;
-  Status s = write_bundle_model(options_.out_dir, *run);
+  Status s = write_bundle_model(options_.out_dir, *run, BundleWeights::LinkOriginal);
   if (s.ok()) s = append_journal(options_.out_dir, identity_, c, stamp(c, simplify_runs));
   if (!s.ok() && write_status_.ok()) write_status_ = s;
 }

@@ -44,7 +44,7 @@ TEST(ReportJson, HasEveryKeyWithEngineRunsNextToChecks) {
   const auto j = nlohmann::json::parse(text);
   for (const char* key : {"original", "reduced", "failure", "engine", "reference", "tolerance", "strategy", "jobs",
                           "checks", "engine_runs", "cache_hits", "slipped", "invalid", "seconds", "one_minimal",
-                          "interrupted", "passes", "command", "environment"})
+                          "interrupted", "passes", "command", "environment", "bundle_bytes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j.at("checks"), 61);
   EXPECT_EQ(j.at("engine_runs"), 39);

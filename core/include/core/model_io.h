@@ -53,6 +53,15 @@ struct SaveOptions {
   bool link_external_data = false;
 };
 
+// How much of its original external-data files (Model::external_data) a model still reads: the
+// bytes of its weights that view them (each counted once), and the size of those files. A save with
+// link_external_data links `file_bytes` to reference `viewed_bytes`.
+struct ExternalDataUse {
+  uint64_t viewed_bytes = 0;
+  uint64_t file_bytes = 0;
+};
+ExternalDataUse external_data_use(const Model& model);
+
 // Saves atomically (the model and any weight file are written whole, then renamed into place).
 Status save_model(const Model& model, const std::filesystem::path& path, const SaveOptions& options = {});
 // Serializes with all weights inline (or referencing `shared`), e.g. for engines that read from memory.

@@ -36,8 +36,18 @@ std::map<std::string, size_t> op_type_counts(const Graph& graph);
 // Errors name DIR.
 Status check_bundle_folder(const std::filesystem::path& dir, const std::filesystem::path& model, bool resume);
 
+// How the bundle's model holds the weights it reads from the original's external data. During the
+// search (each best-so-far model): LinkOriginal, a hard link of the original's data file
+// (`model.original.data`), so that an improvement writes no weight. The finished bundle: Own, only
+// the bytes the reproducer reads, inline or in `model.data`, and the link removed (a reproducer
+// that reads more than half of a data file of over 1 GiB, an interrupted search of a large model,
+// keeps the link: a copy would double the disk for little gain). `--resume` needs no link: it
+// reads the journal and the original model.
+enum class BundleWeights { LinkOriginal, Own };
+
 // Writes the reduced model and its inputs (the "best so far" part), atomically per file.
-Status write_bundle_model(const std::filesystem::path& dir, const CandidateRun& run);
+Status write_bundle_model(const std::filesystem::path& dir, const CandidateRun& run,
+                          BundleWeights weights = BundleWeights::LinkOriginal);
 
 // Writes the whole bundle for `candidate`: runs it once more on the engine for `actual/`. `report`
 // comes with the search facts; the reproducer's facts (graph, verdict, engine) are filled in here.

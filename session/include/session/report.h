@@ -61,6 +61,17 @@ struct ReductionReport {
   size_t outputs = 0;
   std::map<std::string, double> filled_weights;   // weight -> the one value it was filled with
   std::vector<std::string> dropped_attributes;    // "node.attribute"
+  // Filled weights model.onnx makes with a ConstantOfShape node instead of storing them whole (the
+  // engine failed the same way on that form), sorted.
+  std::vector<std::string> filled_stored_small;
+  // report.md's Reproducer section (reproducer_section.h): the stored model as text.
+  std::string reproducer;
+  // Bytes of model.onnx and its weight files, whether those include a link of the original's data
+  // file (BundleWeights), and of the whole bundle but report.json, report.md and bucket.txt (a few
+  // KB, written after it is known).
+  uint64_t model_bytes = 0;
+  bool weights_linked = false;
+  uint64_t bundle_bytes = 0;
   std::vector<OutputComparison> reduced_errors;   // per output of the reproducer, when the engine ran
   // The failure kept, and the reproducer's own verdict.
   FailureSignature failure;
