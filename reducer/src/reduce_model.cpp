@@ -168,7 +168,7 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   if (s.malformed() > 0)
     return make_error("internal error: the reducer built " + std::to_string(s.malformed()) + " malformed candidates");
   s.log("reduced to " + std::to_string(g.size_of(result.best)) + " nodes in " + std::to_string(result.checks) + " checks" +
-        (result.one_minimal ? " (1-minimal)" : "") + (result.stopped ? " (stopped)" : ""));
+        (result.one_minimal ? " (1-minimal over its top-level nodes)" : "") + (result.stopped ? " (stopped)" : ""));
   return result;
 }
 

@@ -127,7 +127,7 @@ TEST(CommandEngine, BadTemplatesAreRejectedWhenTheEngineIsMade) {
   EXPECT_FALSE(make_engine("cmd:run 'unterminated {outputs}").ok());
   auto no_outputs = make_engine("cmd:run {model}");
   ASSERT_FALSE(no_outputs.ok());
-  EXPECT_NE(no_outputs.error().what.find("{outputs}, {outputs_json} or {trtexec_output_json}"), std::string::npos);
+  EXPECT_NE(no_outputs.error().what.find("{outputs}, {outputs_npz}, {outputs_json} or {trtexec_output_json}"), std::string::npos);
 }
 
 // A stand-in for `polygraphy run {model} --load-inputs {inputs_json} --save-outputs {outputs_json}`

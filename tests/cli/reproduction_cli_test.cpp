@@ -231,6 +231,26 @@ TEST(Reproduction, OrtReproMjsComparesOnnxruntimeNodesOutputsWithExpectedNpz) {
   EXPECT_EQ(passes.exit_code, 0) << passes.out << passes.err;
 }
 
+// docs/examples/ort_adapter.mjs as a cmd: engine (NumPy files, the model's weights inline): a
+// model it runs passes, the Erf it refuses is the failure, and the bundle's repro.sh runs it again.
+TEST(Reproduction, TheDocumentedNodeAdapterIsACmdEngineInNpzFiles) {
+  TempDir dir;
+  const std::string node_path = "NODE_PATH=" + (fs::path(REDUCE_ORT_DIR) / "node_modules").string();
+  const std::string engine = "cmd:node " + std::string(REDUCE_SOURCE_DIR) +
+                             "/docs/examples/ort_adapter.mjs {model_inline} {inputs_npz} {outputs_npz}";
+  const std::string reduce = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  write_bytes(dir / "chain.onnxtxt", testing::kBroadcastChain);
+  auto passes = run_process({"env", node_path, reduce, "check", (dir / "chain.onnxtxt").string(), "--engine", engine});
+  EXPECT_EQ(passes.exit_code, 0) << passes.out << passes.err;
+  write_bytes(dir / "erf.onnxtxt", kDoubleErf);
+  auto r = run_process({"env", node_path, reduce, (dir / "erf.onnxtxt").string(), "--engine", engine, "-o", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(report_of(dir / "out")["reduced"]["op_types"], nlohmann::json({{"Erf", 1}}));
+  auto repro = run_process({"env", node_path, "sh", (dir / "out" / "repro.sh").string()});
+  EXPECT_EQ(repro.exit_code, 1) << repro.out << repro.err;
+  EXPECT_NE(repro.err.find("Could not find an implementation for Erf"), std::string::npos) << repro.err;
+}
+
 TEST(Reproduction, TrtBundlesGetPolygraphysFilesAndAReproSh) {
   TempDir dir;
   write_bytes(dir / "m.onnxtxt", testing::kBroadcastChain);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/model_io.h"
+#include "core/tensor_file.h"
 #include "core/polygraphy_json.h"
 #include "core/trtexec_json.h"
 #include "adapters/command_template.h"
@@ -52,6 +53,12 @@ class CommandPrepared : public PreparedModel {
     values["model"] = model_path.string();
     values["inputs"] = (run / "inputs").string();
     values["outputs"] = (run / "outputs").string();
+    // NumPy's files: the inputs as one .npz (entries named after the inputs, in graph input order,
+    // stored), and where the command writes its outputs as one .npz (entries named after them).
+    if (uses("inputs_npz")) REDUCE_TRY(as_setup(write_npz(run / "inputs.npz", named_inputs(inputs), false)));
+    values["inputs_npz"] = (run / "inputs.npz").string();
+    values["outputs_npz"] = (run / "outputs.npz").string();
+    values["model_inline"] = model_path.string();
     // Polygraphy's files: `polygraphy run {model} --load-inputs {inputs_json} --save-outputs {outputs_json}`.
     if (uses("inputs_json")) REDUCE_TRY(as_setup(write_polygraphy_inputs(run / "inputs.json", {named_inputs(inputs)})));
     values["inputs_json"] = (run / "inputs.json").string();
@@ -98,6 +105,7 @@ class CommandPrepared : public PreparedModel {
       const std::string tail = last_output_lines(result.output);
       return Error{"", tail.empty() ? "command failed with " + result.describe(process) : tail};
     }
+    if (uses("outputs_npz")) return read_npz_outputs(run / "outputs.npz", outputs);
     if (uses("outputs_json")) return read_polygraphy_outputs(run / "outputs.json", outputs);
     if (uses("trtexec_output_json")) return read_trtexec_output(run / "trtexec_outputs.json", *saved);
     return read_output_folder(run / "outputs", outputs, "the command");
@@ -159,6 +167,17 @@ class CommandPrepared : public PreparedModel {
     return out;
   }
 
+  // The values `outputs` from the .npz the command wrote, by entry name.
+  static Expected<TensorMap> read_npz_outputs(const std::filesystem::path& file, const std::vector<std::string>& outputs) {
+    if (!std::filesystem::exists(file)) return Error{file.string(), "the command wrote no outputs .npz"};
+    REDUCE_ASSIGN(auto tensors, read_npz(file));
+    TensorMap out;
+    for (auto& t : tensors) out.emplace(t.name, std::move(t.tensor));
+    for (const auto& name : outputs)
+      if (!out.count(name)) return Error{file.string(), "the command wrote no output '" + name + "' (an entry " + name + ".npy)"};
+    return out;
+  }
+
   // The values `outputs` from the RunResults the command wrote (its only iteration), by name.
   static Expected<TensorMap> read_polygraphy_outputs(const std::filesystem::path& file, const std::vector<std::string>& outputs) {
     REDUCE_ASSIGN(auto samples, read_polygraphy_json(file));
@@ -185,9 +204,10 @@ class CommandPrepared : public PreparedModel {
       REDUCE_ASSIGN(variant, model_with_outputs(model_, outputs));
       written = &variant;
     }
-    // Weights of the original's external data are a hard link of its file, not a copy per check.
+    // Weights of the original's external data are a hard link of its file, not a copy per check;
+    // with {model_inline} every weight is in the one file (engines that load a model from bytes).
     SaveOptions so;
-    so.link_external_data = true;
+    so.link_external_data = !uses("model_inline");
     REDUCE_TRY(as_setup(save_model(*written, saved->path, so)));
     for (const auto& vi : written->graph.outputs)
       if (auto dtype = dtype_from_onnx(vi.type.elem_type)) saved->dtypes.emplace(vi.name, *dtype);
@@ -234,9 +254,9 @@ class CommandEngine : public Engine {
 
 Expected<std::unique_ptr<Engine>> make_command_engine(CommandSetup setup, const EngineEnvironment& environment) {
   if (!template_uses(setup.tokens, "outputs") && !template_uses(setup.tokens, "outputs_json") &&
-      !template_uses(setup.tokens, "trtexec_output_json"))
+      !template_uses(setup.tokens, "outputs_npz") && !template_uses(setup.tokens, "trtexec_output_json"))
     return Error{setup.name,
-                 "the command template has no {outputs}, {outputs_json} or {trtexec_output_json} placeholder (where it "
+                 "the command template has no {outputs}, {outputs_npz}, {outputs_json} or {trtexec_output_json} placeholder (where it "
                  "writes results)"};
   return std::unique_ptr<Engine>(std::make_unique<CommandEngine>(std::move(setup), environment));
 }

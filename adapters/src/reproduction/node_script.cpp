@@ -146,7 +146,7 @@ std::vector<ReproductionFile> ort_node(const EngineSpec& spec, const Reproductio
   session["executionMode"] = "sequential";
   session["executionProviders"] = {o.provider};
   session["logSeverityLevel"] = 3;
-  std::string text = "// The failure reduce found on ONNX Runtime (`" + to_string(spec) +
+  std::string text = "// The failure reduce found on ONNX Runtime (`" + spec_in_comment(spec) +
                      "`), with onnxruntime-node alone.\n"
                      "// Needs onnxruntime-node (npm install onnxruntime-node, here or on NODE_PATH). Run: node repro.mjs\n"
                      "// Prints each output's comparison with expected/ (also in expected.npz) and exits 1 when the model\n"

@@ -26,6 +26,13 @@ std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const R
 
 namespace repro {
 
+std::string spec_in_comment(const EngineSpec& spec) {
+  std::string text = to_string(spec);
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
 std::string config_json(const ReproductionContext& c, const std::string& extra_key, const std::string& extra_json) {
   nlohmann::ordered_json j;
   j["model"] = c.model_file;

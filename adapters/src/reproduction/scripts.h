@@ -13,6 +13,9 @@ namespace reduce::repro {
 std::string config_json(const ReproductionContext& context, const std::string& extra_key = "",
                         const std::string& extra_json = "");
 
+// The spec as one line for a script's comment (a template's line breaks would end the comment).
+std::string spec_in_comment(const EngineSpec& spec);
+
 // Python: reading inputs.npz/expected.npz and the comparison, as reduce's oracle decides it.
 extern const char* const kPythonCompare;
 

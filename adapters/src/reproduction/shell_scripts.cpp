@@ -18,7 +18,8 @@ const std::pair<const char*, const char*> kPlaceholders[] = {
     {"inputs", "\"$here/inputs\""},          {"outputs", "\"$out/outputs\""},
     {"inputs_json", "\"$here/inputs.json\""}, {"outputs_json", "\"$out/outputs.json\""},
     {"timing_cache", "\"$out/timing.cache\""}, {"fp32_nodes_file", "\"$out/fp32_nodes.txt\""},
-    {"trtexec_output_json", "\"$out/trtexec_outputs.json\""}, {"slot", "0"}};
+    {"trtexec_output_json", "\"$out/trtexec_outputs.json\""}, {"slot", "0"},
+    {"inputs_npz", "\"$here/inputs.npz\""},  {"outputs_npz", "\"$out/outputs.npz\""}};
 
 // One template token as shell text: literal parts single-quoted, placeholders expanded.
 std::string shell_token(const std::string& token, const ReproductionContext& c) {
@@ -31,7 +32,7 @@ std::string shell_token(const std::string& token, const ReproductionContext& c) 
     const size_t close = token[at] == '{' ? token.find('}', at) : std::string::npos;
     const std::string name = close == std::string::npos ? "" : token.substr(at + 1, close - at - 1);
     std::string value;
-    if (name == "model") value = "\"$here/" + c.model_file + "\"";
+    if (name == "model" || name == "model_inline") value = "\"$here/" + c.model_file + "\"";
     if (name == "fp32_nodes") {
       std::string list;
       for (const auto& n : c.fp32_nodes) list += (list.empty() ? "" : ",") + n;
@@ -138,7 +139,10 @@ def read_pb(path):
 
 
 def run(model, inputs, outputs, expected):
-    folder = sys.argv[1]  # repro.sh's folder: outputs/ or Polygraphy's outputs.json
+    folder = sys.argv[1]  # repro.sh's folder: outputs/, outputs.npz or Polygraphy's outputs.json
+    if os.path.exists(os.path.join(folder, "outputs.npz")):
+        with np.load(os.path.join(folder, "outputs.npz"), allow_pickle=False) as archive:
+            return {name: archive[name] for name in outputs}
     polygraphy = os.path.join(folder, "outputs.json")
     if os.path.exists(polygraphy):
         results = json.load(open(polygraphy))["lst"][0][1][0]["outputs"]
@@ -159,8 +163,11 @@ std::vector<ReproductionFile> command_scripts(const EngineSpec& spec, const Repr
     if (t.find("{trtexec_inputs}") != std::string::npos || t.find("{trtexec_shapes}") != std::string::npos)
       return reduce_check_scripts(spec, context);
   const bool check = !spec.gives_values();
+  // Without inputs.npz/expected.npz (a tensor .npy cannot hold) compare.py has nothing to read.
+  if (!context.npz && (!check || spec.command.find("{inputs_npz}") != std::string::npos))
+    return reduce_check_scripts(spec, context);
   std::string text = script_head(std::string("The failure reduce found with ") + (check ? "the check script" : "the engine's command") +
-                                 " (`" + to_string(spec) + "`), without reduce.");
+                                 " (`" + spec_in_comment(spec) + "`), without reduce.");
   if (!context.fp32_nodes.empty()) {
     text += "printf '%s\\n'";
     for (const auto& n : context.fp32_nodes) text += " " + shell_word(n);
@@ -204,7 +211,7 @@ std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const Reproduc
     rtol.push_back(out.name + ":" + nlohmann::json(out.rtol).dump());
   }
   const std::string model = "\"$here/" + context.model_file + "\"";
-  std::string text = script_head("The failure reduce found on TensorRT (`" + to_string(spec) + "`, TensorRT " +
+  std::string text = script_head("The failure reduce found on TensorRT (`" + spec_in_comment(spec) + "`, TensorRT " +
                                  std::to_string(version) + "), without reduce.") +
                      "# Polygraphy compares TensorRT's outputs with expected.json (the reference's values); trtexec alone\n"
                      "# builds and runs once, which shows build errors and crashes but compares nothing.\n"
@@ -221,7 +228,7 @@ std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const Reproduc
 }
 
 std::vector<ReproductionFile> reduce_check_scripts(const EngineSpec& spec, const ReproductionContext& context) {
-  std::string text = "#!/bin/sh\n# The failure reduce found on `" + to_string(spec) +
+  std::string text = "#!/bin/sh\n# The failure reduce found on `" + spec_in_comment(spec) +
                      "`: this engine runs inside reduce, so reduce checks it.\n"
                      "# Run: sh repro.sh   (exits 1 when the model fails the same way)\n"
                      "cd \"$(dirname \"$0\")\" || exit 2\n" + context.reduce_check + "\n";
