@@ -11,15 +11,13 @@
 #include "core/model_io.h"
 #include "core/precision_conversion.h"
 #include "core/tensor_file.h"
+#include "stored_reproducer.h"
 
 namespace reduce {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// Converted models are inline up to this size, as model.onnx is (bundle.cpp).
-constexpr uint64_t kInlineWeightLimit = 64ull << 20;
 
 // `model_fp16.onnx` / `model_bf16.onnx`: the reproducer converted as the typed engine converts each
 // model it runs (adapters/src/typed/typed_engine.cpp: the same conversion, the keep set's nodes
@@ -31,14 +29,12 @@ Status write_converted_model(const fs::path& dir, const EngineSpec& spec, DType 
   for (const auto& name : spec.precision_owner().fp32().present_in(run.model.graph)) options.keep_nodes.insert(name);
   REDUCE_ASSIGN(MixedPrecisionModel converted, convert_to_mixed_precision(run.model, options));
   const std::string stem = to == DType::BFloat16 ? "model_bf16" : "model_fp16";
-  uint64_t weight_bytes = 0;
-  for (const auto& init : converted.model.graph.initializers) weight_bytes += init.tensor.byte_size();
-  SaveOptions so;
-  if (weight_bytes > kInlineWeightLimit) {
-    so.weights = SaveOptions::Weights::External;
-    so.external_file = stem + ".data";
-  }
+  // Saved as model.onnx is (its weights converted here, so none views the original's data).
+  SaveOptions so = bundle_save_options(converted.model, BundleWeights::Own);
+  if (so.weights == SaveOptions::Weights::External) so.external_file = stem + ".data";
   REDUCE_TRY(save_model(converted.model, dir / (stem + ".onnx"), so));
+  std::error_code ec;
+  if (so.weights == SaveOptions::Weights::Inline) fs::remove(dir / (stem + ".data"), ec);
   report.reproducer_model = stem + ".onnx";
   // The engine that runs the converted file: the typed wrapper's inner spec (TensorRT 11's preset
   // converts by itself: the same spec, which takes the typed model as it is).
@@ -83,8 +79,6 @@ ReproductionContext context_of(const Oracle& oracle, const EngineSpec& spec, con
   return c;
 }
 
-bool reads_npz(const ReproductionFile& f) { return f.name == "repro.py" || f.name == "repro.mjs" || f.name == "compare.py"; }
-
 }  // namespace
 
 bool wants_polygraphy_files(const std::string& engine) {
@@ -106,7 +100,6 @@ Status write_reproduction(const fs::path& dir, const Oracle& oracle, const Candi
   const ReproductionContext context = context_of(oracle, *spec, run, verdict, report);
   std::vector<std::string> written;
   for (const ReproductionFile& f : reproduction_files(*spec, context)) {
-    if (reads_npz(f) && !context.npz) continue;
     REDUCE_TRY(write_file_atomic(dir / f.name, f.text));
     std::error_code ec;
     if (f.executable) fs::permissions(dir / f.name, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
@@ -114,8 +107,12 @@ Status write_reproduction(const fs::path& dir, const Oracle& oracle, const Candi
     written.push_back(f.name);
     if (f.name != "compare.py") report.reproduction_scripts.push_back(f.name);
   }
-  // Scripts of an earlier bundle in this folder that this one does not have would mislead.
-  for (const auto& name : reproduction_file_names())
+  // Scripts and converted models of an earlier bundle in this folder that this one lacks would mislead.
+  std::vector<std::string> stale = reproduction_file_names();
+  const std::string kept = report.reproducer_model.substr(0, report.reproducer_model.find('.'));
+  for (const std::string stem : {"model_fp16", "model_bf16"})
+    if (stem != kept) stale.insert(stale.end(), {stem + ".onnx", stem + ".data"});
+  for (const auto& name : stale)
     if (std::find(written.begin(), written.end(), name) == written.end()) {
       std::error_code ec;
       fs::remove(dir / name, ec);

@@ -49,7 +49,8 @@ bool reproduction_needs_polygraphy_files(const EngineSpec& spec);
 // The scripts that reproduce the failure of `spec`'s engine on the bundle's model: what the kind of
 // the spec gives (engines.def), the wrappers' inner kind (`isolated:`, `fp16:`, whose context names
 // the converted model). Each prints what it sees and exits 1 when the model fails, 0 when it passes.
-// Engines the scripts cannot drive without reduce get `repro.sh` with the `reduce check` line.
+// Engines the scripts cannot drive without reduce, and scripts that would read a missing .npz
+// (context.npz false), give way to `repro.sh` with the `reduce check` line.
 std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const ReproductionContext& context);
 
 }  // namespace reduce

@@ -20,7 +20,13 @@ bool reproduction_needs_polygraphy_files(const EngineSpec& spec) {
 
 std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const ReproductionContext& context) {
   for (const EngineSpec* s = &spec; s; s = s->inner.get())
-    if (const auto reproduce = kinds::ops(s->kind).reproduce) return reproduce(*s, context);
+    if (const auto reproduce = kinds::ops(s->kind).reproduce) {
+      std::vector<ReproductionFile> files = reproduce(*s, context);
+      // repro.py and repro.mjs read inputs.npz and expected.npz: without them, only what does not.
+      if (!context.npz)
+        std::erase_if(files, [](const ReproductionFile& f) { return f.name == "repro.py" || f.name == "repro.mjs"; });
+      return files.empty() ? repro::reduce_check_scripts(spec, context) : files;
+    }
   return repro::reduce_check_scripts(spec, context);
 }
 
