@@ -5,11 +5,14 @@
 # --repeat, TRIALS reductions of a 6-node model at -j 1, each outcome counted: exit 7 (model-
 # independent: the probes failed alike), 3 (the original passed), 6 (NOT CONFIRMED), 0 with the
 # setup warning (a probe failed alike), and 0 silent (a wrong reproducer reported as confirmed).
-# Usage: bench/flaky_any_model.sh BUILD_DIR [TRIALS (8)] [CONFIRM (1: reduce's default --confirm)]
+# Usage: bench/flaky_any_model.sh BUILD_DIR [TRIALS (8)] [CONFIRM (default: no --confirm, reduce's default:
+# 1 run, 3 for a reproducer of 1-2 nodes)]
 set -euo pipefail
 build="$(cd "${1:?usage: bench/flaky_any_model.sh BUILD_DIR [TRIALS]}" && pwd)"
 trials="${2:-8}"
-confirm="${3:-1}"
+confirm="${3:-default}"
+confirm_flag=()
+[ "$confirm" = default ] || confirm_flag=(--confirm "$confirm")
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cat > "$work/m.onnxtxt" <<'MODEL'
@@ -46,7 +49,7 @@ for p in 30 50 70; do
       echo "$p" > "$run/p"
       set +e
       FLAKY_DIR="$run" "$build/reduce" "$work/m.onnxtxt" --engine "$engine" --slot-env "FLAKY_DIR=$run" -j 1 \
-        --repeat "$repeat" --confirm "$confirm" -o "$run/out" > "$run/log" 2>&1
+        --repeat "$repeat" "${confirm_flag[@]}" -o "$run/out" > "$run/log" 2>&1
       code=$?
       set -e
       case "$code" in

@@ -133,11 +133,17 @@ void write_polygraphy_files(const fs::path& dir, const CandidateRun& run, const 
   }
 }
 
+int confirm_runs_for(int confirm, size_t reproducer_nodes) {
+  if (confirm > 0) return confirm;
+  return reproducer_nodes <= ReductionReport::kSetupSuspectNodes ? kTinyConfirmRuns : 1;
+}
+
 // actual/: the engine's outputs of the reproducer (or its error message), from a fresh run: a
 // reproducer is reported only after it failed again on the engine. `confirm` runs in all (the
-// later ones end early on `cancel`), counted in the report. Returns the first run's verdict.
+// later ones end early on `cancel`; confirm_runs_for), counted in the report. Returns the first run's verdict.
 Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const CandidateRun& run,
                                int confirm, const std::atomic<bool>* cancel, ReductionReport& report) {
+  confirm = confirm_runs_for(confirm, count_nodes(run.model.graph));
   TensorMap actual;
   Verdict verdict = oracle.rerun(candidate, nullptr, &actual);
   report.confirm_runs = 1;

@@ -281,9 +281,10 @@ TEST(CheckScriptCli, AReproducerThatDoesNotFailAgainIsNotConfirmed) {
   const auto s = sighting_script(dir, "first_sight.sh", tanh_and("[ \"${SEEN:-0}\" -eq 0 ]"));
   auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
-  EXPECT_NE(r.out.find("NOT CONFIRMED: 0 of 1 fresh run(s) of the reproducer fail the same way"), std::string::npos) << r.out;
+  // A one-node reproducer: three fresh runs by default (confirm_runs_for).
+  EXPECT_NE(r.out.find("NOT CONFIRMED: 0 of 3 fresh run(s) of the reproducer fail the same way"), std::string::npos) << r.out;
   const std::string report = read_bytes(dir / "out" / "report.json");
-  EXPECT_NE(report.find("\"confirm\": {\n    \"runs\": 1,\n    \"failed_again\": 0\n  }"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"confirm\": {\n    \"runs\": 3,\n    \"failed_again\": 0\n  }"), std::string::npos) << report;
   EXPECT_NE(read_bytes(dir / "out" / "report.md").find("**NOT CONFIRMED:**"), std::string::npos);
 }
 
@@ -304,6 +305,16 @@ TEST(CheckScriptCli, ConfirmRunsTheReproducerAgainAndCountsTheFailures) {
   EXPECT_EQ(flaky.exit_code, 6) << flaky.out << flaky.err;
   EXPECT_NE(flaky.out.find("NOT CONFIRMED: 2 of 4 fresh run(s)"), std::string::npos) << flaky.out;
   EXPECT_NE(read_bytes(dir / "flaky" / "report.json").find("\"failed_again\": 2"), std::string::npos);
+  // Without --confirm a one- or two-node reproducer runs three times: an engine that fails on every
+  // other run of one file is caught, where one run would have seen a failure and said "confirmed".
+  auto tiny = run_reduce({model_in(dir), "--engine", "check:sh " + sighting_script(dir, "flaky2.sh", tanh_and("[ $(( ${SEEN:-0} % 2 )) -eq 0 ]")) + " {model}",
+                          "-j", "1", "-o", (dir / "tiny").string()});
+  EXPECT_EQ(tiny.exit_code, 6) << tiny.out << tiny.err;
+  EXPECT_NE(tiny.out.find("NOT CONFIRMED: 1 of 3 fresh run(s)"), std::string::npos) << tiny.out;
+  auto once = run_reduce({model_in(dir), "--engine", "check:sh " + dir.path().string() + "/steady.sh {model}", "-j", "1",
+                          "--confirm", "1", "-o", (dir / "once").string()});
+  EXPECT_EQ(once.exit_code, 0) << once.out << once.err;
+  EXPECT_NE(once.out.find("confirmed: 1 of 1 fresh run(s)"), std::string::npos) << once.out;
   auto zero = run_reduce({model_in(dir), "--engine", "check:sh " + dir.path().string() + "/steady.sh {model}", "--confirm", "0"});
   EXPECT_EQ(zero.exit_code, 2) << zero.err;
 }
