@@ -13,6 +13,7 @@
 #include "stored_reproducer.h"
 #include "session/canonical_graph.h"
 #include "session/report.h"
+#include "oracle/model_independence.h"
 
 namespace reduce {
 
@@ -133,9 +134,9 @@ void write_polygraphy_files(const fs::path& dir, const CandidateRun& run, const 
   }
 }
 
-int confirm_runs_for(int confirm, size_t reproducer_nodes) {
+int confirm_runs_for(int confirm, size_t reproducer_nodes, uint64_t flaky_checks) {
   if (confirm > 0) return confirm;
-  return reproducer_nodes <= ReductionReport::kSetupSuspectNodes ? kTinyConfirmRuns : 1;
+  return reproducer_nodes <= ReductionReport::kSetupSuspectNodes || flaky_checks > 0 ? kTinyConfirmRuns : 1;
 }
 
 // actual/: the engine's outputs of the reproducer (or its error message), from a fresh run: a
@@ -143,7 +144,7 @@ int confirm_runs_for(int confirm, size_t reproducer_nodes) {
 // later ones end early on `cancel`; confirm_runs_for), counted in the report. Returns the first run's verdict.
 Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const CandidateRun& run,
                                int confirm, const std::atomic<bool>* cancel, ReductionReport& report) {
-  confirm = confirm_runs_for(confirm, count_nodes(run.model.graph));
+  confirm = confirm_runs_for(confirm, count_nodes(run.model.graph), report.flaky);
   TensorMap actual;
   Verdict verdict = oracle.rerun(candidate, nullptr, &actual);
   report.confirm_runs = 1;
@@ -163,6 +164,22 @@ Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candid
   if (kind == FailureKind::Error || kind == FailureKind::Crash || kind == FailureKind::Timeout)
     REDUCE_TRY(write_file_atomic(dir / "actual" / "error.txt", verdict.signature.message + "\n"));
   return verdict;
+}
+
+// A reproducer of 1-2 nodes is where a reduction on an engine that fails at random, or on any model
+// at all, ends: the probes that passed before the search run once more beside its confirmation, and
+// one that fails the same way now makes it suspect (setup_suspect), as if it had before.
+void probe_again(Oracle& oracle, size_t reproducer_nodes, const std::atomic<bool>* cancel, ReductionReport& report) {
+  if (reproducer_nodes > ReductionReport::kSetupSuspectNodes || report.probes.conclusion != ProbeConclusion::ModelDependent)
+    return;
+  ModelIndependence again = probe_model_independence(oracle, cancel);
+  if (again.cancelled) return;
+  report.engine_runs += again.probes.size();
+  for (auto& p : again.probes) {
+    p.model += " (again, after the search)";
+    report.probes.probes.push_back(std::move(p));
+  }
+  if (again.any_same()) report.probes.conclusion = ProbeConclusion::Mixed;
 }
 
 // The reproducer's part of the report: its graph, what the reduction left out, its own verdict.
@@ -218,6 +235,7 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   if (options.polygraphy || wants_polygraphy_files(oracle.options().engine))
     write_polygraphy_files(dir, run, oracle.options().reference, report);
   REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report));
+  probe_again(oracle, count_nodes(run.model.graph), cancel, report);
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));

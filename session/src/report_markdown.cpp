@@ -28,6 +28,10 @@ void write_reduced_line(const ReductionReport& r, std::ostream& md) {
        << r.confirmed << " of " << r.confirm_runs << " fresh run(s) on the engine"
        << (r.not_confirmed() ? ": the engine is flaky or the failure depends on something else than the model" : "")
        << ".\n\n";
+  if (r.flaky > 0)
+    md << "**Warning: the engine is flaky.** " << r.flaky << " check(s) of the search gave different verdicts across their "
+       << r.repeat << " runs on the same model (`--repeat`): a reproducer of a flaky engine may not be real; run `reduce check` on "
+       << "it with `--confirm 10` before filing it.\n\n";
 }
 
 // Probe models that share nothing with this one and fail the same way: said beside the reproducer.

@@ -25,12 +25,13 @@ struct BundleOptions {
 };
 
 // The fresh runs `confirm` asks for: itself when given, else 1, or kTinyConfirmRuns for a reproducer
-// of at most ReductionReport::kSetupSuspectNodes nodes. A reduction on an engine that fails at random
-// on any model ends at such a reproducer (every node's removal happened to pass), and one fresh run
-// fails again as often as the engine fails; a few runs of a one- or two-node model are cheap, even
-// where every run is a build (bench/RESULTS.md, "Engines that fail at random on any model").
+// of at most ReductionReport::kSetupSuspectNodes nodes or after a search whose checks saw the engine
+// give two verdicts on one model (`flaky_checks`, --repeat). A reduction on an engine that fails at
+// random on any model ends at such a reproducer (every node's removal happened to pass), and one
+// fresh run fails again as often as the engine fails; a few runs of a one- or two-node model are
+// cheap, even where every run is a build (bench/RESULTS.md, "Engines that fail at random on any model").
 inline constexpr int kTinyConfirmRuns = 3;
-int confirm_runs_for(int confirm, size_t reproducer_nodes);
+int confirm_runs_for(int confirm, size_t reproducer_nodes, uint64_t flaky_checks);
 
 // Op type -> count, without Constant nodes.
 std::map<std::string, size_t> op_type_counts(const Graph& graph);
