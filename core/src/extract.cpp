@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/body_nodes.h"
+
 namespace reduce {
 
 InitializerIndex index_initializers(const Graph& graph) {
@@ -93,10 +95,22 @@ SubgraphBoundary subgraph_boundary(const GraphIndex& index, const InitializerInd
   return b;
 }
 
-Expected<Extractor> Extractor::create(const Model& model) {
+Extractor::Extractor(const Model& model, GraphIndex index, std::unordered_map<std::string, ValueType> types,
+                     BodyValueTypes body_types)
+    : model_(&model), index_(std::move(index)), types_(std::move(types)), body_types_(std::move(body_types)),
+      initializers_(index_initializers(model.graph)), body_nodes_(std::make_shared<const BodyNodes>(model.graph)) {}
+
+Expected<Extractor> Extractor::create(const Model& model, const std::map<std::string, Shape, std::less<>>& run_shapes) {
   REDUCE_ASSIGN(GraphIndex index, GraphIndex::build(model.graph));
   REDUCE_ASSIGN(auto types, infer_value_types(model));
-  return Extractor(model, std::move(index), std::move(types));
+  BodyValueTypes body_types;
+  if (std::any_of(model.graph.nodes.begin(), model.graph.nodes.end(), [](const Node& n) { return n.has_subgraphs(); })) {
+    Model fixed = model;  // shares the bodies: body_types is keyed by the model's own body graphs
+    for (const auto& [name, shape] : run_shapes)
+      (void)set_input_shape(fixed, name, shape).ok();  // one that does not fit keeps its declaration
+    if (!infer_value_types(fixed, &body_types).ok()) body_types.clear();  // bodies then keep their nodes
+  }
+  return Extractor(model, std::move(index), std::move(types), std::move(body_types));
 }
 
 const ValueType* Extractor::type_of(std::string_view value) const {
@@ -176,6 +190,7 @@ Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractO
       if (!o.empty() && !declared.count(o))
         if (const ValueType* t = type_of(o); t && t->kind != ValueType::Kind::Unknown)
           sub.value_info.push_back(ValueInfo{o, *t, {}});
+  REDUCE_TRY(remove_body_nodes(out, g, *body_nodes_, options.removed_body_nodes, body_types_));
   return out;
 }
 

@@ -91,7 +91,9 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   REDUCE_ASSIGN(FailCriteria criteria, FailCriteria::create(o->options_.fail_regexes, o->options_.fail_codes,
                                                              o->options_.ignore_fail_codes));
   o->criteria_ = std::make_unique<FailCriteria>(std::move(criteria));
-  REDUCE_ASSIGN(Extractor extractor, Extractor::create(model));
+  std::map<std::string, Shape, std::less<>> run_shapes;
+  for (const auto& in : o->inputs_) run_shapes.emplace(in.name, in.tensor.shape());
+  REDUCE_ASSIGN(Extractor extractor, Extractor::create(model, run_shapes));
   o->extractor_ = std::make_unique<Extractor>(std::move(extractor));
   if (!o->options_.record.ledger) o->options_.record.ledger = o->options_.environment.ledger;
   Oracle* self = o.get();
