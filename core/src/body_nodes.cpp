@@ -66,6 +66,30 @@ std::optional<Tensor> zeros_of(const ValueType& t) {
   return std::move(z).value();
 }
 
+// The names a graph's nodes (their subgraphs included) and outputs read.
+std::unordered_set<std::string> read_in(const Graph& g) {
+  std::unordered_set<std::string> read;
+  for (const auto& n : g.nodes) {
+    read.insert(n.inputs.begin(), n.inputs.end());
+    read.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+  }
+  for (const auto& o : g.outputs) read.insert(o.name);
+  return read;
+}
+
+// Drops the weights nothing reads any more (a body's own weights are most of a model like Silero's).
+void drop_unread_weights(Graph& g) {
+  const auto read = read_in(g);
+  std::erase_if(g.initializers, [&](const Initializer& init) { return !read.count(init.name); });
+}
+
+// Drops graph inputs and weights that nothing reads any more.
+void drop_unread(Graph& g) {
+  const auto read = read_in(g);
+  std::erase_if(g.inputs, [&](const ValueInfo& vi) { return !read.count(vi.name); });
+  drop_unread_weights(g);
+}
+
 // Rebuilds bodies without the removed ids, walking them in numbering order.
 class BodyEdit {
  public:
@@ -173,20 +197,10 @@ Status BodyEdit::replace_values(Graph& body, const std::vector<const Node*>& gon
   }
   std::erase_if(body.value_info, [&](const ValueInfo& vi) { return by.count(vi.name) || unresolved.count(vi.name); });
   detail::rename_in_graph(body, by);
+  drop_unread_weights(body);
   return {};
 }
 
-// Drops graph inputs and initializers that no node and no output reads.
-void drop_unread(Graph& g) {
-  std::unordered_set<std::string_view> read;
-  for (const auto& n : g.nodes) {
-    read.insert(n.inputs.begin(), n.inputs.end());
-    read.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
-  }
-  for (const auto& o : g.outputs) read.insert(o.name);
-  std::erase_if(g.inputs, [&](const ValueInfo& vi) { return !read.count(vi.name); });
-  std::erase_if(g.initializers, [&](const Initializer& init) { return !read.count(init.name); });
-}
 
 }  // namespace
 

@@ -42,7 +42,14 @@ const initializers = new Set(graph.initializer.map(t => t.name));
 const feeds = readNpz(inputsNpz);
 const inputs = graph.input.filter(i => !initializers.has(i.name)).map(i => toOnnxjs(feeds[i.name]));
 
-const session = new onnx.InferenceSession({ backendHint: 'cpu' });
-await session.loadModel(new Uint8Array(bytes));  // an error here (or in run) is the engine's
-const results = await session.run(inputs);
-writeNpz(outputsNpz, graph.output.map(o => [o.name, fromOnnxjs(results.get(o.name), declared[o.name])]));
+// The engine's error is the failure: its message on the last line (not a stack trace, whose last
+// lines are the same for every error).
+try {
+  const session = new onnx.InferenceSession({ backendHint: 'cpu' });
+  await session.loadModel(new Uint8Array(bytes));
+  const results = await session.run(inputs);
+  writeNpz(outputsNpz, graph.output.map(o => [o.name, fromOnnxjs(results.get(o.name), declared[o.name])]));
+} catch (e) {
+  console.error(`onnxjs: ${e.message}`);
+  process.exit(1);
+}

@@ -80,9 +80,11 @@ struct ExtractOptions {
 // The model must outlive the extractor and stay unchanged.
 class Extractor {
  public:
-  // `run_shapes`: the shapes of the graph inputs in the run candidates are fed (one sample): the
-  // types inside subgraph bodies are inferred with them, so that body values have the static
-  // shapes remove_body_nodes compares and fills (core/body_nodes.h). Main-graph types are the model's.
+  // `run_shapes`: shapes of main-graph values in the run candidates are fed (one sample): the types
+  // inside subgraph bodies are inferred with the graph inputs at theirs, and an If branch's outputs
+  // take the shapes of the If's outputs where inference left dims unknown, so that body values
+  // have the static shapes remove_body_nodes compares and fills (core/body_nodes.h). Main-graph
+  // types are the model's.
   static Expected<Extractor> create(const Model& model, const std::map<std::string, Shape, std::less<>>& run_shapes = {});
 
   // A model containing exactly `nodes` (indices into the original graph, any order, duplicates
