@@ -105,11 +105,8 @@ g (float[2, 4] x) => (float[2, 4] y)
 TEST(ControlFlowCli, AnIfTheEngineNeedsKeepsOnlyTheBodyNodeOfTheFailure) {
   TempDir dir;
   const std::string model = save(dir, kErfInBranch);
-  write_bytes(dir / "erf_in_if.sh", "#!/bin/sh
-if grep -aq Erf "$1" && grep -aq If "$1"; then "
-                                    "echo 'engine: Erf inside a subgraph is not supported'; exit 1; fi
-exit 0
-");
+  write_bytes(dir / "erf_in_if.sh", "#!/bin/sh\nif grep -aq Erf \"$1\" && grep -aq If \"$1\"; then "
+                                    "echo 'engine: Erf inside a subgraph is not supported'; exit 1; fi\nexit 0\n");
   const std::string engine = "check:sh " + (dir / "erf_in_if.sh").string() + " {model}";
   std::string first;
   for (const char* jobs : {"1", "3"}) {

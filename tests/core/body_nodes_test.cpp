@@ -32,25 +32,24 @@ g (float[2, 4] x, bool c) => (float[2, 4] y, float[4] w)
         then_branch = tt () => (float[2, 4] p) { p = Abs(x) },
         else_branch = te () => (float[2, 4] p2) { p2 = Cos(x) }
       >
-      zero = Constant <value = int64[1] {0}> ()
-      q = ReduceMax <keepdims = 0> (b, zero)
+      q = ReduceMax <keepdims = 0, axes = [0]> (b)
     }
   >
 }
 )";
 
-// Ids in numbering order: then 0..5 (Relu Neg Sigmoid Constant ReduceSum Sin), else: If (6) with
-// its branches' Abs (7) and Cos (8), Constant (9), ReduceMax (10).
+// Ids in numbering order (a Constant is imported as a weight of its body): then 0..4 (Relu Neg
+// Sigmoid ReduceSum Sin), else: If (5) with its branches' Abs (6) and Cos (7), ReduceMax (8).
 TEST(BodyNodes, AreNumberedDepthFirstWithEachNodesBodiesAfterIt) {
   const Model m = testing::parse_model(kModel);
   const BodyNodes numbering(m.graph);
-  ASSERT_EQ(numbering.size(), 11u);
-  EXPECT_EQ(numbering.range_of(0), std::make_pair(size_t{0}, size_t{11}));
+  ASSERT_EQ(numbering.size(), 9u);
+  EXPECT_EQ(numbering.range_of(0), std::make_pair(size_t{0}, size_t{9}));
   EXPECT_EQ(numbering.node(2).op_type, "Sigmoid");
-  EXPECT_EQ(numbering.node(6).op_type, "If");
-  EXPECT_EQ(numbering[6].end, 9u);  // its branches' two nodes are under it
-  EXPECT_EQ(numbering.node(7).op_type, "Abs");
-  EXPECT_EQ(numbering.node(10).op_type, "ReduceMax");
+  EXPECT_EQ(numbering.node(5).op_type, "If");
+  EXPECT_EQ(numbering[5].end, 8u);  // its branches' two nodes are under it
+  EXPECT_EQ(numbering.node(6).op_type, "Abs");
+  EXPECT_EQ(numbering.node(8).op_type, "ReduceMax");
 }
 
 Expected<Model> extract_without(const Model& m, std::vector<size_t> removed) {
@@ -79,10 +78,10 @@ TensorMap run(const Model& m) {
 TEST(BodyNodes, ADeadNodeGoesAndAChainOfShapeKeepingNodesIsBypassed) {
   const Model m = testing::parse_model(kModel);
   // Sin is dead; Relu and Neg keep the shape: Sigmoid reads x.
-  auto edited = extract_without(m, {0, 1, 5});
+  auto edited = extract_without(m, {0, 1, 4});
   ASSERT_TRUE(edited.ok()) << edited.error().message();
   const Graph& t = branch(*edited, "then_branch");
-  ASSERT_EQ(t.nodes.size(), 3u);
+  ASSERT_EQ(t.nodes.size(), 2u);
   EXPECT_EQ(t.nodes[0].op_type, "Sigmoid");
   EXPECT_EQ(t.nodes[0].inputs, std::vector<std::string>{"x"});
   EXPECT_TRUE(check_model(*edited).ok()) << check_model(*edited).error().message();
@@ -92,15 +91,18 @@ TEST(BodyNodes, ADeadNodeGoesAndAChainOfShapeKeepingNodesIsBypassed) {
 
 TEST(BodyNodes, AnOutputWithoutAnInputOfItsTypeBecomesZerosAndNestedBodiesGoWithTheirNode) {
   const Model m = testing::parse_model(kModel);
-  // ReduceSum (float[4] from float[2,4]) has no input of its type: r becomes zeros. The nested If
-  // goes with its branches; b is replaced by x, which ReduceMax then reads.
-  auto edited = extract_without(m, {3, 4, 6});
+  // ReduceSum (float[4] from float[2,4]) has no input of its type: r becomes zeros, and the weight
+  // only it read goes. The nested If goes with its branches; its b (its one input is its bool
+  // condition) becomes zeros too, which ReduceMax then reads.
+  auto edited = extract_without(m, {3, 5});
   ASSERT_TRUE(edited.ok()) << edited.error().message();
   EXPECT_EQ(branch(*edited, "then_branch").initializers.size(), 1u);
   const Graph& e = branch(*edited, "else_branch");
-  ASSERT_EQ(e.nodes.size(), 2u);  // Constant, ReduceMax
-  EXPECT_EQ(e.nodes[1].op_type, "ReduceMax");
-  EXPECT_EQ(e.nodes[1].inputs[0], "x");
+  ASSERT_EQ(e.nodes.size(), 1u);
+  EXPECT_EQ(e.nodes[0].op_type, "ReduceMax");
+  EXPECT_EQ(e.nodes[0].inputs[0], "b");
+  ASSERT_EQ(e.initializers.size(), 1u);
+  EXPECT_EQ(e.initializers[0].name, "b");
   EXPECT_TRUE(check_model(*edited).ok()) << check_model(*edited).error().message();
   EXPECT_EQ(testing::values(run(*edited).at("w")), (std::vector<float>{0, 0, 0, 0}));
 }
