@@ -40,10 +40,10 @@ struct ControlFlowReport {
   size_t inlined_body_nodes = 0;
   size_t given_nodes = 0;       // top-level nodes of the model as given
   size_t nodes_in_bodies = 0;   // inside subgraphs of the reproducer, at any depth
-  size_t body_nodes_removed = 0;  // removed by the search from the bodies of the nodes it kept
   size_t unrolled_loops = 0;
   size_t unrolled_iterations = 0;
   size_t unrolled_body_nodes = 0;
+  size_t body_nodes_removed = 0;  // removed by the search from the bodies of the nodes it kept
 };
 
 struct ReductionReport {
