@@ -2,6 +2,7 @@
 #include "session/bundle.h"
 #include "session/bundle_lock.h"
 
+#include "core/body_nodes.h"
 #include "core/inline_if.h"
 #include "core/mapped_file.h"
 #include "core/model_io.h"
@@ -190,8 +191,11 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.reduced_nodes = count_nodes(reduced);
   report.setup_suspect = report.probes.any_same() && report.reduced_nodes <= ReductionReport::kSetupSuspectNodes;
   report.control_flow.nodes_in_bodies = count_body_nodes(reduced);
-  // 1-minimal means over every node that remains: nodes inside bodies were not units of reduction.
-  if (report.control_flow.nodes_in_bodies > 0) report.one_minimal = false;
+  // Body nodes are units of reduction too (ReduceResult::one_minimal covers them): how many went.
+  const BodyNodes numbering(oracle.model().graph);
+  size_t under_kept = 0;
+  for (size_t n : candidate.nodes) under_kept += numbering.range_of(n).second - numbering.range_of(n).first;
+  report.control_flow.body_nodes_removed = under_kept - std::min(under_kept, report.control_flow.nodes_in_bodies);
   report.reduced_op_types = op_type_counts(reduced);
   report.inputs = run.inputs.size();
   report.outputs = reduced.outputs.size();

@@ -122,9 +122,10 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
          << cf.unrolled_body_nodes << " nodes out of their bodies)";
     md << ", with the same failure, so those nodes were reduced too.\n\n";
   }
-  if (r.control_flow.nodes_in_bodies > 0)
-    md << "**Not reduced:** " << r.control_flow.nodes_in_bodies
-       << " nodes inside subgraph bodies (If, Loop, Scan) of the reproducer are not units of reduction: it is minimal over its top-level nodes only.\n\n";
+  if (cf.nodes_in_bodies > 0)
+    md << "**Bodies:** " << cf.nodes_in_bodies << " nodes remain inside subgraph bodies (If, Loop, Scan) of the reproducer ("
+       << cf.body_nodes_removed << " removed from them: their values replaced by others of the same type, or zeros)"
+       << (r.one_minimal ? "; each is needed, as each top-level node is" : "") << ".\n\n";
   if (r.samples.count > 1) {
     md << "**Input samples:** " << r.samples.count << "; reduced on #" << r.samples.used << " (`" << r.samples.source
        << "`), the first the original fails on";
