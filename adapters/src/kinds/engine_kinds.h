@@ -12,9 +12,10 @@
 
 namespace reduce::kinds {
 
-// A spec's text after its kind's name: `NAME[BRACKET]:REST`.
+// A spec's text after its kind's name: `NAME[@RELEASE][BRACKET]:REST`.
 struct SpecText {
   std::string_view name;                    // the kind's name
+  std::optional<std::string_view> release;  // what NAME@... held (only kinds with takes_release get one)
   bool has_options = false;                 // a ':' followed the name (or the bracket)
   std::string_view rest;                    // after that ':'
   std::optional<std::string_view> bracket;  // what NAME[...] held
@@ -37,6 +38,8 @@ struct KindOps {
   // Asks the environment, once, what engines made from the spec would otherwise ask at every make
   // (trt: TensorRT's version), and records it in the spec without changing how it prints.
   void (*settle)(EngineSpec& spec, const EngineEnvironment& environment) = nullptr;
+  // Whether the kind takes `NAME@RELEASE` (a release of the engine, installed on demand).
+  bool takes_release = false;
   // The scripts that reproduce a failure in the engine's own terms (adapters/reproduction.h); null:
   // a wrapper's inner spec decides, else `reduce check`.
   std::vector<ReproductionFile> (*reproduce)(const EngineSpec& spec, const ReproductionContext& context) = nullptr;
