@@ -1,6 +1,8 @@
 // Where a model's verdict changes across releases of an engine, and the reduction that follows.
 #include "oracle/release_scan.h"
 
+#include <filesystem>
+
 namespace reduce {
 
 std::optional<ReleaseChange> first_change(const std::vector<ReleaseVerdict>& scan) {
@@ -32,8 +34,8 @@ std::string release_scan_summary(const std::vector<ReleaseVerdict>& scan, const 
   const std::string& fail = scan[change->failing].spec;
   const std::string head = change->regression ? "regression: passes on " + pass + ", fails from " + fail
                                               : "fixed: fails up to " + fail + ", passes from " + pass;
-  return head + ": reduce " + model_path + " --engine " + fail + " --reference " + pass + " -o " + model_path +
-         ".reduced";
+  return head + ": reduce " + model_path + " --engine " + fail + " --reference " + pass + " -o " +
+         std::filesystem::path(model_path).replace_extension(".reduced").string();
 }
 
 }  // namespace reduce

@@ -204,14 +204,16 @@ Expected<std::filesystem::path> release_folder(const std::string& name, const Or
   const std::filesystem::path folder = ort_release_folder(package, options.release, environment.env);
   const std::string_view pkg = package_name(package);
   std::error_code ec;
-  if (std::filesystem::exists(folder / "node_modules" / pkg / "package.json", ec)) return folder;
+  // REFUSED: install.sh found the release unusable here; it says why again, without the network.
+  if (std::filesystem::exists(folder / "node_modules" / pkg / "package.json", ec) &&
+      !std::filesystem::exists(folder / "REFUSED", ec))
+    return folder;
   if (package == OrtPackage::Node && options.release.empty())
     return Error{name, "onnxruntime-node is not installed in " + folder.string() +
                            " (run scripts/ort/install.sh, or set REDUCE_ORT_DIR to the folder it filled)"};
   const std::string release(options.release.empty() ? kOrtDefaultRelease : std::string_view(options.release));
   const std::string word = (package == OrtPackage::Web ? "web@" : "") + release;
-  ProcessOptions run;
-  run.echo_output = true;  // npm's progress is seen; its last error line is the message
+  ProcessOptions run;  // npm's output is kept: its last error line is the message
   run.timeout_seconds = 1800;
   auto installed = run_process({ort_install_script().string(), word, folder.string()}, run);
   if (!installed) return Error{name, "cannot run " + ort_install_script().string() + ": " + installed.error().what};
