@@ -58,6 +58,7 @@ if ! node -e "require(process.argv[1] + '/node_modules/$package')" "$dir" 2>"$di
     if [[ -n "$scripts" ]]; then
       line="error: $package@$version: its npm package has no binary for $(node -p 'process.platform + "/" + process.arch'); its install script ($scripts) downloads it at install time, so this release cannot be used offline"
       echo "$line" >"$refused"
+      rm -rf "$dir/node_modules"
     fi
   fi
   echo "$line" >&2

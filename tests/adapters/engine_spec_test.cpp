@@ -168,7 +168,7 @@ TEST(EngineSpec, ExternalEnginesAreTheOnesThatAreNotOurs) {
 TEST(EngineSpec, UnknownKindListsTheKnownOnes) {
   const std::string what = problem("optimized:fp16");
   EXPECT_NE(what.find("unknown engine 'optimized'"), std::string::npos) << what;
-  for (const char* kind : {"ref", "opt", "opencv", "ort[:OPTIONS]", "cmd:TEMPLATE", "check:TEMPLATE", "isolated:SPEC"})
+  for (const char* kind : {"ref", "opt", "opencv", "ort[@VERSION][:OPTIONS]", "ort-web[@VERSION][:OPTIONS]", "cmd:TEMPLATE", "check:TEMPLATE", "isolated:SPEC"})
     EXPECT_NE(what.find(kind), std::string::npos) << kind;
   EXPECT_NE(problem("").find("unknown engine ''"), std::string::npos);
 }

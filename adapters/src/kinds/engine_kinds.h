@@ -38,11 +38,12 @@ struct KindOps {
   // Asks the environment, once, what engines made from the spec would otherwise ask at every make
   // (trt: TensorRT's version), and records it in the spec without changing how it prints.
   void (*settle)(EngineSpec& spec, const EngineEnvironment& environment) = nullptr;
-  // Whether the kind takes `NAME@RELEASE` (a release of the engine, installed on demand).
-  bool takes_release = false;
   // The scripts that reproduce a failure in the engine's own terms (adapters/reproduction.h); null:
   // a wrapper's inner spec decides, else `reduce check`.
   std::vector<ReproductionFile> (*reproduce)(const EngineSpec& spec, const ReproductionContext& context) = nullptr;
+  // Whether the kind takes `NAME@RELEASE` (a release of the engine, installed on demand). Last, so
+  // that kinds initialized by position keep their order.
+  bool takes_release = false;
 };
 
 #define REDUCE_ENGINE(Kind, ...) extern const KindOps Kind;

@@ -34,12 +34,12 @@ const KindOps Ort = {
     .make = [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
       return make_ort_engine(spec.ort, OrtPackage::Node, environment);
     },
-    .takes_release = true,
     .reproduce = [](const EngineSpec& spec, const ReproductionContext& context) {
       auto files = repro::ort_python(spec, context);
       for (auto& f : repro::ort_node(spec, context)) files.push_back(std::move(f));
       return files;
     },
+    .takes_release = true,
 };
 
 const KindOps OrtWeb = {
@@ -48,8 +48,8 @@ const KindOps OrtWeb = {
     .make = [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
       return make_ort_engine(spec.ort, OrtPackage::Web, environment);
     },
-    .takes_release = true,
     .reproduce = [](const EngineSpec& spec, const ReproductionContext& context) { return repro::ort_node(spec, context); },
+    .takes_release = true,
 };
 
 }  // namespace reduce::kinds
