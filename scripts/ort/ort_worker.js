@@ -3,7 +3,8 @@
 // check costs no process start. Embedded into `reduce` at build time (adapters/CMakeLists.txt); the
 // engine starts it as
 //   node ort_worker.js ORT_DIR LEVEL THREADS PROVIDER PACKAGE
-// PACKAGE: onnxruntime-node (any release from 1.10 on), or onnxruntime-web (its wasm backend, PROVIDER wasm).
+// PACKAGE: onnxruntime-node (a release whose npm package ships its binary), or onnxruntime-web (its wasm
+// backend, PROVIDER wasm).
 // Frames both ways: u32 type, u32 id, u64 payload bytes (little-endian), then the payload.
 //   reduce -> worker: LOAD(id, model bytes) -> OK | ERROR; RUN(id, feeds + fetch names) -> TENSORS | ERROR;
 //                     FREE(id) (no answer)
@@ -73,7 +74,7 @@ function readTensors(r, ort) {
     const dims = [];
     for (let rank = r.u32(); rank > 0; --rank) dims.push(r.i64());
     const raw = r.bytes(r.u64());
-    if (!type) throw new Error(`input '${name}': its type cannot be given to onnxruntime-node`);
+    if (!type) throw new Error(`input '${name}': its type cannot be given to ONNX Runtime`);
     // A fresh buffer: typed arrays need aligned offsets.
     const copy = new ArrayBuffer(raw.length);
     new Uint8Array(copy).set(raw);

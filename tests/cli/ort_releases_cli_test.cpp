@@ -111,9 +111,11 @@ TEST(OrtReleases, TheReleaseListGoesOnPastACrashAndEndsAtTheFirstChange) {
   EXPECT_TRUE(has(both.out, "every release that ran fails: no passing release to take as the reference")) << both.out;
 }
 
-// The bundle's model is the one node that differs; it still fails on 1.16.3 against 1.30.0, and the
-// reduction confirmed it on a fresh run.
-void expect_reduced_to_the_reduce_sum(const TempDir& dir, const testing::ProcessRun& r) {
+// `reduce MODEL --engine ort@1.16.3 --reference ort@1.30.0`: the bundle's model is the one node that
+// differs; it still fails on 1.16.3 against 1.30.0, and the reduction confirmed it on a fresh run.
+void expect_reduced_to_the_reduce_sum(const TempDir& dir, const std::string& model) {
+  auto r = run_reduce({model, "--engine", "ort@1.16.3", "--reference", "ort@1.30.0", "-j", "2", "-o",
+                       (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(has(r.out, "(ReduceSum x1), 1-minimal")) << r.out;
   const std::string report = read_bytes(dir / "out" / "report.json");
@@ -132,10 +134,7 @@ void expect_reduced_to_the_reduce_sum(const TempDir& dir, const testing::Process
 
 TEST(OrtReleases, AnOldReleaseReducesAgainstANewOneToTheNodeThatDiffers) {
   TempDir dir;
-  const std::string model = write_model(dir, "chain", kEmptyAxisChain);
-  auto r = run_reduce({model, "--engine", "ort@1.16.3", "--reference", "ort@1.30.0", "-j", "2", "-o",
-                       (dir / "out").string()});
-  expect_reduced_to_the_reduce_sum(dir, r);
+  expect_reduced_to_the_reduce_sum(dir, write_model(dir, "chain", kEmptyAxisChain));
 }
 
 TEST(OrtReleases, AModelTheInterpreterCannotRunReducesAgainstTheNewRelease) {
@@ -145,9 +144,7 @@ TEST(OrtReleases, AModelTheInterpreterCannotRunReducesAgainstTheNewRelease) {
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
   EXPECT_TRUE(has(refused.err, "unsupported operator com.microsoft.Gelu")) << refused.err;
   EXPECT_TRUE(has(refused.err, "--reference ENGINE that runs it")) << refused.err;
-  auto r = run_reduce({model, "--engine", "ort@1.16.3", "--reference", "ort@1.30.0", "-j", "2", "-o",
-                       (dir / "out").string()});
-  expect_reduced_to_the_reduce_sum(dir, r);
+  expect_reduced_to_the_reduce_sum(dir, model);
 }
 
 TEST(OrtReleases, Float16IsRefusedByReleasesBefore117AsTheToolsLimit) {
