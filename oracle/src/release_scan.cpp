@@ -35,7 +35,7 @@ std::string release_scan_summary(const std::vector<ReleaseVerdict>& scan, const 
   const std::string head = change->regression ? "regression: passes on " + pass + ", fails from " + fail
                                               : "fixed: fails up to " + fail + ", passes from " + pass;
   return head + ": reduce " + model_path + " --engine " + fail + " --reference " + pass + " -o " +
-         std::filesystem::path(model_path).replace_extension(".reduced").string();
+         std::filesystem::path(model_path).stem().string() + ".reduced";  // in the current folder
 }
 
 }  // namespace reduce

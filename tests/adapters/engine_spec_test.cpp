@@ -127,6 +127,8 @@ TEST(EngineSpec, AListOfReleasesSplitsBeforeEachRelease) {
   EXPECT_EQ(split_release_list("ort@1.14.0:opt=disable,threads=1,ort@1.16.3:threads=1"),
             (V{"ort@1.14.0:opt=disable,threads=1", "ort@1.16.3:threads=1"}));
   EXPECT_EQ(split_release_list("ort-web@1.30.0,ort@1.30.0"), (V{"ort-web@1.30.0", "ort@1.30.0"}));
+  EXPECT_EQ(split_release_list("ort-web,ort-web:opt=disable"), (V{"ort-web", "ort-web:opt=disable"}));
+  EXPECT_EQ(split_release_list("ort,ort@1.16.3"), (V{"ort", "ort@1.16.3"}));
   // Any other spec, and one spec with options, come back whole.
   for (const char* one : {"ort:opt=disable,threads=1", "opt:fp16,fault=broadcast-batch1", "cmd:run {model},ort@1",
                           "ort@1.16.3"})

@@ -91,7 +91,7 @@ TEST(OrtReleases, AReleaseListGivesOneVerdictLinePerReleaseAndTheReductionToRun)
   EXPECT_TRUE(has(r.out, "ort@1.30.0: PASS\n")) << r.out;
   EXPECT_TRUE(has(r.out, "ort-web: PASS\n")) << r.out;
   EXPECT_TRUE(has(r.out, "fixed: fails up to ort@1.16.3, passes from ort@1.30.0: reduce " + model +
-                             " --engine ort@1.16.3 --reference ort@1.30.0 -o " + (dir / "chain.reduced").string()))
+                             " --engine ort@1.16.3 --reference ort@1.30.0 -o chain.reduced\n"))
       << r.out;
 }
 
@@ -187,15 +187,19 @@ TEST(OrtReleases, AReleaseThatIsNotInstalledOrCannotBeIsOneLine) {
   EXPECT_TRUE(has(list.err, "a list of releases (ort@A,ort@B,...) is for `reduce check`")) << list.err;
 }
 
-// onnxruntime-web 1.30's wasm backend on a PyTorch export, against onnxruntime-node 1.30's own
-// outputs (test_data_set_0): the verdict, with the web build's threads and optimization level.
-TEST(OrtReleases, OrtWebGivesAVerdictOnAnExportedModel) {
-  const std::string folder = std::string(REDUCE_SHARED_FIXTURES) + "/exported/mobilenetv3_dynamo";
-  if (!std::filesystem::exists(folder)) GTEST_SKIP() << folder << " is not there";
-  for (const char* spec : {"ort-web", "ort-web:threads=2,opt=disable"}) {
+// onnxruntime-web 1.30's wasm backend on PyTorch exports, against onnxruntime-node 1.30 as the
+// reference: the verdict, with the web build's threads and optimization level, float16 included.
+TEST(OrtReleases, OrtWebGivesAVerdictOnExportedModels) {
+  const std::string exported = std::string(REDUCE_SHARED_FIXTURES) + "/exported/";
+  if (!std::filesystem::exists(exported)) GTEST_SKIP() << exported << " is not there";
+  const std::pair<const char*, const char*> cases[] = {{"mobilenetv3_dynamo", "ort-web"},
+                                                       {"mobilenetv3_dynamo", "ort-web:opt=disable,threads=2"},
+                                                       {"bert_fp16_dynamo", "ort-web"}};
+  for (const auto& [model, spec] : cases) {
+    const std::string folder = exported + model;
     auto r = run_reduce({"check", folder + "/model.onnx", "--inputs", folder + "/test_data_set_0", "--engine", spec,
                          "--reference", "ort"});
-    EXPECT_EQ(r.exit_code, 0) << spec << ": " << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 0) << model << " " << spec << ": " << r.out << r.err;
     EXPECT_TRUE(has(r.out, std::string("engine: ") + spec + "  reference: ort")) << r.out;
     EXPECT_TRUE(has(r.out, "verdict: PASS")) << r.out;
   }

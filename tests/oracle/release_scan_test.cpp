@@ -26,7 +26,7 @@ TEST(ReleaseScan, ARegressionIsTheNewerFailingReleaseAgainstTheLastPassingOne) {
   EXPECT_TRUE(change->regression);
   EXPECT_EQ(release_scan_summary(scan, "dir/m.onnx"),
             "regression: passes on ort@1.16.3, fails from ort@1.17.0: reduce dir/m.onnx --engine ort@1.17.0 "
-            "--reference ort@1.16.3 -o dir/m.reduced");
+            "--reference ort@1.16.3 -o m.reduced");
 }
 
 TEST(ReleaseScan, AFixIsTheLastFailingReleaseAgainstTheFirstPassingOne) {

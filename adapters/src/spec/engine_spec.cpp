@@ -90,11 +90,12 @@ Expected<EngineSpec> parse_engine_spec(std::string_view text) {
 
 namespace {
 
-// Whether `piece` starts a spec of a kind that takes releases: `ort`, `ort@...`, `ort-web:...`.
+// Whether `piece` starts a spec of a kind that takes releases: `ort`, `ort@...`, `ort-web:...`, `ort,...`.
 bool starts_release_spec(std::string_view piece) {
   for (const auto& t : kTraits) {
     if (!kinds::ops(t.kind).takes_release || piece.substr(0, t.name.size()) != t.name) continue;
-    if (piece.size() == t.name.size() || piece[t.name.size()] == '@' || piece[t.name.size()] == ':') return true;
+    if (piece.size() == t.name.size()) return true;
+    if (const char next = piece[t.name.size()]; next == '@' || next == ':' || next == ',') return true;
   }
   return false;
 }
