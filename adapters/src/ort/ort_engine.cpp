@@ -89,7 +89,14 @@ class OrtPrepared : public PreparedModel {
 
   // Loads the model with its own outputs, so that a model ONNX Runtime refuses fails here.
   Status load() {
-    REDUCE_TRY(check_float16(model_.graph.inputs, "input"));
+    if (!pool_->passes_float16()) {
+      std::vector<ValueInfo> fed;  // inputs with an initializer (IR < 4 style weights) are not fed
+      for (const auto& vi : model_.graph.inputs)
+        if (std::none_of(model_.graph.initializers.begin(), model_.graph.initializers.end(),
+                         [&](const Initializer& w) { return w.name == vi.name; }))
+          fed.push_back(vi);
+      REDUCE_TRY(check_float16(fed, "input"));
+    }
     REDUCE_ASSIGN(const Variant* variant, variant_for(requested_outputs(model_, {})));
     REDUCE_ASSIGN(auto worker, pool_->acquire());
     return ensure_loaded(*worker, *variant);
