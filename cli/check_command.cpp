@@ -8,6 +8,7 @@
 #include "command_line.h"
 #include "input_options.h"
 #include "oracle/diagnosis.h"
+#include "oracle/release_scan.h"
 #include "oracle_options.h"
 #include "session/verdict_report.h"
 #include "stop_on_signal.h"
@@ -46,14 +47,47 @@ void print_diagnosis(const Diagnosis& d, std::ostream& out) {
   out << "\n";
 }
 
+// `--engine ort@A,ort@B,...`: one verdict line per release against the same reference, then where the
+// verdict changes. A release that cannot be installed or built is a line too, and the scan goes on.
+int check_releases(const po::variables_map& vm, const std::string& model_path, const std::vector<std::string>& specs,
+                   std::stop_token stop) {
+  const CancelOnStop cancel(stop);
+  std::vector<ReleaseVerdict> scan;
+  for (const std::string& spec : specs) {
+    po::variables_map one = vm;
+    one.at("engine").value() = spec;
+    Model model;  // outlives the oracle
+    auto samples = load_and_create_oracles(one, model_path, model, SampleUse::CheckAll, stop);
+    if (stop.stop_requested()) return interrupted();
+    ReleaseVerdict r{spec, std::nullopt, samples ? "" : samples.error().message()};
+    if (samples) r.verdict = samples->main().evaluate(Candidate::whole(model.graph), cancel.flag());
+    if (r.verdict && r.verdict->cancelled) return interrupted();
+    if (!r.verdict) std::cout << spec << ": NOT RUN: " << r.not_run << "\n";
+    else if (r.verdict->invalid) std::cout << spec << ": INVALID: " << r.verdict->invalid_reason << "\n";
+    else std::cout << spec << ": " << (r.verdict->signature.fails() ? "FAIL (" + r.verdict->signature.to_string() + ")" : "PASS") << "\n";
+    scan.push_back(std::move(r));
+  }
+  std::cout << release_scan_summary(scan, model_path) << "\n";
+  bool fails = false, ran = false;
+  for (const auto& r : scan) {
+    ran |= r.ran();
+    fails |= r.ran() && r.verdict->signature.fails();
+  }
+  return fails ? kExitFailure : ran ? kExitOk : kExitUsage;
+}
+
 }  // namespace
 
 int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   po::options_description opts(
-      "usage: reduce check MODEL --engine SPEC [options]\n\n"
+      "usage: reduce check MODEL --engine SPEC [options]\n"
+      "       reduce check MODEL --engine ort@A,ort@B,... [options]\n\n"
       "Runs MODEL on the engine under test and on the reference, compares every output and prints the\n"
       "verdict with its failure signature (kind: mismatch, nonfinite, shape, error, crash, timeout).\n"
-      "Exit code: 0 the model passes, 1 it fails, 2 bad usage or input.\n\noptions");
+      "With a list of releases (ort@VERSION, ort-web@VERSION), one verdict line per release against the same\n"
+      "reference, then where the verdict first changes and the reduction to run for it.\n"
+      "Exit code: 0 the model passes, 1 it fails, 2 bad usage or input (a list of releases: 1 when one\n"
+      "fails, 0 when all that ran pass, 2 when none ran).\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("confirm", po::value<int>()->default_value(1), "run a failing model this many times (at most 1000); a verdict that flips is flaky")
       ("diagnose", "when the model fails, check variants of it (every float node in FP32, intermediates as outputs, "
@@ -65,6 +99,8 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   po::variables_map vm;
   if (auto done = parse_command_line(args, "check", opts, pos, vm, "model", "MODEL")) return *done;
   const std::string model_path = vm["model"].as<std::string>();
+  if (const auto specs = split_release_list(vm["engine"].as<std::string>()); specs.size() > 1)
+    return check_releases(vm, model_path, specs, stop);
   const int confirm = vm["confirm"].as<int>();
   if (Status s = check_int_range("--confirm", confirm, 1, kMaxConfirm); !s.ok()) {
     std::cerr << "error: " << s.error().message() << "\n";

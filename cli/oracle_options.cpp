@@ -67,8 +67,8 @@ Status check_int_range(const char* option, int value, int lo, int hi) {
 void add_oracle_options(po::options_description& opts) {
   opts.add_options()
       ("engine", po::value<std::string>()->default_value("ref"),
-       "engine under test: ref, opt[:fp16|bf16,fp32=NODE+NODE|@FILE,fault=A+B,no-PASS], opencv, trt[:fp16|bf16|int8|fp8|int4|tf32,fp32=...,tool=polygraphy|trtexec,version=10|11], cmd[fp32=...]:TEMPLATE, check[fp32=...]:TEMPLATE, isolated:SPEC")
-      ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values")
+       "engine under test: ref, opt[:fp16|bf16,fp32=NODE+NODE|@FILE,fault=A+B,no-PASS], opencv, trt[:fp16|bf16|int8|fp8|int4|tf32,fp32=...,tool=polygraphy|trtexec,version=10|11], ort[@VERSION][:opt=LEVEL,threads=N,ep=NAME], ort-web[@VERSION][:opt=LEVEL,threads=N], cmd[fp32=...]:TEMPLATE, check[fp32=...]:TEMPLATE, isolated:SPEC (check: also a list of releases, ort@A,ort@B,...)")
+      ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values (e.g. ort@1.30.0 for a model ref cannot run, or another release)")
       ("expected", po::value<std::vector<std::string>>()->composing(),
        "expected values of the --inputs samples, one per sample (Polygraphy --save-outputs .json, .npz, .npy, .pb, "
        "test_data_set_N folders): the graph outputs, or any values they name, are taken from it instead of the reference")

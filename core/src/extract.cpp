@@ -147,6 +147,11 @@ const ValueType* Extractor::type_of(std::string_view value) const {
   return it == types_.end() ? nullptr : &it->second;
 }
 
+void Extractor::learn_type(const std::string& value, const ValueType& type) {
+  auto [it, added] = types_.try_emplace(value, type);
+  if (!added && it->second.kind == ValueType::Kind::Unknown) it->second = type;
+}
+
 Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractOptions& options) const {
   const Graph& g = model_->graph;
   const size_t n = g.nodes.size();

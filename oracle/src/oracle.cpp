@@ -49,6 +49,18 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Values shape inference leaves untyped (after an op it does not know, e.g. a contrib op that only
+// the reference runs, `--reference ort`) take the type of what the reference computed, so that a
+// candidate can cut there and feed the recorded value.
+void learn_recorded_types(const Model& model, const RecordedValues& recorded, Extractor& extractor) {
+  for (const auto& node : model.graph.nodes)
+    for (const auto& v : node.outputs) {
+      const ValueType* known = v.empty() ? nullptr : extractor.type_of(v);
+      if (v.empty() || (known && known->kind != ValueType::Kind::Unknown)) continue;
+      if (const Tensor* t = recorded.find(v)) extractor.learn_type(v, ValueType::tensor(t->dtype(), t->shape()));
+    }
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector<NamedTensor> inputs,
@@ -110,6 +122,7 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
   if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
   o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
+  learn_recorded_types(model, *o->recorded_, *o->extractor_);
   o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
   o->given_values_ = o->options_.record.given.size();
   o->options_.record.given.clear();     // recorded now: no second copy

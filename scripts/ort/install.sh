@@ -1,15 +1,67 @@
 #!/usr/bin/env bash
-# Installs ONNX Runtime for Node (onnxruntime-node@1.30.0, from npm) into a cache folder, for
-# cross-checks and benchmarks only: no C++ code links it. Prints the folder on the last line.
-# --ignore-scripts: the package's install script downloads CUDA parts and fails offline.
+# Installs one ONNX Runtime release for Node from npm into a cache folder of its own, for the `ort`,
+# `ort@VERSION` and `ort-web[@VERSION]` engines and the cross-checks (no C++ code links it). Prints the
+# folder on the last line.
+#   install.sh                    onnxruntime-node@1.30.0 into .cache/ort
+#   install.sh DIR                the same into DIR (a path: it has a '/' or is not a release)
+#   install.sh VERSION [DIR]      onnxruntime-node@VERSION into .cache/ort-VERSION (1.30.0: .cache/ort)
+#   install.sh web[@VERSION] [DIR] onnxruntime-web@VERSION (default 1.30.0) into .cache/ort-web[-VERSION]
+# --ignore-scripts: install scripts download binaries (CUDA parts from 1.18 on, the whole binding
+# before 1.10) and fail offline; a release whose package has no binary of its own for this machine
+# is refused in one line, remembered in the folder so that asking again does not hit the network.
 set -euo pipefail
-dir="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.cache/ort}"
-version=1.30.0
-mkdir -p "$dir"
-marker="$dir/node_modules/onnxruntime-node/package.json"
-if [[ ! -f "$marker" ]] || ! grep -q "\"version\": \"$version\"" "$marker"; then
-  (cd "$dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "onnxruntime-node@$version" >&2)
+cache="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.cache"
+default=1.30.0
+package=onnxruntime-node
+release="${1:-}"
+dir="${2:-}"
+if [[ -n "$release" && ! "$release" =~ ^(web(@.+)?|[0-9][0-9A-Za-z.+-]*)$ ]]; then  # install.sh DIR
+  dir="$release"
+  release=""
 fi
-node -e "require(process.argv[1] + '/node_modules/onnxruntime-node')" "$dir" >&2 \
-  || { echo "error: $dir: onnxruntime-node does not load" >&2; exit 1; }
+version="${release:-$default}"
+name=ort
+if [[ "$version" == web* ]]; then
+  package=onnxruntime-web
+  name=ort-web
+  version="${version#web}"
+  version="${version#@}"
+  version="${version:-$default}"
+fi
+if [[ ! "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]]; then
+  echo "error: $package@$version: not a release number (expected MAJOR.MINOR.PATCH, e.g. 1.16.3)" >&2
+  exit 2
+fi
+[[ "$version" == "$default" ]] || name="$name-$version"
+dir="${dir:-$cache/$name}"
+mkdir -p "$dir"
+# One install at a time per folder: engines of parallel slots may all ask for the same release.
+exec 9>"$dir/.install.lock"
+flock 9
+refused="$dir/REFUSED"
+if [[ -f "$refused" ]]; then
+  cat "$refused" >&2
+  exit 1
+fi
+marker="$dir/node_modules/$package/package.json"
+if [[ ! -f "$marker" ]] || ! grep -q "\"version\": \"$version\"" "$marker"; then
+  (cd "$dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "$package@$version" >&2) || {
+    echo "error: $package@$version: npm install failed (is it a published release? see npm view $package versions)" >&2
+    exit 1
+  }
+fi
+if ! node -e "require(process.argv[1] + '/node_modules/$package')" "$dir" 2>"$dir/load.log"; then
+  line="error: $dir: $package@$version does not load: $(grep -m1 -E 'Error|error' "$dir/load.log" || head -1 "$dir/load.log")"
+  # A package whose install script fetches the binary (prebuild-install, download scripts) has none.
+  if ! find "$dir/node_modules/$package" -name '*.node' -path "*$(node -p process.platform)*" | grep -q .; then
+    scripts=$(node -p "const s = require('$marker').scripts || {}; [s.preinstall, s.install, s.postinstall].filter(Boolean).join('; ')")
+    if [[ -n "$scripts" ]]; then
+      line="error: $package@$version: its npm package has no binary for $(node -p 'process.platform + "/" + process.arch'); its install script ($scripts) downloads it at install time, so this release cannot be used offline"
+      echo "$line" >"$refused"
+      rm -rf "$dir/node_modules"
+    fi
+  fi
+  echo "$line" >&2
+  exit 1
+fi
 echo "$dir"

@@ -1,7 +1,10 @@
-// The worker behind `reduce --engine ort`: one Node.js process that keeps ONNX Runtime sessions and
-// answers load/run requests on descriptor 3 (a Unix socket), so a check costs no process start.
-// Embedded into `reduce` at build time (engine/CMakeLists.txt); the engine starts it as
-//   node ort_worker.js ORT_DIR LEVEL THREADS PROVIDER
+// The worker behind `reduce --engine ort` (and `ort@VERSION`, `ort-web`): one Node.js process that
+// keeps ONNX Runtime sessions and answers load/run requests on descriptor 3 (a Unix socket), so a
+// check costs no process start. Embedded into `reduce` at build time (adapters/CMakeLists.txt); the
+// engine starts it as
+//   node ort_worker.js ORT_DIR LEVEL THREADS PROVIDER PACKAGE
+// PACKAGE: onnxruntime-node (a release whose npm package ships its binary), or onnxruntime-web (its wasm
+// backend, PROVIDER wasm).
 // Frames both ways: u32 type, u32 id, u64 payload bytes (little-endian), then the payload.
 //   reduce -> worker: LOAD(id, model bytes) -> OK | ERROR; RUN(id, feeds + fetch names) -> TENSORS | ERROR;
 //                     FREE(id) (no answer)
@@ -71,7 +74,7 @@ function readTensors(r, ort) {
     const dims = [];
     for (let rank = r.u32(); rank > 0; --rank) dims.push(r.i64());
     const raw = r.bytes(r.u64());
-    if (!type) throw new Error(`input '${name}': its type cannot be given to onnxruntime-node`);
+    if (!type) throw new Error(`input '${name}': its type cannot be given to ONNX Runtime`);
     // A fresh buffer: typed arrays need aligned offsets.
     const copy = new ArrayBuffer(raw.length);
     new Uint8Array(copy).set(raw);
@@ -141,29 +144,40 @@ async function serve(ort, options) {
   }
 }
 
+// The execution providers an onnxruntime-node release has here. listSupportedBackends() came with
+// 1.17; a provider it lists but the package does not ship (CUDA, TensorRT) needs its library next to
+// the binding (bin/napi-vN/PLATFORM/ARCH: napi-v3 up to 1.2x, napi-v6 after).
+function nodeProviders(ort, packageDir) {
+  if (typeof ort.listSupportedBackends !== 'function') return ['cpu'];
+  const bin = path.join(packageDir, 'bin');
+  const binding = fs.readdirSync(bin).map(d => path.join(bin, d, process.platform, process.arch))
+      .find(d => fs.existsSync(path.join(d, 'onnxruntime_binding.node')));
+  return ort.listSupportedBackends()
+      .filter(b => b.bundled || (binding && fs.existsSync(path.join(binding, `libonnxruntime_providers_${b.name}.so`))))
+      .map(b => b.name);
+}
+
 function start() {
-  const [ortDir, level, threads, provider] = process.argv.slice(2);
-  let ort;
+  const [ortDir, level, threads, provider, pkg = 'onnxruntime-node'] = process.argv.slice(2);
+  const packageDir = path.join(path.resolve(ortDir), 'node_modules', pkg);
+  let ort, version;
   try {
-    ort = require(path.join(path.resolve(ortDir), 'node_modules', 'onnxruntime-node'));
+    ort = require(packageDir);
+    version = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8')).version;
   } catch (e) {
-    send(T.ERROR, 0, Buffer.from(`cannot load onnxruntime-node from ${ortDir}: ${e.message.split('\n')[0]}`));
+    send(T.ERROR, 0, Buffer.from(`cannot load ${pkg} from ${ortDir}: ${e.message.split('\n')[0]}`));
     return null;
   }
-  // A provider the package lists but does not ship (CUDA, TensorRT) needs its library next to the binding.
-  const binding = path.dirname(require.resolve(path.join(path.resolve(ortDir), 'node_modules', 'onnxruntime-node',
-                                                         'bin', 'napi-v6', process.platform, process.arch,
-                                                         'onnxruntime_binding.node')));
-  const available = ort.listSupportedBackends()
-      .filter(b => b.bundled || fs.existsSync(path.join(binding, `libonnxruntime_providers_${b.name}.so`)))
-      .map(b => b.name);
-  const version = ort.env.versions.common;
+  const web = pkg === 'onnxruntime-web';
+  const available = web ? ['wasm'] : nodeProviders(ort, packageDir);
   if (!available.includes(provider)) {
-    send(T.ERROR, 0, Buffer.from(`execution provider '${provider}' is not in the installed onnxruntime-node ${version} ` +
+    send(T.ERROR, 0, Buffer.from(`execution provider '${provider}' is not in the installed ${pkg} ${version} ` +
                                  `(it has: ${available.join(', ')})`));
     return null;
   }
-  send(T.HELLO, 0, Buffer.from(`onnxruntime-node ${version}`));
+  // The wasm backend takes its threads from env (0: its default, half the cores up to 4), not the session.
+  if (web) Object.assign(ort.env.wasm, { numThreads: Number(threads), proxy: false });
+  send(T.HELLO, 0, Buffer.from(`${pkg} ${version}`));
   return [ort, {
     graphOptimizationLevel: level === 'disable' ? 'disabled' : level,  // reduce's word, then ORT's
     intraOpNumThreads: Number(threads), interOpNumThreads: 1,
@@ -172,4 +186,5 @@ function start() {
 }
 
 const started = start();
-if (started) serve(...started).catch(e => { console.error(`error: ${e.stack || e}`); process.exit(1); });
+// process.exit: the wasm backend's thread pool would keep Node running after reduce has gone.
+if (started) serve(...started).then(() => process.exit(0), e => { console.error(`error: ${e.stack || e}`); process.exit(1); });

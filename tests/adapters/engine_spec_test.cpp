@@ -91,6 +91,65 @@ TEST(EngineSpec, BadOrtOptionsAreOneLineErrors) {
   EXPECT_EQ(fp32.error().where, "ort");
 }
 
+TEST(EngineSpec, OrtReleasesAreNamedAfterAnAt) {
+  const EngineSpec old = parsed("ort@1.16.3:threads=1,opt=disable");
+  EXPECT_EQ(old.kind, EngineKind::Ort);
+  EXPECT_EQ(old.ort.release, "1.16.3");
+  EXPECT_EQ(to_string(old), "ort@1.16.3:opt=disable,threads=1");
+  EXPECT_EQ(to_string(parsed("ort@1.30.0")), "ort@1.30.0");  // named, so kept: it is installed on demand
+  EXPECT_EQ(to_string(parsed("ort@1.22.0-rev")), "ort@1.22.0-rev");
+  const EngineSpec web = parsed("ort-web@1.30.0:threads=2");
+  EXPECT_EQ(web.kind, EngineKind::OrtWeb);
+  EXPECT_EQ(to_string(web), "ort-web@1.30.0:threads=2");
+  EXPECT_EQ(to_string(parsed("ort-web")), "ort-web");
+  EXPECT_TRUE(web.external());
+  EXPECT_FALSE(web.in_process());
+  EXPECT_EQ(to_string(parsed("fp16:ort@1.16.3")), "fp16:ort@1.16.3");
+}
+
+TEST(EngineSpec, BadReleasesAreOneLineErrors) {
+  EXPECT_EQ(problem("ort@1.x"), "'1.x' is not a release number (expected MAJOR.MINOR.PATCH, e.g. 1.16.3)");
+  EXPECT_EQ(problem("ort@"), "'' is not a release number (expected MAJOR.MINOR.PATCH, e.g. 1.16.3)");
+  EXPECT_EQ(problem("ort@1.16"), "'1.16' is not a release number (expected MAJOR.MINOR.PATCH, e.g. 1.16.3)");
+  EXPECT_EQ(problem("ort@1.16.3-"), "'1.16.3-' is not a release number (expected MAJOR.MINOR.PATCH, e.g. 1.16.3)");
+  EXPECT_EQ(problem("ort@../1.2.3"), "'../1.2.3' is not a release number (expected MAJOR.MINOR.PATCH, e.g. 1.16.3)");
+  EXPECT_EQ(problem("ort@1.14.0,ort@1.16.3"),
+            "a list of releases (ort@A,ort@B,...) is for `reduce check`, which gives a verdict per release");
+  EXPECT_EQ(problem("ref@1.0.0"), "engine 'ref' has no releases to choose (only ort@VERSION and ort-web@VERSION)");
+  EXPECT_EQ(problem("ort-web:ep=cuda"), "ort-web runs onnxruntime-web's wasm backend only: ep= is for ort");
+  EXPECT_EQ(problem("isolated:ort-web"), "'ort-web' runs in a worker process already; use it without isolated:");
+}
+
+TEST(EngineSpec, AListOfReleasesSplitsBeforeEachRelease) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split_release_list("ort@1.14.0,ort@1.16.3,ort"), (V{"ort@1.14.0", "ort@1.16.3", "ort"}));
+  EXPECT_EQ(split_release_list("ort@1.14.0,1.16.3,ort-web"), (V{"ort@1.14.0", "ort@1.16.3", "ort-web"}));
+  EXPECT_EQ(split_release_list("ort@1.14.0:opt=disable,threads=1,ort@1.16.3:threads=1"),
+            (V{"ort@1.14.0:opt=disable,threads=1", "ort@1.16.3:threads=1"}));
+  EXPECT_EQ(split_release_list("ort-web@1.30.0,ort@1.30.0"), (V{"ort-web@1.30.0", "ort@1.30.0"}));
+  EXPECT_EQ(split_release_list("ort-web,ort-web:opt=disable"), (V{"ort-web", "ort-web:opt=disable"}));
+  EXPECT_EQ(split_release_list("ort,ort@1.16.3"), (V{"ort", "ort@1.16.3"}));
+  // Any other spec, and one spec with options, come back whole.
+  for (const char* one : {"ort:opt=disable,threads=1", "opt:fp16,fault=broadcast-batch1", "cmd:run {model},ort@1",
+                          "ort@1.16.3"})
+    EXPECT_EQ(split_release_list(one), V{one}) << one;
+}
+
+TEST(EngineSpec, EachReleaseHasItsFolderBesideTheDefaultOne) {
+  const std::vector<std::string> env{"REDUCE_ORT_DIR=/c/ort"};
+  EXPECT_EQ(ort_release_folder(OrtPackage::Node, "", env), "/c/ort");
+  EXPECT_EQ(ort_release_folder(OrtPackage::Node, kOrtDefaultRelease, env), "/c/ort");
+  EXPECT_EQ(ort_release_folder(OrtPackage::Node, "1.16.3", env), "/c/ort-1.16.3");
+  EXPECT_EQ(ort_release_folder(OrtPackage::Web, "", env), "/c/ort-web");
+  EXPECT_EQ(ort_release_folder(OrtPackage::Web, "1.20.0", env), "/c/ort-web-1.20.0");
+  EXPECT_EQ(ort_release_folder(OrtPackage::Node, "1.16.3", {"REDUCE_ORT_DIR=/c/ort/"}), "/c/ort-1.16.3");
+  EXPECT_TRUE(passes_float16(OrtPackage::Node, "1.17.0"));
+  EXPECT_TRUE(passes_float16(OrtPackage::Node, "2.0.0"));
+  EXPECT_FALSE(passes_float16(OrtPackage::Node, "1.16.3"));
+  EXPECT_FALSE(passes_float16(OrtPackage::Node, "1.9.0"));
+  EXPECT_TRUE(passes_float16(OrtPackage::Web, "1.16.3"));
+}
+
 TEST(EngineSpec, IsolatedWrapsTheSpecItNames) {
   const EngineSpec spec = parsed("isolated:opt:bf16,fault=input-binding-order");
   EXPECT_EQ(spec.kind, EngineKind::Isolated);
@@ -111,7 +170,7 @@ TEST(EngineSpec, ExternalEnginesAreTheOnesThatAreNotOurs) {
 TEST(EngineSpec, UnknownKindListsTheKnownOnes) {
   const std::string what = problem("optimized:fp16");
   EXPECT_NE(what.find("unknown engine 'optimized'"), std::string::npos) << what;
-  for (const char* kind : {"ref", "opt", "opencv", "ort[:OPTIONS]", "cmd:TEMPLATE", "check:TEMPLATE", "isolated:SPEC"})
+  for (const char* kind : {"ref", "opt", "opencv", "ort[@VERSION][:OPTIONS]", "ort-web[@VERSION][:OPTIONS]", "cmd:TEMPLATE", "check:TEMPLATE", "isolated:SPEC"})
     EXPECT_NE(what.find(kind), std::string::npos) << kind;
   EXPECT_NE(problem("").find("unknown engine ''"), std::string::npos);
 }

@@ -93,6 +93,11 @@ Expected<EngineSpec> with_fp32_nodes(const EngineSpec& spec, Fp32Nodes nodes);
 // an empty template, `isolated:` of an isolated engine or of a check: script; a `fp32=@FILE` that
 // cannot be read or holds no name (Error::where is the file then).
 Expected<EngineSpec> parse_engine_spec(std::string_view spec);
+// The specs of a list of releases, `ort@1.14.0,ort@1.16.3,ort-web` (each with its own options:
+// `ort@1.14.0:threads=1,ort@1.16.3:threads=1`; a bare `1.16.3` after `ort@1.14.0` is `ort@1.16.3`), for
+// `reduce check`. A comma starts a new spec only before `ort`/`ort-web` (alone, or with @ or :) or
+// a bare release number after a spec without options, so any other spec comes back whole.
+std::vector<std::string> split_release_list(std::string_view text);
 // The canonical spec string; parse_engine_spec(to_string(s)) gives s back, and a spec written in
 // canonical form (`opt:fp16,fp32=N+M,fault=A+B,no-PASS`: precision, FP32 nodes, faults, passes;
 // `cmd[fp32=N+M]:TEMPLATE`) prints unchanged. FP32 nodes read from a file are printed inline.

@@ -1,4 +1,5 @@
-// The ONNX Runtime engine (spec `ort[:OPTIONS]`): onnxruntime-node in a persistent Node.js worker process.
+// The ONNX Runtime engines (specs `ort[@VERSION][:OPTIONS]`, `ort-web[@VERSION][:OPTIONS]`): onnxruntime-node,
+// or onnxruntime-web's wasm backend, in persistent Node.js worker processes; one cache folder per release.
 #pragma once
 
 #include <filesystem>
@@ -13,8 +14,16 @@ namespace reduce {
 // ONNX Runtime's graph optimization levels (SessionOptions.graphOptimizationLevel).
 enum class OrtOptimization { Disable, Basic, Extended, All };
 
-// What `ort:OPTIONS` sets. Every field is part of the spec; the defaults print as plain `ort`.
+// The npm package an engine runs: onnxruntime-node (`ort`), or onnxruntime-web's wasm backend (`ort-web`).
+enum class OrtPackage { Node, Web };
+std::string_view package_name(OrtPackage package);  // "onnxruntime-node", "onnxruntime-web"
+
+// The release `ort` and `ort-web` run when the spec names none (scripts/ort/install.sh installs it).
+inline constexpr std::string_view kOrtDefaultRelease = "1.30.0";
+
+// What `ort[@VERSION]:OPTIONS` sets. Every field is part of the spec; the defaults print as plain `ort`.
 struct OrtOptions {
+  std::string release;  // `@VERSION`: an npm release (e.g. "1.16.3"); empty: the default installation
   OrtOptimization optimization = OrtOptimization::All;  // `opt=disable|basic|extended|all`
   int threads = 0;          // `threads=N`: intra-op threads (0: the run's --threads, else ONNX Runtime's default)
   std::string provider = "cpu";  // `ep=NAME`: the execution provider, checked against the installed package
@@ -26,6 +35,21 @@ Expected<OrtOptions> parse_ort_options(std::string_view options);
 // Canonical form: `opt=LEVEL,threads=N,ep=NAME`, each only when it differs from the default.
 std::string to_string(const OrtOptions& options);
 std::string_view to_string(OrtOptimization level);
+
+// Checks `@VERSION`: MAJOR.MINOR.PATCH with an optional -SUFFIX (letters, digits, '.', '-'), at most
+// 64 characters, so that it is safe as a folder name and an npm argument. Errors are one line.
+Status check_ort_release(std::string_view release);
+// Whether a release of `package` passes float16 tensors to JavaScript: onnxruntime-node from 1.17 on
+// (its binding refused them before), onnxruntime-web always.
+bool passes_float16(OrtPackage package, std::string_view version);
+
+// Where the release of `package` named by `release` lives: the default folder (below) for plain `ort`
+// and for `ort@` the default release; else a folder beside it, `ort-VERSION`, `ort-web`, `ort-web-VERSION`
+// (where `scripts/ort/install.sh VERSION` and `install.sh web[@VERSION]` put them).
+std::filesystem::path ort_release_folder(OrtPackage package, std::string_view release,
+                                         const std::vector<std::string>& env = {});
+// The script that installs a release (scripts/ort/install.sh of the source tree `reduce` was built from).
+std::filesystem::path ort_install_script();
 
 // Where onnxruntime-node is installed (the folder scripts/ort/install.sh fills): REDUCE_ORT_DIR from
 // `env` (the engine's extra "NAME=VALUE" entries, e.g. --slot-env), else from this process's

@@ -12,9 +12,10 @@
 
 namespace reduce::kinds {
 
-// A spec's text after its kind's name: `NAME[BRACKET]:REST`.
+// A spec's text after its kind's name: `NAME[@RELEASE][BRACKET]:REST`.
 struct SpecText {
   std::string_view name;                    // the kind's name
+  std::optional<std::string_view> release;  // what NAME@... held (only kinds with takes_release get one)
   bool has_options = false;                 // a ':' followed the name (or the bracket)
   std::string_view rest;                    // after that ':'
   std::optional<std::string_view> bracket;  // what NAME[...] held
@@ -40,6 +41,9 @@ struct KindOps {
   // The scripts that reproduce a failure in the engine's own terms (adapters/reproduction.h); null:
   // a wrapper's inner spec decides, else `reduce check`.
   std::vector<ReproductionFile> (*reproduce)(const EngineSpec& spec, const ReproductionContext& context) = nullptr;
+  // Whether the kind takes `NAME@RELEASE` (a release of the engine, installed on demand). Last, so
+  // that kinds initialized by position keep their order.
+  bool takes_release = false;
 };
 
 #define REDUCE_ENGINE(Kind, ...) extern const KindOps Kind;

@@ -13,7 +13,8 @@ const KindOps Isolated = {
       if (!inner) return make_error(inner.error().what);
       if (inner->kind == EngineKind::Isolated) return make_error("an isolated engine is already isolated");
       if (!inner->gives_values()) return make_error("a check: script is not an engine; it cannot be isolated");
-      if (inner->kind == EngineKind::Ort) return make_error("'ort' runs in a worker process already; use it without isolated:");
+      if (inner->kind == EngineKind::Ort || inner->kind == EngineKind::OrtWeb)
+        return make_error("'" + std::string(inner->traits().name) + "' runs in a worker process already; use it without isolated:");
       EngineSpec spec;
       spec.inner = std::make_shared<const EngineSpec>(std::move(*inner));
       return spec;

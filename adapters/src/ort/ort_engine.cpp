@@ -1,5 +1,6 @@
-// The `ort[:OPTIONS]` engine: ONNX Runtime (onnxruntime-node) in persistent Node.js workers, one per
-// concurrent run; a session per prepared model and requested output set, loaded once per worker.
+// The `ort[@VERSION][:OPTIONS]` and `ort-web[@VERSION][:OPTIONS]` engines: ONNX Runtime (onnxruntime-node, or
+// onnxruntime-web's wasm backend) in persistent Node.js workers, one per concurrent run and one pool per
+// engine (so per release); a session per prepared model and requested output set, loaded once per worker.
 #include <algorithm>
 #include <list>
 #include <mutex>
@@ -7,6 +8,7 @@
 
 #include "core/model_io.h"
 #include "adapters/engine_spec.h"
+#include "adapters/process.h"
 #include "external/output_model.h"
 #include "ort/ort_worker.h"
 #include "spec/engine_factories.h"
@@ -28,6 +30,13 @@ class OrtWorkers {
       : config_(std::move(config)), timeout_seconds_(timeout_seconds), pool_([this] { return OrtWorker::start(config_); }) {}
 
   double timeout_seconds() const { return timeout_seconds_; }
+  // "onnxruntime-node 1.16.3", as the first worker said; whether it passes float16 tensors to JavaScript.
+  const std::string& version() const { return version_; }
+  bool passes_float16() const { return float16_; }
+  void set_version(std::string version) {
+    version_ = std::move(version);
+    float16_ = reduce::passes_float16(config_.package, version_.substr(version_.find(' ') + 1));
+  }
 
   // A worker that has freed the sessions whose prepared models are gone.
   Expected<Lease> acquire() {
@@ -58,6 +67,8 @@ class OrtWorkers {
  private:
   const OrtWorkerConfig config_;
   const double timeout_seconds_;
+  std::string version_;  // set once, before the engine runs anything
+  bool float16_ = true;
   WorkerPool<OrtWorker> pool_;
   uint32_t next_session_ = 1;  // guarded by the pool's lock
 };
@@ -78,6 +89,14 @@ class OrtPrepared : public PreparedModel {
 
   // Loads the model with its own outputs, so that a model ONNX Runtime refuses fails here.
   Status load() {
+    if (!pool_->passes_float16()) {
+      std::vector<ValueInfo> fed;  // inputs with an initializer (IR < 4 style weights) are not fed
+      for (const auto& vi : model_.graph.inputs)
+        if (std::none_of(model_.graph.initializers.begin(), model_.graph.initializers.end(),
+                         [&](const Initializer& w) { return w.name == vi.name; }))
+          fed.push_back(vi);
+      REDUCE_TRY(check_float16(fed, "input"));
+    }
     REDUCE_ASSIGN(const Variant* variant, variant_for(requested_outputs(model_, {})));
     REDUCE_ASSIGN(auto worker, pool_->acquire());
     return ensure_loaded(*worker, *variant);
@@ -115,13 +134,26 @@ class OrtPrepared : public PreparedModel {
       if (v.outputs == outputs) return &v;
     Variant v{outputs, {}, pool_->new_session_id()};
     if (are_graph_outputs(model_, outputs)) {
+      REDUCE_TRY(check_float16(model_.graph.outputs, "output"));
       REDUCE_ASSIGN(v.bytes, serialize_model(model_));
     } else {
       REDUCE_ASSIGN(Model with_outputs, model_with_outputs(model_, outputs));
+      REDUCE_TRY(check_float16(with_outputs.graph.outputs, "value"));
       REDUCE_ASSIGN(v.bytes, serialize_model(with_outputs));
     }
     variants_.push_back(std::move(v));  // a list: pointers to variants stay valid
     return &variants_.back();
+  }
+
+  // A release that cannot hand float16 tensors to JavaScript refuses them, as the tool's limit
+  // (ErrorKind::Setup: never a verdict on the model).
+  Status check_float16(const std::vector<ValueInfo>& values, const char* what) const {
+    if (pool_->passes_float16()) return {};
+    for (const auto& v : values)
+      if (v.type.is_tensor() && v.type.elem_type == static_cast<int32_t>(DType::Float16))
+        return Error{{}, pool_->version() + " cannot pass float16 tensors to JavaScript (releases before 1.17): " + what +
+                             " '" + v.name + "' is float16; use a release from 1.17 on", ErrorKind::Setup};
+    return {};
   }
 
   // The variant's session in this worker, created on first use (after a restart, again).
@@ -171,28 +203,62 @@ probe (float[1] x) => (float[1] y) { y = Identity(x) })"));
   return {};
 }
 
+// The release's folder, installed now when the spec names a release that is not there yet
+// (`scripts/ort/install.sh RELEASE FOLDER`, once: it locks the folder, and the next engine finds it
+// filled). Plain `ort` is not installed on demand: its folder is the set-up's (REDUCE_ORT_DIR).
+Expected<std::filesystem::path> release_folder(const std::string& name, const OrtOptions& options, OrtPackage package,
+                                               const EngineEnvironment& environment) {
+  const std::filesystem::path folder = ort_release_folder(package, options.release, environment.env);
+  const std::string_view pkg = package_name(package);
+  std::error_code ec;
+  // REFUSED: install.sh found the release unusable here; it says why again, without the network.
+  if (std::filesystem::exists(folder / "node_modules" / pkg / "package.json", ec) &&
+      !std::filesystem::exists(folder / "REFUSED", ec))
+    return folder;
+  if (package == OrtPackage::Node && options.release.empty())
+    return Error{name, "onnxruntime-node is not installed in " + folder.string() +
+                           " (run scripts/ort/install.sh, or set REDUCE_ORT_DIR to the folder it filled)"};
+  const std::string release(options.release.empty() ? kOrtDefaultRelease : std::string_view(options.release));
+  const std::string word = (package == OrtPackage::Web ? "web@" : "") + release;
+  ProcessOptions run;  // npm's output is kept: its last error line is the message
+  run.timeout_seconds = 1800;
+  auto installed = run_process({ort_install_script().string(), word, folder.string()}, run);
+  if (!installed) return Error{name, "cannot run " + ort_install_script().string() + ": " + installed.error().what};
+  if (installed->exited_ok()) return folder;
+  // The script's own line ("error: onnxruntime-node@1.8.0: ... cannot be used offline"), else how it ended.
+  const std::string& out = installed->output;
+  const size_t at = out.rfind("error: ");
+  if (at == std::string::npos)
+    return Error{name, "cannot install " + std::string(pkg) + "@" + release + ": install.sh " + installed->describe(run)};
+  const size_t end = std::min(out.find('\n', at), out.size());
+  return Error{name, out.substr(at + 7, end - at - 7)};
+}
+
 }  // namespace
 
-Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, const EngineEnvironment& environment) {
+Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, OrtPackage package,
+                                                  const EngineEnvironment& environment) {
   EngineSpec spec;
-  spec.kind = EngineKind::Ort;
+  spec.kind = package == OrtPackage::Web ? EngineKind::OrtWeb : EngineKind::Ort;
   spec.ort = options;
   const std::string name = to_string(spec);
   OrtWorkerConfig config;
-  config.install_folder = ort_install_folder(environment.env);
+  REDUCE_ASSIGN(config.install_folder, release_folder(name, options, package, environment));
+  config.package = package;
   config.options = options;
   config.threads = options.threads ? options.threads : environment.threads;
   config.env = environment.env;
-  std::error_code ec;
-  if (!std::filesystem::exists(config.install_folder / "node_modules" / "onnxruntime-node" / "package.json", ec))
-    return Error{name, "onnxruntime-node is not installed in " + config.install_folder.string() +
-                           " (run scripts/ort/install.sh, or set REDUCE_ORT_DIR to the folder it filled)"};
   auto pool = std::make_shared<OrtWorkers>(std::move(config), environment.timeout_seconds);
   // The first worker starts now: a missing `node` or provider is a one-line error before any check,
   // and the worker stays for the first run.
   {
     auto worker = pool->acquire();
     if (!worker) return Error{name, worker.error().what};
+    const std::string& version = (*worker)->version();
+    if (!options.release.empty() && version != std::string(package_name(package)) + " " + options.release)
+      return Error{name, "the folder " + ort_release_folder(package, options.release, environment.env).string() +
+                             " holds " + version + ", not " + options.release};
+    pool->set_version(version);
   }
   if (options.provider != "cpu")
     if (Status s = check_provider(*pool); !s.ok()) return Error{name, s.error().what};

@@ -1,4 +1,6 @@
-// Parses and prints `ort:OPTIONS`, and finds the onnxruntime-node installation.
+// Parses and prints `ort[@VERSION]:OPTIONS`, and finds the installation of each release.
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 
@@ -6,6 +8,9 @@
 
 #ifndef REDUCE_ORT_DEFAULT_DIR
 #define REDUCE_ORT_DEFAULT_DIR ".cache/ort"
+#endif
+#ifndef REDUCE_ORT_INSTALL_SCRIPT
+#define REDUCE_ORT_INSTALL_SCRIPT "scripts/ort/install.sh"
 #endif
 
 namespace reduce {
@@ -17,6 +22,17 @@ constexpr std::string_view kLevels[] = {"disable", "basic", "extended", "all"};
 // package has is asked at run time (the worker checks `ep=` against it).
 constexpr std::string_view kProviders[] = {"cpu", "cuda", "tensorrt", "webgpu", "dml", "coreml"};
 constexpr int kMaxThreads = 1024;
+constexpr size_t kMaxReleaseChars = 64;
+
+// The leading MAJOR.MINOR of a release ("1.16.3" -> {1, 16}); {0, 0} when it has none.
+std::pair<int, int> major_minor(std::string_view version) {
+  int major = 0, minor = 0;
+  const char* end = version.data() + version.size();
+  auto [p, ec] = std::from_chars(version.data(), end, major);
+  if (ec != std::errc() || p == end || *p != '.') return {0, 0};
+  if (std::from_chars(p + 1, end, minor).ec != std::errc()) return {0, 0};
+  return {major, minor};
+}
 
 template <size_t N>
 std::string joined(const std::string_view (&names)[N], std::string_view separator = ", ") {
@@ -28,6 +44,50 @@ std::string joined(const std::string_view (&names)[N], std::string_view separato
 }  // namespace
 
 std::string_view to_string(OrtOptimization level) { return kLevels[static_cast<int>(level)]; }
+
+std::string_view package_name(OrtPackage package) {
+  return package == OrtPackage::Web ? "onnxruntime-web" : "onnxruntime-node";
+}
+
+Status check_ort_release(std::string_view release) {
+  const auto bad = [&] {
+    return make_error("'" + std::string(release.substr(0, kMaxReleaseChars)) +
+                      "' is not a release number (expected MAJOR.MINOR.PATCH, e.g. 1.16.3)");
+  };
+  if (release.find(',') != std::string_view::npos)
+    return make_error("a list of releases (ort@A,ort@B,...) is for `reduce check`, which gives a verdict per release");
+  if (release.empty() || release.size() > kMaxReleaseChars) return bad();
+  // Three dot-separated numbers, then an optional -SUFFIX of letters, digits, '.' and '-'.
+  const size_t dash = std::min(release.find('-'), release.size());
+  const std::string_view numbers = release.substr(0, dash), suffix = release.substr(dash);
+  int parts = 0;
+  for (size_t start = 0; start <= numbers.size(); ++parts) {
+    const size_t dot = std::min(numbers.find('.', start), numbers.size());
+    const std::string_view part = numbers.substr(start, dot - start);
+    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) return bad();
+    start = dot + 1;
+  }
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-'; };
+  if (parts != 3 || suffix.size() == 1 || !std::all_of(suffix.begin(), suffix.end(), word)) return bad();
+  return {};
+}
+
+bool passes_float16(OrtPackage package, std::string_view version) {
+  return package == OrtPackage::Web || major_minor(version) >= std::pair{1, 17};
+}
+
+std::filesystem::path ort_release_folder(OrtPackage package, std::string_view release,
+                                         const std::vector<std::string>& env) {
+  std::filesystem::path folder = ort_install_folder(env);
+  if (!folder.has_filename()) folder = folder.parent_path();  // "DIR/"
+  const bool standard = release.empty() || release == kOrtDefaultRelease;
+  if (package == OrtPackage::Node && standard) return folder;
+  std::string name = package == OrtPackage::Web ? "ort-web" : "ort";
+  if (!standard) name += "-" + std::string(release);
+  return folder.parent_path() / name;
+}
+
+std::filesystem::path ort_install_script() { return REDUCE_ORT_INSTALL_SCRIPT; }
 
 Expected<OrtOptions> parse_ort_options(std::string_view options) {
   OrtOptions out;

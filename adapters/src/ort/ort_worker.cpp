@@ -35,7 +35,8 @@ Expected<std::unique_ptr<OrtWorker>> OrtWorker::start(const OrtWorkerConfig& con
                   config.install_folder.string(),
                   std::string(to_string(config.options.optimization)),
                   std::to_string(config.threads),
-                  config.options.provider};
+                  config.package == OrtPackage::Web ? std::string("wasm") : config.options.provider,
+                  std::string(package_name(config.package))};
   // What ONNX Runtime leaves in TMPDIR (session files, debug logs) goes into the worker's own
   // folder, removed with the worker.
   options.env = config.env;

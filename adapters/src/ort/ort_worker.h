@@ -17,6 +17,7 @@ namespace reduce {
 // How to start workers: where ONNX Runtime is, its session options, the environment of the process.
 struct OrtWorkerConfig {
   std::filesystem::path install_folder;
+  OrtPackage package = OrtPackage::Node;  // which npm package the folder holds
   OrtOptions options;
   int threads = 0;
   std::vector<std::string> env;  // extra NAME=VALUE entries (--slot-env)

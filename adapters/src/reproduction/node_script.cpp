@@ -110,7 +110,8 @@ function compare(actual, expected, atol, rtol) {
   return problems.join('; ');
 }
 
-const ort = require('onnxruntime-node');
+const ort = require(PACKAGE);
+if (WASM_THREADS !== null) ort.env.wasm.numThreads = WASM_THREADS;  // onnxruntime-web takes them here
 const inputs = readNpz('inputs.npz', CONFIG.inputs);
 const expected = readNpz('expected.npz', CONFIG.outputs.map(o => o.name));
 console.log(`model: ${CONFIG.model}   reduce saw: ${CONFIG.failure}`);
@@ -144,11 +145,14 @@ std::vector<ReproductionFile> ort_node(const EngineSpec& spec, const Reproductio
   if (o.threads > 0) session["intraOpNumThreads"] = o.threads;
   session["interOpNumThreads"] = 1;
   session["executionMode"] = "sequential";
-  session["executionProviders"] = {o.provider};
+  const bool web = spec.kind == EngineKind::OrtWeb;
+  session["executionProviders"] = {web ? std::string("wasm") : o.provider};
   session["logSeverityLevel"] = 3;
+  const std::string package(package_name(web ? OrtPackage::Web : OrtPackage::Node));
+  const std::string release = package + "@" + (o.release.empty() ? std::string(kOrtDefaultRelease) : o.release);
   std::string text = "// The failure reduce found on ONNX Runtime (`" + spec_in_comment(spec) +
-                     "`), with onnxruntime-node alone.\n"
-                     "// Needs onnxruntime-node (npm install onnxruntime-node, here or on NODE_PATH). Run: node repro.mjs\n"
+                     "`), with " + package + " alone.\n"
+                     "// Needs " + release + " (npm install " + release + ", here or on NODE_PATH). Run: node repro.mjs\n"
                      "// Prints each output's comparison with expected/ (also in expected.npz) and exits 1 when the model\n"
                      "// fails on the engine, 0 when it passes.\n"
                      "import { createRequire } from 'node:module';\n"
@@ -156,7 +160,9 @@ std::vector<ReproductionFile> ort_node(const EngineSpec& spec, const Reproductio
                      "import { inflateRawSync } from 'node:zlib';\n"
                      "import { dirname, join } from 'node:path';\n"
                      "import { fileURLToPath } from 'node:url';\n\n"
-                     "const CONFIG = " + config_json(context, "session", session.dump()) + ";\n" + kNodeBody;
+                     "const CONFIG = " + config_json(context, "session", session.dump()) + ";\n" +
+                     "const PACKAGE = '" + package + "';\nconst WASM_THREADS = " + (web ? std::to_string(o.threads) : "null") +
+                     ";\n" + kNodeBody;
   return {{"repro.mjs", std::move(text)}};
 }
 

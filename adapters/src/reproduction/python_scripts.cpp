@@ -115,7 +115,8 @@ std::vector<ReproductionFile> ort_python(const EngineSpec& spec, const Reproduct
   const OrtOptions& o = spec.ort;
   static const char* kLevels[] = {"ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"};
   std::string text = header("The failure reduce found on ONNX Runtime (`" + spec_in_comment(spec) + "`), without reduce.",
-                            "onnxruntime and numpy (pip install onnxruntime numpy)") +
+                            "onnxruntime and numpy (pip install onnxruntime" +
+                                (o.release.empty() ? "" : "==" + o.release) + " numpy)") +
                      "import onnxruntime as ort\n\nCONFIG = json.loads(" + python_string(config_json(context)) + ")\n\n\n" +
                      "def run(model, inputs, outputs, expected):\n"
                      "    options = ort.SessionOptions()\n"

@@ -43,9 +43,12 @@ Expected<std::unique_ptr<Engine>> make_trt_engine(const TrtOptions& options, con
 // `opencv`: OpenCV's DNN module in this process; an error when OpenCV was not found at build time.
 Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment& environment);
 
-// `ort[:OPTIONS]`: ONNX Runtime in Node.js worker processes; an error when onnxruntime-node is not
-// installed (ort_install_folder()), `node` cannot start, or the provider is not available.
-Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, const EngineEnvironment& environment);
+// `ort[@VERSION][:OPTIONS]`, `ort-web[@VERSION][:OPTIONS]`: ONNX Runtime in Node.js worker processes. A named
+// release missing from its folder (ort_release_folder()) is installed first; errors: plain `ort` not
+// installed, a release that cannot be installed or used here, `node` that cannot start, a provider
+// not available.
+Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, OrtPackage package,
+                                                  const EngineEnvironment& environment);
 
 // `fp16:SPEC`, `bf16:SPEC`: `inner` runs each prepared model converted to `to` at the ONNX level,
 // the nodes of `keep` it has left in FP32; values computed in the low type are handed over in FP32.

@@ -68,9 +68,17 @@ Expected<EngineSpec> parse_engine_spec(std::string_view text) {
     colon = close + 1 < text.size() ? close + 1 : std::string_view::npos;
   }
   const bool has_options = colon != std::string_view::npos;
+  // `KIND@RELEASE`: a release of the engine (ort@1.16.3).
+  std::optional<std::string_view> release;
+  if (const size_t at = kind.find('@'); at != std::string_view::npos) {
+    release = kind.substr(at + 1);
+    kind = kind.substr(0, at);
+  }
   for (const auto& t : kTraits) {
     if (t.name != kind) continue;
-    const kinds::SpecText rest{t.name, has_options, has_options ? text.substr(colon + 1) : std::string_view{}, bracket};
+    if (release && !kinds::ops(t.kind).takes_release)
+      return Error{std::string(text), "engine '" + std::string(kind) + "' has no releases to choose (only ort@VERSION and ort-web@VERSION)"};
+    const kinds::SpecText rest{t.name, release, has_options, has_options ? text.substr(colon + 1) : std::string_view{}, bracket};
     auto spec = kinds::ops(t.kind).parse(rest);
     // A file named by fp32=@FILE is the subject of its own errors.
     if (!spec) return Error{spec.error().where.empty() ? std::string(text) : spec.error().where, spec.error().what};
@@ -78,6 +86,37 @@ Expected<EngineSpec> parse_engine_spec(std::string_view text) {
     return spec;
   }
   return Error{std::string(text), "unknown engine '" + std::string(kind) + "' (known: " + known_engines() + ")"};
+}
+
+namespace {
+
+// Whether `piece` starts a spec of a kind that takes releases: `ort`, `ort@...`, `ort-web:...`, `ort,...`.
+bool starts_release_spec(std::string_view piece) {
+  for (const auto& t : kTraits) {
+    if (!kinds::ops(t.kind).takes_release || piece.substr(0, t.name.size()) != t.name) continue;
+    if (piece.size() == t.name.size()) return true;
+    if (const char next = piece[t.name.size()]; next == '@' || next == ':' || next == ',') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> split_release_list(std::string_view text) {
+  std::vector<std::string> specs;
+  if (!starts_release_spec(text)) return {std::string(text)};
+  for (size_t start = 0;;) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view piece = text.substr(start, comma - start);
+    const std::string last = specs.empty() ? std::string() : specs.back();
+    const bool bare = !piece.empty() && piece[0] >= '0' && piece[0] <= '9' && !last.empty() &&
+                      last.find(':') == std::string::npos;
+    if (specs.empty() || starts_release_spec(piece)) specs.emplace_back(piece);
+    else if (bare) specs.push_back(last.substr(0, last.find('@')) + "@" + std::string(piece));
+    else specs.back() += "," + std::string(piece);
+    if (comma == text.size()) return specs;
+    start = comma + 1;
+  }
 }
 
 std::string to_string(const EngineSpec& spec) {

@@ -98,6 +98,9 @@ class Extractor {
   const GraphIndex& index() const { return index_; }
   // The known type of a value of the main graph, or nullptr.
   const ValueType* type_of(std::string_view value) const;
+  // Gives a value that shape inference left untyped (one computed by an op it does not know, e.g. a
+  // contrib op) the type learned elsewhere, from the value a reference run computed; a known type stays.
+  void learn_type(const std::string& value, const ValueType& type);
 
  private:
   Extractor(const Model& model, GraphIndex index, std::unordered_map<std::string, ValueType> types,
