@@ -11,6 +11,7 @@ struct CheckRunner::Job {
   std::atomic<bool> cancel{false};
   bool cancelled = false;  // by the runner (the slot is held until the test ends)
   size_t order = 0;        // start order
+  size_t round = 0;        // the longest chain of verdicts collected when it started
   TestResult result;
   std::optional<std::string> error;  // what the test threw
 };
@@ -55,6 +56,7 @@ void CheckRunner::launch(const Candidate& c) {
   auto job = std::make_shared<Job>();
   job->candidate = c;
   job->order = launched_++;
+  job->round = counts_.rounds;
   inflight_.emplace(c, job);
   arena_->enqueue([this, job] {
     try {
@@ -126,6 +128,8 @@ std::vector<Candidate> CheckRunner::collect(std::unique_lock<std::mutex>& lock) 
     if (job->result.cache_hit) ++counts_.cache_hits;
     if (outcome == TestOutcome::Slipped) ++counts_.slipped;
     if (outcome == TestOutcome::Invalid) ++counts_.invalid;
+    const bool ran = outcome != TestOutcome::Invalid && !job->result.cache_hit;
+    counts_.rounds = std::max({counts_.rounds, job->round + (ran ? job->result.runs : 0), job->result.after_rounds});
     Verdict v{outcome, outcome == TestOutcome::Interesting ? std::move(job->result.failing_outputs) : std::vector<std::string>{}};
     const auto [it, added] = verdicts_.emplace(job->candidate, std::move(v));
     if (on_verdict_) on_verdict_(it->first, it->second, job->result.cache_hit);

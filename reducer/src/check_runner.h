@@ -27,6 +27,10 @@ struct CheckCounts {
   size_t slipped = 0;
   size_t invalid = 0;
   size_t cancelled = 0;  // tests cancelled because the scheduler no longer wanted them
+  // The longest chain of verdicts in which each test started after an earlier verdict came in
+  // (ReduceResult::rounds): a test started when the longest chain collected was r ends one of
+  // r + 1; cache hits and refusals before the engine add no round.
+  size_t rounds = 0;
 };
 
 struct Verdict {

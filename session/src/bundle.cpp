@@ -148,7 +148,7 @@ Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candid
     ++report.confirm_runs;
     report.confirmed += oracle.classify(again) == SignatureMatch::Same;
   }
-  report.engine_runs += static_cast<size_t>(report.confirm_runs);
+  report.count_runs_after_search(static_cast<uint64_t>(report.confirm_runs));
   std::vector<NamedTensor> actual_list;
   for (const auto& e : run.expected)
     if (auto it = actual.find(e.name); it != actual.end()) actual_list.push_back({e.name, it->second});

@@ -1,6 +1,7 @@
 // One reduction from the original's check to the written bundle.
 #include "session/session.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -33,7 +34,7 @@ class Session {
   Status prepare_start(ReduceOptions& ro);
   ReduceOptions search_options();
   void check_original();
-  void probe_setup();
+  void probe_setup(std::vector<Verdict> ran);
   void keep_improvement(const Candidate& c, size_t simplify_runs);
   SessionOutcome write_result(const ReduceResult& result);
   ReductionReport search_report(const ReduceResult& result, uint64_t engine_runs) const;
@@ -51,6 +52,7 @@ class Session {
   bool original_fails_ = false;
   ModelIndependence probes_;
   bool model_independent_ = false;
+  size_t gate_rounds_ = 0;  // the original's check and the probes after it (TargetGate::open)
   Status write_status_;  // the first failed write of a best-so-far model
   EngineRunBudget budget_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
@@ -58,6 +60,9 @@ class Session {
   std::vector<JournalStamp> stamps_;  // each candidate written, in order
   JournalStamp stamp(const Candidate& c, size_t simplify_runs);
 };
+
+// The rounds a verdict took: its engine runs, one after another (none when cached or refused).
+size_t rounds_of(const Verdict& v) { return v.cache_hit || v.invalid || v.cancelled ? 0 : static_cast<size_t>(std::max(1, v.runs)); }
 
 SessionOutcome failed(Error error) {
   SessionOutcome o;
@@ -116,13 +121,26 @@ void Session::keep_improvement(const Candidate& c, size_t simplify_runs) {
 // The original's verdict decides whether there is anything to reduce; meanwhile the reducer starts
 // its first checks, which wait for the verdict before they count (and, with an engine in this
 // process, before they run: OracleTest).
+// With several slots the neutral probes run beside the original's check, so that the gate opens
+// one round of engine runs after the start instead of two or three; their runs are spent in vain
+// only when the original does not fail.
 void Session::check_original() {
+  const bool early = !options_.allow_model_independent && oracle_.options().slots > 1 && oracle_.options().repeat == 1;
+  std::vector<Verdict> ran;
+  std::thread probes;
+  if (early) probes = std::thread([&] { ran = run_neutral_probes(oracle_, &stop_); });
   original_ = oracle_.evaluate(Candidate::whole(model_.graph), &stop_);
+  if (probes.joinable()) probes.join();
   original_fails_ = original_.fails();
+  gate_rounds_ = rounds_of(original_);
+  for (const auto& v : ran) gate_rounds_ = std::max(gate_rounds_, rounds_of(v));
+  const size_t ran_early = ran.size();
   if (original_fails_) {
     oracle_.set_target(original_.signature);
     log_.line("reduce: failure to keep: " + original_.signature.to_string());
-    if (!options_.allow_model_independent) probe_setup();
+    if (!options_.allow_model_independent) probe_setup(std::move(ran));
+    // The probes not run early run one after another, after the original's verdict.
+    for (size_t i = ran_early; i < probes_.probes.size(); ++i) gate_rounds_ += rounds_of(probes_.probes[i].verdict);
   }
   if (model_independent_ || probes_.cancelled) {
     log_.silence();
@@ -135,13 +153,13 @@ void Session::check_original() {
     log_.silence();
     stop_.store(true);  // calls off this session only
   }
-  gate_.open(original_fails_ && !model_independent_ && !probes_.cancelled);
+  gate_.open(original_fails_ && !model_independent_ && !probes_.cancelled, gate_rounds_);
 }
 
 // Probe models that share nothing with the model tell a failure of the engine's setup from one of
 // the model; mixed evidence is said, and the search goes on.
-void Session::probe_setup() {
-  probes_ = probe_model_independence(oracle_, &stop_);
+void Session::probe_setup(std::vector<Verdict> ran) {
+  probes_ = probe_model_independence(oracle_, &stop_, std::move(ran));
   const ProbeConclusion c = probes_.conclusion;
   model_independent_ = !probes_.cancelled && (c == ProbeConclusion::ModelIndependent || c == ProbeConclusion::FormatRefused);
   if (probes_.cancelled || model_independent_ || !probes_.any_same()) return;
@@ -185,6 +203,7 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
   r.original_nodes = count_nodes(model_.graph);
   r.checks = result.checks;
   r.engine_runs = engine_runs;
+  r.rounds = std::max<uint64_t>(result.rounds, gate_rounds_);
   r.cache_hits = result.cache_hits;
   r.slipped = result.slipped;
   r.invalid = result.invalid;

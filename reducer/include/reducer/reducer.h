@@ -90,6 +90,12 @@ struct ReduceResult {
   bool one_minimal = false;  // no single remaining node can be removed (a certification sweep said so)
   size_t checks = 0;
   size_t cache_hits = 0;
+  // The longest chain of checks in which each waited for an earlier verdict: the wall time in
+  // test latencies when every test takes as long and slots are free (-j 1: the engine runs).
+  // Cache hits and candidates refused before the engine add none. At -j > 1 which speculative
+  // tests start depends on which answers come in first, so it can vary by a round between runs
+  // with engines whose latencies vary (docs/reducer.md, "Rounds").
+  size_t rounds = 0;
   size_t slipped = 0;  // candidates that failed differently
   size_t invalid = 0;  // candidates the test refused as not runnable
   double seconds = 0;
