@@ -159,7 +159,7 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   result.one_minimal = !result.stopped && s.finished() && certifies;
   result.checks = s.counts().checks;
   result.cache_hits = s.counts().cache_hits;
-  result.rounds = s.counts().rounds;
+  result.rounds = s.rounds();
   result.slipped = s.counts().slipped;
   result.invalid = s.counts().invalid;
   result.seconds = s.elapsed();

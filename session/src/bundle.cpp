@@ -2,6 +2,8 @@
 #include "session/bundle.h"
 #include "session/bundle_lock.h"
 
+#include <algorithm>
+
 #include "core/inline_if.h"
 #include "core/mapped_file.h"
 #include "core/model_io.h"
@@ -136,19 +138,29 @@ void write_polygraphy_files(const fs::path& dir, const CandidateRun& run, const 
 // actual/: the engine's outputs of the reproducer (or its error message), from a fresh run: a
 // reproducer is reported only after it failed again on the engine. `confirm` runs in all (the
 // later ones end early on `cancel`), counted in the report. Returns the first run's verdict.
+// `first`, when given, is the first run, made beside the search's last round.
 Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const CandidateRun& run,
-                               int confirm, const std::atomic<bool>* cancel, ReductionReport& report) {
+                               int confirm, const std::atomic<bool>* cancel, ReductionReport& report,
+                               std::optional<FreshRun> first) {
   TensorMap actual;
-  Verdict verdict = oracle.rerun(candidate, nullptr, &actual);
+  Verdict verdict;
+  if (first) {
+    verdict = std::move(first->verdict);
+    actual = std::move(first->actual);
+    report.rounds = std::max<uint64_t>(report.rounds, first->started_at_round + 1);
+  } else {
+    verdict = oracle.rerun(candidate, nullptr, &actual);
+    report.count_runs_after_search(1);
+  }
   report.confirm_runs = 1;
   report.confirmed = oracle.classify(verdict) == SignatureMatch::Same;
   for (int r = 1; r < confirm && !(cancel && cancel->load()); ++r) {
     const Verdict again = oracle.rerun(candidate, cancel);
     if (again.cancelled) break;
     ++report.confirm_runs;
+    report.count_runs_after_search(1);
     report.confirmed += oracle.classify(again) == SignatureMatch::Same;
   }
-  report.count_runs_after_search(static_cast<uint64_t>(report.confirm_runs));
   std::vector<NamedTensor> actual_list;
   for (const auto& e : run.expected)
     if (auto it = actual.find(e.name); it != actual.end()) actual_list.push_back({e.name, it->second});
@@ -204,14 +216,14 @@ void describe_stored(const fs::path& dir, const CandidateRun& stored, ReductionR
 }  // namespace
 
 Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candidate, ReductionReport& report,
-                    const std::atomic<bool>* cancel, const BundleOptions& options) {
+                    const std::atomic<bool>* cancel, const BundleOptions& options, std::optional<FreshRun> first) {
   REDUCE_ASSIGN(CandidateRun run, oracle.materialize(candidate));
   const CandidateRun stored = stored_reproducer(oracle, candidate, run, report, cancel);
   REDUCE_TRY(write_bundle_model(dir, stored, BundleWeights::Own));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
   if (options.polygraphy || wants_polygraphy_files(oracle.options().engine))
     write_polygraphy_files(dir, run, oracle.options().reference, report);
-  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report));
+  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report, std::move(first)));
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));

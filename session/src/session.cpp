@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "early_rerun.h"
 #include "oracle_checks.h"
 #include "session/bundle.h"
 #include "session/journal.h"
@@ -55,6 +56,7 @@ class Session {
   size_t gate_rounds_ = 0;  // the original's check and the probes after it (TargetGate::open)
   Status write_status_;  // the first failed write of a best-so-far model
   EngineRunBudget budget_;
+  EarlyRerun early_rerun_{oracle_};  // the bundle's first run, beside certify (several slots)
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex stamps_mutex_;
   std::vector<JournalStamp> stamps_;  // each candidate written, in order
@@ -96,6 +98,9 @@ ReduceOptions Session::search_options() {
   ro.on_progress = [this](const ReduceProgress& p) { log_.progress(p); };
   ro.log = [this](std::string line) { log_.line(line); };
   ro.stop = &stop_;
+  // With one slot the bundle's run waits for the search, which then runs nothing beside it.
+  if (ro.jobs > 1 && oracle_.options().slots > 1 && !options_.remote)
+    ro.on_certify = [this](const Candidate& c, size_t rounds) { early_rerun_.start(c, rounds); };
   return ro;
 }
 
@@ -223,6 +228,7 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
 SessionOutcome Session::write_result(const ReduceResult& result) {
   // Runs that reached the engine: evaluations not answered from the cache and not refused before
   // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
+  std::optional<FreshRun> first = early_rerun_.take(result.best);  // counted in the statistics
   const OracleStatistics stats = oracle_.statistics();
   ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
   report.probes = probes_;
@@ -249,7 +255,8 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   }
   report.recorded_in_memory_bytes = oracle_.recorded().bytes_in_memory();
   report.recorded_spilled_bytes = oracle_.recorded().bytes_spilled();
-  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_, options_.bundle); !s.ok())
+  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_, options_.bundle, std::move(first));
+      !s.ok())
     return failed(s.error());
   SessionOutcome outcome;
   outcome.status = SessionStatus::Reduced;

@@ -1,6 +1,7 @@
-// ReduceResult::rounds, the longest chain of checks each waiting for an earlier verdict, counted
-// against a lock-step test (every check held until the reducer waits for all it has running) and
-// against -j 1, where every check waits for the one before.
+// ReduceResult::rounds, the longest chain of checks each waiting for an earlier verdict (one its
+// planning followed, or one whose slot it took), counted against -j 1, where every check waits for
+// the one before, and against a lock-step test (every check held until the reducer waits for all
+// it has running).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -25,18 +26,24 @@ auto needs(std::vector<std::string> nodes) {
   };
 }
 
-// The rounds of a reduction at `jobs` slots on a lock-step test, with its result; the round trips
-// the counter saw must be the rounds the reducer reports.
+// A reduction at `jobs` slots on a lock-step test. The round trips the counter saw bound the rounds
+// from above: a test started late only because other answers came in first (a trip ends when all
+// its answers are in) waited for nothing it needed, and speculation still running when the
+// reduction ends delays nothing.
 ReduceResult lock_step(const Model& m, const std::function<bool(const CandidateView&)>& pred, int jobs) {
   SyntheticTest inner(m, pred);
   testing::RoundTripCounter counter(inner);
+  testing::TripsPerPass per_pass(counter);
   ReduceOptions opts;
   opts.jobs = jobs;
   opts.on_wait = counter.observer();
+  opts.on_progress = per_pass.observer();
   auto r = reduce_model(m, counter, opts);
   EXPECT_TRUE(r.ok());
   if (!r.ok()) return {};
-  EXPECT_EQ(r->rounds, counter.trips()) << "-j " << jobs;
+  per_pass.finish();
+  std::printf("[ counts ] -j %d rounds per pass: %s\n", jobs, per_pass.summary().c_str());
+  EXPECT_LE(r->rounds, counter.trips()) << "-j " << jobs;
   return std::move(r).value();
 }
 
