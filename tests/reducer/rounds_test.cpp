@@ -121,3 +121,39 @@ TEST(Rounds, SlotsShortenTheChainAndLeaveTheResult) {
 
 }  // namespace
 }  // namespace reduce
+
+namespace reduce {
+namespace {
+
+// With k slots a bisection is a (k+1)-way split: the scheduler tests the next log2(k+1) levels of
+// its decision tree at once, the 2^d - 1 positions that split the range into 2^d parts, while the
+// real path still takes the binary decisions -j 1 takes (a split whose positions depended on -j
+// would find another first failing position on a failure that is not monotone). Output-cut over a
+// chain of 256 nodes: 8 probes at -j 1; 3 levels per round at -j 7, 4 at -j 15.
+TEST(Rounds, ABisectionTakesLog2OfTheSlotsPlusOneLevelsPerRound) {
+  Model m = parse_model(testing::chain_model_text(256));
+  const auto pred = needs({"n100"});
+  ReduceOptions opts;
+  opts.passes = select_passes({"output-cut"}).value();
+  SyntheticTest sequential(m, pred);
+  auto one = reduce_model(m, sequential, opts);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->rounds, 8u);
+  for (int jobs : {3, 7, 15}) {
+    SyntheticTest inner(m, pred);
+    testing::RoundTripCounter counter(inner);
+    ReduceOptions o = opts;
+    o.jobs = jobs;
+    o.on_wait = counter.observer();
+    auto r = reduce_model(m, counter, o);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->best, one->best) << "-j " << jobs;
+    const size_t levels = jobs == 3 ? 2 : jobs == 7 ? 3 : 4;
+    std::printf("[ counts ] chain 256, output-cut: -j %d %zu rounds, %zu checks\n", jobs, r->rounds, r->checks);
+    EXPECT_LE(r->rounds, (8 + levels - 1) / levels) << "-j " << jobs;
+    EXPECT_LE(r->rounds, counter.trips());
+  }
+}
+
+}  // namespace
+}  // namespace reduce
