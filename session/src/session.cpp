@@ -126,11 +126,12 @@ void Session::keep_improvement(const Candidate& c, size_t simplify_runs) {
 // The original's verdict decides whether there is anything to reduce; meanwhile the reducer starts
 // its first checks, which wait for the verdict before they count (and, with an engine in this
 // process, before they run: OracleTest).
-// With several slots the neutral probes run beside the original's check, so that the gate opens
-// one round of engine runs after the start instead of two or three; their runs are spent in vain
-// only when the original does not fail.
+// With a slot each for the original and the neutral probes, the probes run beside the original's
+// check, so that the gate opens one round of engine runs after the start instead of two or three;
+// their runs are spent in vain only when the original does not fail.
 void Session::check_original() {
-  const bool early = !options_.allow_model_independent && oracle_.options().slots > 1 && oracle_.options().repeat == 1;
+  const bool early = !options_.allow_model_independent && oracle_.options().repeat == 1 &&
+                     oracle_.options().slots > static_cast<int>(neutral_probes(model_).size());
   std::vector<Verdict> ran;
   std::thread probes;
   if (early) probes = std::thread([&] { ran = run_neutral_probes(oracle_, &stop_); });
