@@ -2,7 +2,6 @@
 // model passes (session/precision.h); prints it with TensorRT and Polygraphy flags, writes a bundle.
 #include <boost/program_options.hpp>
 
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -54,9 +54,10 @@ po::options_description reduce_options() {
        "engine runs the simplification passes (cut-as-constant, shape-reduction, fill-weights, drop-attributes) may "
        "spend in all, or `all` (no limit; the default when --passes names the passes); node removal and "
        "certification are never limited (report.json simplification)")
-      ("confirm", po::value<int>()->default_value(1),
+      ("confirm", po::value<int>(),
        "fresh runs of the reproducer on the engine before it is reported (1..1000; never from the cache); "
-       "exit 6 when one does not fail the same way")
+       "exit 6 when one does not fail the same way. Default: 1, or 3 for a reproducer of 1 or 2 nodes "
+       "(where reductions on an engine that fails at random end)")
       ("allow-model-independent",
        "reduce even when the engine fails the same way on a one-node model (a check that fails on anything on "
        "purpose); by default that stops before the search with exit 7, since any one node would \"reproduce\" it")
@@ -190,10 +191,12 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
     return kExitUsage;
   }
   s.bundle.polygraphy = format == "polygraphy";
-  s.bundle.confirm = vm["confirm"].as<int>();
-  if (Status st = check_int_range("--confirm", s.bundle.confirm, 1, kMaxConfirm); !st.ok()) {
-    std::cerr << "error: " << st.error().message() << "\n";
-    return kExitUsage;
+  if (vm.count("confirm")) {
+    s.bundle.confirm = vm["confirm"].as<int>();
+    if (Status st = check_int_range("--confirm", s.bundle.confirm, 1, kMaxConfirm); !st.ok()) {
+      std::cerr << "error: " << st.error().message() << "\n";
+      return kExitUsage;
+    }
   }
   parsed.flatten.inline_if = !vm.count("no-inline-if");
   parsed.flatten.unroll_loops = !vm.count("no-unroll-loops");

@@ -52,6 +52,8 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
             << (r.not_confirmed() ? " (a flaky engine, or a failure that does not depend on the model alone)" : "") << "\n"
             << (r.flaky > 0 ? "flaky: " + std::to_string(r.flaky) + " checks gave different verdicts across their " +
                                   std::to_string(r.repeat) + " runs (--repeat); each took the majority\n"
+                                  "WARNING: the engine gave two verdicts on one model: a reproducer of a flaky engine may "
+                                  "not be real; run `reduce check` on it with --confirm 10\n"
                             : std::string())
             << (r.setup_suspect ? "WARNING: a probe model that shares nothing with the reproducer fails the same way: it may "
                                   "show the engine's setup, not the model (report.md lists the probes)\n"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <functional>
 
 #include "core/model.h"
 
@@ -16,7 +17,7 @@ Candidate Candidate::whole(const Graph& graph) {
   return c;
 }
 
-Status check_well_formed(const Candidate& c, size_t node_count) {
+Status check_well_formed(const Candidate& c, size_t node_count, size_t body_node_count) {
   if (c.nodes.empty()) return make_error("the candidate keeps no node");
   for (size_t i = 0; i < c.nodes.size(); ++i) {
     if (c.nodes[i] >= node_count)
@@ -25,6 +26,12 @@ Status check_well_formed(const Candidate& c, size_t node_count) {
     if (i > 0 && c.nodes[i] <= c.nodes[i - 1]) return make_error("the candidate's nodes are not ascending");
   }
   if (!std::is_sorted(c.frozen.begin(), c.frozen.end())) return make_error("the candidate's frozen values are not sorted");
+  const auto& body = c.removed_body_nodes;
+  if (std::adjacent_find(body.begin(), body.end(), std::greater_equal<size_t>()) != body.end())
+    return make_error("the candidate's removed body nodes are not ascending");
+  if (!body.empty() && body.back() >= body_node_count)
+    return make_error("the candidate removes body node " + std::to_string(body.back()) + ", but the graph has " +
+                      std::to_string(body_node_count) + " body nodes");
   return {};
 }
 
@@ -94,6 +101,11 @@ std::pair<uint64_t, uint64_t> candidate_hash(const Candidate& c) {
   for (const auto& [node, attr] : c.dropped_attributes) {
     h.word(node);
     h.text(attr);
+  }
+  // Only when present, so that the hashes of candidates without body edits stay what they were.
+  if (!c.removed_body_nodes.empty()) {
+    h.word(c.removed_body_nodes.size());
+    for (size_t id : c.removed_body_nodes) h.word(id);
   }
   return h.finish();
 }

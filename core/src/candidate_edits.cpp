@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/body_nodes.h"
 #include "core/extract.h"
 #include "core/half.h"
 
@@ -31,12 +32,9 @@ Status apply_candidate_edits(Model& extracted, const Graph& original, const Cand
   }
   for (const auto& [index, attr] : c.dropped_attributes) {
     if (index >= original.nodes.size()) return make_error("no node " + std::to_string(index));
-    const Node& node = original.nodes[index];
-    auto it = std::find_if(extracted.graph.nodes.begin(), extracted.graph.nodes.end(), [&](const Node& n) {
-      return n.op_type == node.op_type && n.outputs == node.outputs;
-    });
-    if (it == extracted.graph.nodes.end()) return make_error("node " + std::to_string(index) + " is not kept");
-    std::erase_if(it->attributes, [&](const Attribute& a) { return a.name == attr; });
+    Node* node = find_extracted_node(extracted, original, index);
+    if (!node) return make_error("node " + std::to_string(index) + " is not kept");
+    std::erase_if(node->attributes, [&](const Attribute& a) { return a.name == attr; });
   }
   return {};
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/body_nodes.h"
+
 namespace reduce {
 
 InitializerIndex index_initializers(const Graph& graph) {
@@ -93,10 +95,51 @@ SubgraphBoundary subgraph_boundary(const GraphIndex& index, const InitializerInd
   return b;
 }
 
-Expected<Extractor> Extractor::create(const Model& model) {
+namespace {
+
+bool fully_static(const ValueType& t) {
+  return t.is_tensor() && t.has_shape && std::all_of(t.dims.begin(), t.dims.end(), [](const Dim& d) { return d.is_static(); });
+}
+
+// An If returns what its branch returns: where inference left a branch output's dims unknown, the
+// shape the If's output had in the run is that output's.
+void take_if_output_shapes(const Graph& g, const std::map<std::string, Shape, std::less<>>& run_shapes, BodyValueTypes& types) {
+  for (const Node& n : g.nodes) {
+    if (n.op_type != "If" || !(n.domain.empty() || n.domain == "ai.onnx")) continue;
+    for (const Attribute& a : n.attributes) {
+      if (!a.g) continue;
+      auto body = types.find(a.g.get());
+      if (body == types.end()) continue;
+      for (size_t k = 0; k < a.g->outputs.size() && k < n.outputs.size(); ++k) {
+        auto shape = run_shapes.find(n.outputs[k]);
+        auto t = body->second.find(a.g->outputs[k].name);
+        if (shape == run_shapes.end() || t == body->second.end() || !t->second.is_tensor() || fully_static(t->second)) continue;
+        if (t->second.has_shape && t->second.dims.size() != shape->second.size()) continue;
+        t->second = ValueType::tensor(static_cast<DType>(t->second.elem_type), shape->second);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Extractor::Extractor(const Model& model, GraphIndex index, std::unordered_map<std::string, ValueType> types,
+                     BodyValueTypes body_types)
+    : model_(&model), index_(std::move(index)), types_(std::move(types)), body_types_(std::move(body_types)),
+      initializers_(index_initializers(model.graph)), body_nodes_(std::make_shared<const BodyNodes>(model.graph)) {}
+
+Expected<Extractor> Extractor::create(const Model& model, const std::map<std::string, Shape, std::less<>>& run_shapes) {
   REDUCE_ASSIGN(GraphIndex index, GraphIndex::build(model.graph));
   REDUCE_ASSIGN(auto types, infer_value_types(model));
-  return Extractor(model, std::move(index), std::move(types));
+  BodyValueTypes body_types;
+  if (std::any_of(model.graph.nodes.begin(), model.graph.nodes.end(), [](const Node& n) { return n.has_subgraphs(); })) {
+    Model fixed = model;  // shares the bodies: body_types is keyed by the model's own body graphs
+    for (const auto& [name, shape] : run_shapes)
+      (void)set_input_shape(fixed, name, shape).ok();  // one that does not fit keeps its declaration
+    if (!infer_value_types(fixed, &body_types).ok()) body_types.clear();  // bodies then keep their nodes
+    take_if_output_shapes(model.graph, run_shapes, body_types);
+  }
+  return Extractor(model, std::move(index), std::move(types), std::move(body_types));
 }
 
 const ValueType* Extractor::type_of(std::string_view value) const {
@@ -176,6 +219,7 @@ Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractO
       if (!o.empty() && !declared.count(o))
         if (const ValueType* t = type_of(o); t && t->kind != ValueType::Kind::Unknown)
           sub.value_info.push_back(ValueInfo{o, *t, {}});
+  REDUCE_TRY(remove_body_nodes(out, g, *body_nodes_, options.removed_body_nodes, body_types_));
   return out;
 }
 

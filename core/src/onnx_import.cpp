@@ -7,6 +7,7 @@
 #include "core/narrow_types.h"
 #include "core/validate.h"
 #include "onnx_convert.h"
+#include "subgraph_names.h"
 
 namespace reduce::detail {
 
@@ -281,17 +282,7 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, ImportContext& ctx) {
       if (!attr) return Error{{}, where + ": " + attr.error().what};
       n.attributes.push_back(std::move(*attr));
     }
-    if (n.has_subgraphs()) {
-      for (const auto& a : n.attributes) {
-        std::vector<const Graph*> subs;
-        if (a.g) subs.push_back(a.g.get());
-        for (const auto& sg : a.graphs) subs.push_back(sg.get());
-        for (const Graph* sg : subs)
-          for (auto& name : outer_scope_names(*sg))
-            if (std::find(n.implicit_inputs.begin(), n.implicit_inputs.end(), name) == n.implicit_inputs.end())
-              n.implicit_inputs.push_back(std::move(name));
-      }
-    }
+    if (n.has_subgraphs()) n.implicit_inputs = detail::implicit_inputs_of(n);
     g.nodes.push_back(std::move(n));
   }
   return g;

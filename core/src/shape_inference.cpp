@@ -127,18 +127,30 @@ void collect_body(const Graph& body, const onnx::GraphProto& proto, const TypeMa
   out[&body] = std::move(types);
 }
 
+// Whether a proto node is the export of `node` (same op type and outputs).
+bool exports(const onnx::NodeProto& proto, const Node& node) {
+  if (proto.op_type() != node.op_type || static_cast<size_t>(proto.output_size()) != node.outputs.size()) return false;
+  for (size_t k = 0; k < node.outputs.size(); ++k)
+    if (proto.output(static_cast<int>(k)) != node.outputs[k]) return false;
+  return true;
+}
+
 // Walks the model's graph and its proto side by side (model_to_proto keeps node and attribute
-// order); a graph whose proto differs in layout contributes nothing.
+// order, and adds Constant nodes for initializers that were Constant nodes, which the walk skips);
+// a graph whose proto differs in layout contributes nothing from there on.
 void collect_bodies(const Graph& graph, const onnx::GraphProto& proto, const TypeMap& outer, BodyValueTypes& out) {
-  if (static_cast<size_t>(proto.node_size()) != graph.nodes.size()) return;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
+  int at = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i, ++at) {
+    while (at < proto.node_size() && !exports(proto.node(at), graph.nodes[i])) ++at;
+    if (at == proto.node_size()) return;
     for (const Attribute& a : graph.nodes[i].attributes)
-      for (const auto& pa : proto.node(static_cast<int>(i)).attribute()) {
+      for (const auto& pa : proto.node(at).attribute()) {
         if (pa.name() != a.name) continue;
         if (a.g && pa.has_g()) collect_body(*a.g, pa.g(), outer, out);
         for (size_t k = 0; k < a.graphs.size() && k < static_cast<size_t>(pa.graphs_size()); ++k)
           collect_body(*a.graphs[k], pa.graphs(static_cast<int>(k)), outer, out);
       }
+  }
 }
 
 }  // namespace

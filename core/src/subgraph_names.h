@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/model.h"
 
@@ -49,6 +50,21 @@ inline void rename_in_graph(Graph& g, const NameMap& map) {
     rename_in_attributes(n, local);
   }
   for (auto& o : g.outputs) o.name = mapped(local, o.name);
+}
+
+// A node's implicit inputs: the outer-scope names of its subgraph attributes, in order, once each.
+inline std::vector<std::string> implicit_inputs_of(const Node& node) {
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  auto add = [&](const Graph& sub) {
+    for (auto& name : outer_scope_names(sub))
+      if (seen.insert(name).second) names.push_back(std::move(name));
+  };
+  for (const auto& a : node.attributes) {
+    if (a.g) add(*a.g);
+    for (const auto& sg : a.graphs) add(*sg);
+  }
+  return names;
 }
 
 // Every name the graph uses at its top level: values (inputs, outputs, initializers, node inputs

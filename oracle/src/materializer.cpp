@@ -82,6 +82,7 @@ std::unordered_set<std::string> CandidateMaterializer::constant_fed_values(const
 Expected<CandidateRun> CandidateMaterializer::materialize(const Candidate& c) const {
   ExtractOptions eo;
   eo.outputs = c.outputs;
+  eo.removed_body_nodes = c.removed_body_nodes;
   for (const auto& name : c.frozen) {
     const Tensor* t = recorded_.find(name);
     if (!t) return make_error("no recorded value for frozen '" + name + "'");
@@ -124,7 +125,7 @@ Expected<CandidateRun> CandidateMaterializer::materialize(const Candidate& c) co
                                    [this](const std::string& name, const Tensor& like, double value) {
                                      return shared_fill(name, like, value);
                                    }));
-  if (c.input_shapes.empty() && c.filled.empty() && c.dropped_attributes.empty()) {
+  if (c.input_shapes.empty() && c.filled.empty() && c.dropped_attributes.empty() && c.removed_body_nodes.empty()) {
     for (const auto& vi : run.model.graph.outputs) {
       const Tensor* t = recorded_.find(vi.name);
       if (!t && outputs_optional_) continue;  // the script decides; nothing is compared
@@ -133,8 +134,8 @@ Expected<CandidateRun> CandidateMaterializer::materialize(const Candidate& c) co
     }
     return run;
   }
-  // Reduced shapes or simplified weights and attributes: the recorded outputs no longer apply;
-  // the reference computes them.
+  // Reduced shapes, simplified weights and attributes or edited bodies: the recorded outputs no
+  // longer apply; the reference computes them.
   redeclare_inputs(run.model, c.input_shapes);
   REDUCE_ASSIGN(auto prepared, reference_.prepare(run.model));
   TensorMap feed;

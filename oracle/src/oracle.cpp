@@ -91,8 +91,6 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   REDUCE_ASSIGN(FailCriteria criteria, FailCriteria::create(o->options_.fail_regexes, o->options_.fail_codes,
                                                              o->options_.ignore_fail_codes));
   o->criteria_ = std::make_unique<FailCriteria>(std::move(criteria));
-  REDUCE_ASSIGN(Extractor extractor, Extractor::create(model));
-  o->extractor_ = std::make_unique<Extractor>(std::move(extractor));
   if (!o->options_.record.ledger) o->options_.record.ledger = o->options_.environment.ledger;
   Oracle* self = o.get();
   if (!o->options_.record.given.empty() && !o->options_.record.on_given)
@@ -117,6 +115,15 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   o->options_.record.given.clear();     // recorded now: no second copy
   o->options_.record.on_given = nullptr;
   o->reference_seconds_ = seconds_since(start);
+  // The run's shapes of the inputs and of what control-flow nodes return, for the types inside bodies.
+  std::map<std::string, Shape, std::less<>> run_shapes;
+  for (const auto& in : o->inputs_) run_shapes.emplace(in.name, in.tensor.shape());
+  for (const Node& n : model.graph.nodes)
+    if (n.has_subgraphs())
+      for (const auto& out : n.outputs)
+        if (const Tensor* t = o->recorded_->find(out); t && !out.empty()) run_shapes.emplace(out, t->shape());
+  REDUCE_ASSIGN(Extractor extractor, Extractor::create(model, run_shapes));
+  o->extractor_ = std::make_unique<Extractor>(std::move(extractor));
   add_names(model.graph, o->names_);
   remove_op_types(model.graph, o->names_);
   o->materializer_ = std::make_unique<CandidateMaterializer>(model, *o->extractor_, *o->recorded_, *o->reference_,

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/body_nodes.h"
 #include "passes/passes.h"
 #include "reducer/reducer.h"
 #include "scheduler.h"
@@ -142,10 +143,14 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
 
   const Candidate start = options.start ? *options.start : Candidate::whole(model.graph);
   if (options.start)
-    if (Status s = check_well_formed(start, node_count); !s.ok()) return make_error("start: " + s.error().what);
+    if (Status s = check_well_formed(start, node_count, BodyNodes(model.graph).size()); !s.ok())
+      return make_error("start: " + s.error().what);
 
   detail::Strategy strategy = entry->build(options);
   const bool certifies = strategy.certifies;
+  // Body units are certified by the certify pass only (other strategies' sweeps are top-level).
+  const bool certifies_bodies = std::any_of(strategy.passes.begin(), strategy.passes.end(),
+                                            [](const detail::Pass& p) { return p.start == &detail::start_certify; });
 
   const detail::ReductionGraph g(model, std::move(index), options, certifies, strategy.subgraphs);
   detail::Scheduler s(g, test, options, std::move(strategy), start);
@@ -155,8 +160,11 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   ReduceResult result;
   result.best = s.best();
   result.stopped = s.stopped();
-  // Certified when a strategy that certifies (the default with certify, ddmin, precision) ran to its end.
-  result.one_minimal = !result.stopped && s.finished() && certifies;
+  // Certified when a strategy that certifies (the default with certify, ddmin, precision) ran to its
+  // end, over every unit: nodes left inside bodies too.
+  const size_t body_left = g.body_units_of(result.best).size();
+  result.one_minimal = !result.stopped && s.finished() && certifies && (certifies_bodies || body_left == 0);
+  result.body_nodes = body_left;
   result.checks = s.counts().checks;
   result.cache_hits = s.counts().cache_hits;
   result.rounds = s.rounds();
@@ -168,8 +176,10 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   result.simplify_budget_reached = s.simplify_budget_reached();
   if (s.malformed() > 0)
     return make_error("internal error: the reducer built " + std::to_string(s.malformed()) + " malformed candidates");
-  s.log("reduced to " + std::to_string(g.size_of(result.best)) + " nodes in " + std::to_string(result.checks) + " checks" +
-        (result.one_minimal ? " (1-minimal over its top-level nodes)" : "") + (result.stopped ? " (stopped)" : ""));
+  s.log("reduced to " + std::to_string(g.size_of(result.best)) + " nodes" +
+        (body_left > 0 ? " and " + std::to_string(body_left) + " nodes in bodies" : "") + " in " +
+        std::to_string(result.checks) + " checks" + (result.one_minimal ? " (1-minimal)" : "") +
+        (result.stopped ? " (stopped)" : ""));
   return result;
 }
 

@@ -19,7 +19,9 @@ ReductionGraph::ReductionGraph(const Model& model, GraphIndex index, const Reduc
       unit_(model.graph.nodes.size(), false),
       initializers_(index_initializers(model.graph)),
       pairs_(index_),
-      keep_pairs_(keep_pairs && !pairs_.empty()) {
+      keep_pairs_(keep_pairs && !pairs_.empty()),
+      bodies_(model.graph),
+      body_units_(keep_pairs) {
   bool any = false;
   for (size_t i = 0; i < unit_.size(); ++i) any |= unit_[i] = !is_constant_node(model.graph.nodes[i]);
   if (!any) std::fill(unit_.begin(), unit_.end(), true);  // a graph of constants: they are the units
@@ -31,8 +33,55 @@ std::optional<Candidate> ReductionGraph::without(const Candidate& base, const st
   std::vector<size_t> keep;
   for (size_t u : units)
     if (!drop.count(u)) keep.push_back(u);
-  if (keep.size() == units.size()) return std::nullopt;
-  return with_units(base, std::move(keep));
+  std::optional<Candidate> c = base;
+  if (keep.size() != units.size()) c = with_units(base, std::move(keep));
+  if (!c) return std::nullopt;
+  // Body units go into removed_body_nodes (those of nodes still kept, not yet gone).
+  const auto kept = kept_units(*c);
+  bool removed_body = false;
+  for (size_t u : group)
+    if (is_body_unit(u) && u < kept.size() && kept[u]) {
+      c->removed_body_nodes.push_back(u - unit_.size());
+      removed_body = true;
+    }
+  if (removed_body) {
+    std::sort(c->removed_body_nodes.begin(), c->removed_body_nodes.end());
+    c->removed_body_nodes.erase(std::unique(c->removed_body_nodes.begin(), c->removed_body_nodes.end()),
+                                c->removed_body_nodes.end());
+  }
+  if (!removed_body && c->nodes == base.nodes) return std::nullopt;
+  return c;
+}
+
+std::vector<size_t> ReductionGraph::body_units_of(const Candidate& c) const {
+  std::vector<size_t> out;
+  if (!body_units_) return out;
+  const auto& removed = c.removed_body_nodes;
+  for (size_t n : c.nodes) {
+    const auto [first, end] = bodies_.range_of(n);
+    for (size_t id = first; id < end;) {
+      if (std::binary_search(removed.begin(), removed.end(), id)) {
+        id = bodies_[id].end;  // its nested nodes went with it
+        continue;
+      }
+      out.push_back(body_unit(id));
+      ++id;
+    }
+  }
+  return out;
+}
+
+std::vector<size_t> ReductionGraph::all_units_of(const Candidate& c) const {
+  auto out = units_of(c);
+  const auto body = body_units_of(c);
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+std::vector<bool> ReductionGraph::kept_units(const Candidate& c) const {
+  std::vector<bool> kept(unit_.size() + bodies_.size(), false);
+  for (size_t u : all_units_of(c)) kept[u] = true;
+  return kept;
 }
 
 std::vector<size_t> ReductionGraph::removal_of(const Candidate& base, std::vector<size_t> group) const {
@@ -40,13 +89,17 @@ std::vector<size_t> ReductionGraph::removal_of(const Candidate& base, std::vecto
   const std::unordered_set<size_t> kept(base.nodes.begin(), base.nodes.end());
   std::unordered_set<size_t> in_group(group.begin(), group.end());
   const size_t n = group.size();
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
+    if (is_body_unit(group[i])) continue;
     if (const auto q = pairs_.quantizer(group[i]); q && kept.count(*q) && in_group.insert(*q).second) group.push_back(*q);
+  }
   return group;
 }
 
 Status ReductionGraph::check(const Candidate& c) const {
-  REDUCE_TRY(check_well_formed(c, unit_.size()));
+  REDUCE_TRY(check_well_formed(c, unit_.size(), body_units_ ? bodies_.size() : 0));
+  for (size_t id : c.removed_body_nodes)
+    if (!keeps(c, bodies_[id].owner)) return make_error("the candidate removes body node " + std::to_string(id) + " of a node it does not keep");
   if (keep_pairs_) REDUCE_TRY(pairs_.check(c.nodes, c.outputs));
   return {};
 }
@@ -115,6 +168,8 @@ std::optional<Candidate> ReductionGraph::with_units(const Candidate& base, std::
   }
   for (const auto& d : base.dropped_attributes)
     if (kept[d.first]) c.dropped_attributes.push_back(d);
+  for (size_t id : base.removed_body_nodes)
+    if (kept[bodies_[id].owner]) c.removed_body_nodes.push_back(id);
   if (!base.input_shapes.empty()) {
     const auto inputs = bounds.inputs();
     const std::unordered_set<std::string_view> input_set(inputs.begin(), inputs.end());
@@ -184,6 +239,7 @@ std::string ReductionGraph::describe(const Candidate& c) const {
   if (!c.input_shapes.empty()) s += ", " + std::to_string(c.input_shapes.size()) + " reshaped inputs";
   if (!c.filled.empty()) s += ", " + std::to_string(c.filled.size()) + " filled weights";
   if (!c.dropped_attributes.empty()) s += ", " + std::to_string(c.dropped_attributes.size()) + " dropped attributes";
+  if (const size_t body = body_units_of(c).size(); body > 0) s += ", " + std::to_string(body) + " nodes in bodies";
   return s;
 }
 

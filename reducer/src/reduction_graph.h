@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/body_nodes.h"
 #include "core/extract.h"
 #include "core/graph_index.h"
 #include "core/model.h"
@@ -19,7 +20,8 @@ namespace reduce::detail {
 class ReductionGraph {
  public:
   // `certified`: the strategy ends with a sweep of single units (certify), so a pass need not make one.
-  // `keep_pairs`: candidates are subgraphs an engine builds, so they keep Q/DQ pairs whole (below).
+  // `keep_pairs`: candidates are subgraphs an engine builds, so they keep Q/DQ pairs whole (below),
+  // and the nodes inside kept bodies are units too (body units).
   ReductionGraph(const Model& model, GraphIndex index, const ReduceOptions& options, bool certified = false,
                  bool keep_pairs = true);
 
@@ -33,6 +35,19 @@ class ReductionGraph {
   bool is_unit(size_t node) const { return unit_[node]; }
   // A candidate's units in topological order.
   std::vector<size_t> units_of(const Candidate& c) const;
+  // Body units: the nodes inside the bodies of the If/Loop/Scan nodes a candidate keeps (when
+  // candidates are subgraphs), numbered after the graph's nodes: unit graph().nodes.size() + id is
+  // body node `id` of core/body_nodes.h. Passes that take them say so (body-removal, certify);
+  // without() removes them as Candidate::removed_body_nodes.
+  bool is_body_unit(size_t unit) const { return unit >= unit_.size(); }
+  size_t body_unit(size_t id) const { return unit_.size() + id; }
+  const BodyNodes& body_nodes() const { return bodies_; }
+  // The body units a candidate keeps, in numbering order (a removed node's nested nodes are gone too).
+  std::vector<size_t> body_units_of(const Candidate& c) const;
+  // Every unit a candidate keeps: units_of, then body_units_of.
+  std::vector<size_t> all_units_of(const Candidate& c) const;
+  // units_of and body_units_of, as flags over every unit id.
+  std::vector<bool> kept_units(const Candidate& c) const;
 
   // A candidate keeping exactly `units` plus the Constant nodes they read (less the QuantizeLinear
   // of a Q/DQ pair whose DequantizeLinear nodes are not all among `units`), with `base`'s frozen
@@ -40,7 +55,8 @@ class ReductionGraph {
   // produced are dropped; when none is left the defaults apply; when the base freezes all its cut
   // values, new ones are frozen too). nullopt when `units` is empty.
   std::optional<Candidate> with_units(const Candidate& base, std::vector<size_t> units) const;
-  // `base` without the units of `group`; nullopt when that removes nothing or everything.
+  // `base` without the units of `group` (body units included); nullopt when that removes nothing
+  // or every top-level unit.
   std::optional<Candidate> without(const Candidate& base, const std::vector<size_t>& group) const;
   // `group` with the QuantizeLinear `base` keeps of each Q/DQ pair one of whose DequantizeLinear
   // nodes is in `group`: what removing `group` from `base` really removes (with_units leaves the
@@ -72,7 +88,7 @@ class ReductionGraph {
   // first use; a failed inference is logged once through `log`).
   const ValueType* type_of(const std::string& value) const;
 
-  // Number of units of a candidate (its size as users count it).
+  // Number of top-level units of a candidate (its size as users count it).
   size_t size_of(const Candidate& c) const;
   // "12 nodes (Add 3, Mul 9), 1 frozen" for logs.
   std::string describe(const Candidate& c) const;
@@ -86,6 +102,8 @@ class ReductionGraph {
   InitializerIndex initializers_;
   QuantizePairs pairs_;
   bool keep_pairs_ = true;
+  BodyNodes bodies_;
+  bool body_units_ = true;
   mutable bool types_inferred_ = false;
   mutable std::unordered_map<std::string, ValueType> types_;
 };

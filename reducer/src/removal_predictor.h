@@ -44,7 +44,7 @@ class RemovalPredictor {
       const TestOutcome outcome = verdict.outcome;
       if (outcome != TestOutcome::Interesting && outcome != TestOutcome::Uninteresting) continue;
       if (c.outputs.size() > 1 || c.filled != current.filled || c.dropped_attributes != current.dropped_attributes ||
-          c.input_shapes != current.input_shapes)
+          c.input_shapes != current.input_shapes || c.removed_body_nodes != current.removed_body_nodes)
         continue;
       ++stamp;
       for (size_t n : c.nodes) in_other[n] = stamp;
@@ -68,8 +68,7 @@ class RemovalPredictor {
 
   double probability_interesting(const ReductionGraph& g, const Candidate& current, std::vector<size_t> group) const {
     std::sort(group.begin(), group.end());
-    std::vector<bool> kept(g.graph().nodes.size(), false);
-    for (size_t n : current.nodes) kept[n] = true;
+    const std::vector<bool> kept = g.kept_units(current);  // body units included
     // Removable against a larger base: most likely removable here too.
     for (const auto& g : removable_)
       if (std::all_of(group.begin(), group.end(), [&](size_t u) { return !kept[u] || std::binary_search(g.begin(), g.end(), u); }))

@@ -81,11 +81,16 @@ void Scheduler::committed(size_t before) {
 }
 
 namespace {
-// FNV-1a over the node indices: the identity of a node set in Facts::ended_on (0 is "never").
+// FNV-1a over the node indices and removed body nodes: the identity of a node set in
+// Facts::ended_on (0 is "never").
 uint64_t node_set_hash(const Candidate& c) {
   uint64_t h = 1469598103934665603ull;
   for (size_t n : c.nodes) {
     h ^= static_cast<uint64_t>(n) + 1;
+    h *= 1099511628211ull;
+  }
+  for (size_t id : c.removed_body_nodes) {
+    h ^= ~static_cast<uint64_t>(id);
     h *= 1099511628211ull;
   }
   return h == 0 ? 1 : h;

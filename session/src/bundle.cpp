@@ -3,7 +3,9 @@
 #include "session/bundle_lock.h"
 
 #include <algorithm>
+#include <thread>
 
+#include "core/body_nodes.h"
 #include "core/inline_if.h"
 #include "core/mapped_file.h"
 #include "core/model_io.h"
@@ -15,6 +17,7 @@
 #include "stored_reproducer.h"
 #include "session/canonical_graph.h"
 #include "session/report.h"
+#include "oracle/model_independence.h"
 
 namespace reduce {
 
@@ -135,13 +138,46 @@ void write_polygraphy_files(const fs::path& dir, const CandidateRun& run, const 
   }
 }
 
+int confirm_runs_for(int confirm, size_t reproducer_nodes, uint64_t flaky_checks) {
+  if (confirm > 0) return confirm;
+  return reproducer_nodes <= ReductionReport::kSetupSuspectNodes || flaky_checks > 0 ? kTinyConfirmRuns : 1;
+}
+
+// The confirming runs after the first: side by side when the oracle has a slot for each (one round
+// of waiting), else one after another, the later ones ending early on `cancel`.
+void confirm_again(Oracle& oracle, const Candidate& candidate, int runs, const std::atomic<bool>* cancel,
+                   ReductionReport& report) {
+  if (runs <= 0) return;
+  const bool side_by_side = runs > 1 && oracle.options().slots >= runs;
+  std::vector<Verdict> again(static_cast<size_t>(runs));
+  if (side_by_side) {
+    std::vector<std::thread> threads;
+    for (auto& v : again) threads.emplace_back([&] { v = oracle.rerun(candidate, cancel); });
+    for (auto& t : threads) t.join();
+  }
+  uint64_t counted = 0;
+  for (auto& v : again) {
+    if (!side_by_side) {
+      if (cancel && cancel->load()) break;
+      v = oracle.rerun(candidate, cancel);
+    }
+    if (v.cancelled) break;
+    ++report.confirm_runs;
+    ++counted;
+    report.confirmed += oracle.classify(v) == SignatureMatch::Same;
+  }
+  report.engine_runs += counted;
+  report.rounds += side_by_side && counted > 0 ? 1 : counted;
+}
+
 // actual/: the engine's outputs of the reproducer (or its error message), from a fresh run: a
 // reproducer is reported only after it failed again on the engine. `confirm` runs in all (the
-// later ones end early on `cancel`), counted in the report. Returns the first run's verdict.
+// later ones end early on `cancel`; confirm_runs_for), counted in the report. Returns the first run's verdict.
 // `first`, when given, is the first run, made beside the search's last round.
 Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const CandidateRun& run,
                                int confirm, const std::atomic<bool>* cancel, ReductionReport& report,
                                std::optional<FreshRun> first) {
+  confirm = confirm_runs_for(confirm, count_nodes(run.model.graph), report.flaky);
   TensorMap actual;
   Verdict verdict;
   if (first) {
@@ -154,13 +190,7 @@ Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candid
   }
   report.confirm_runs = 1;
   report.confirmed = oracle.classify(verdict) == SignatureMatch::Same;
-  for (int r = 1; r < confirm && !(cancel && cancel->load()); ++r) {
-    const Verdict again = oracle.rerun(candidate, cancel);
-    if (again.cancelled) break;
-    ++report.confirm_runs;
-    report.count_runs_after_search(1);
-    report.confirmed += oracle.classify(again) == SignatureMatch::Same;
-  }
+  confirm_again(oracle, candidate, confirm - 1, cancel, report);
   std::vector<NamedTensor> actual_list;
   for (const auto& e : run.expected)
     if (auto it = actual.find(e.name); it != actual.end()) actual_list.push_back({e.name, it->second});
@@ -171,6 +201,29 @@ Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candid
   return verdict;
 }
 
+// A reproducer of 1-2 nodes is where a reduction on an engine that fails at random, or on any model
+// at all, ends: the probes that passed before the search run once more beside its confirmation, and
+// one that fails the same way now makes it suspect (setup_suspect), as if it had before.
+void probe_again(Oracle& oracle, size_t reproducer_nodes, const std::atomic<bool>* cancel, ReductionReport& report) {
+  if (reproducer_nodes > ReductionReport::kSetupSuspectNodes || report.probes.conclusion != ProbeConclusion::ModelDependent)
+    return;
+  // Side by side when the oracle has a slot for each neutral probe (one round of waiting).
+  const size_t neutral = neutral_probes(oracle.model()).size();
+  std::vector<Verdict> ran;
+  if (oracle.options().slots >= static_cast<int>(neutral) && oracle.options().repeat == 1) ran = run_neutral_probes(oracle, cancel);
+  const size_t early = ran.size();
+  ModelIndependence again = probe_model_independence(oracle, cancel, std::move(ran));
+  if (again.cancelled) return;
+  const size_t later = again.probes.size() > early ? again.probes.size() - early : 0;
+  report.engine_runs += early + later;
+  report.rounds += (early > 0 ? 1 : 0) + later;
+  for (auto& p : again.probes) {
+    p.model += " (again, after the search)";
+    report.probes.probes.push_back(std::move(p));
+  }
+  if (again.any_same()) report.probes.conclusion = ProbeConclusion::Mixed;
+}
+
 // The reproducer's part of the report: its graph, what the reduction left out, its own verdict.
 void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Candidate& candidate,
                          const CandidateRun& run, const Verdict& verdict) {
@@ -179,8 +232,11 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.reduced_nodes = count_nodes(reduced);
   report.setup_suspect = report.probes.any_same() && report.reduced_nodes <= ReductionReport::kSetupSuspectNodes;
   report.control_flow.nodes_in_bodies = count_body_nodes(reduced);
-  // 1-minimal means over every node that remains: nodes inside bodies were not units of reduction.
-  if (report.control_flow.nodes_in_bodies > 0) report.one_minimal = false;
+  // Body nodes are units of reduction too (ReduceResult::one_minimal covers them): how many went.
+  const BodyNodes numbering(oracle.model().graph);
+  size_t under_kept = 0;
+  for (size_t n : candidate.nodes) under_kept += numbering.range_of(n).second - numbering.range_of(n).first;
+  report.control_flow.body_nodes_removed = under_kept - std::min(under_kept, report.control_flow.nodes_in_bodies);
   report.reduced_op_types = op_type_counts(reduced);
   report.inputs = run.inputs.size();
   report.outputs = reduced.outputs.size();
@@ -224,6 +280,7 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   if (options.polygraphy || wants_polygraphy_files(oracle.options().engine))
     write_polygraphy_files(dir, run, oracle.options().reference, report);
   REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report, std::move(first)));
+  probe_again(oracle, count_nodes(run.model.graph), cancel, report);
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));

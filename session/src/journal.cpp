@@ -23,8 +23,10 @@ Json candidate_json(const Candidate& c) {
   for (const auto& [name, shape] : c.input_shapes) shapes[name] = shape;
   for (const auto& [name, value] : c.filled) filled[name] = value;
   for (const auto& [node, attribute] : c.dropped_attributes) dropped.push_back(Json::array({node, attribute}));
-  return {{"nodes", c.nodes},   {"frozen", c.frozen}, {"outputs", c.outputs},
-          {"input_shapes", shapes}, {"filled", filled}, {"dropped_attributes", dropped}};
+  Json j = {{"nodes", c.nodes},   {"frozen", c.frozen}, {"outputs", c.outputs},
+            {"input_shapes", shapes}, {"filled", filled}, {"dropped_attributes", dropped}};
+  if (!c.removed_body_nodes.empty()) j["removed_body_nodes"] = c.removed_body_nodes;
+  return j;
 }
 
 // Throws Json::exception on a malformed record.
@@ -36,6 +38,7 @@ Candidate candidate_from(const Json& j) {
   for (const auto& [name, shape] : j.at("input_shapes").items()) c.input_shapes[name] = shape.get<Shape>();
   for (const auto& [name, value] : j.at("filled").items()) c.filled[name] = value.get<double>();
   for (const auto& d : j.at("dropped_attributes")) c.dropped_attributes.emplace_back(d.at(0).get<size_t>(), d.at(1).get<std::string>());
+  if (j.contains("removed_body_nodes")) j.at("removed_body_nodes").get_to(c.removed_body_nodes);
   return c;
 }
 

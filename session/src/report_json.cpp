@@ -71,6 +71,7 @@ std::string report_json(const ReductionReport& r) {
                        {"inlined_body_nodes", r.control_flow.inlined_body_nodes},
                        {"given_nodes", r.control_flow.given_nodes},
                        {"nodes_in_bodies", r.control_flow.nodes_in_bodies},
+                       {"body_nodes_removed", r.control_flow.body_nodes_removed},
                        {"unrolled_loops", r.control_flow.unrolled_loops},
                        {"unrolled_iterations", r.control_flow.unrolled_iterations},
                        {"unrolled_body_nodes", r.control_flow.unrolled_body_nodes}};

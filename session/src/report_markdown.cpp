@@ -28,6 +28,10 @@ void write_reduced_line(const ReductionReport& r, std::ostream& md) {
        << r.confirmed << " of " << r.confirm_runs << " fresh run(s) on the engine"
        << (r.not_confirmed() ? ": the engine is flaky or the failure depends on something else than the model" : "")
        << ".\n\n";
+  if (r.flaky > 0)
+    md << "**Warning: the engine is flaky.** " << r.flaky << " check(s) of the search gave different verdicts across their "
+       << r.repeat << " runs on the same model (`--repeat`): a reproducer of a flaky engine may not be real; run `reduce check` on "
+       << "it with `--confirm 10` before filing it.\n\n";
 }
 
 // Probe models that share nothing with this one and fail the same way: said beside the reproducer.
@@ -118,9 +122,10 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
          << cf.unrolled_body_nodes << " nodes out of their bodies)";
     md << ", with the same failure, so those nodes were reduced too.\n\n";
   }
-  if (r.control_flow.nodes_in_bodies > 0)
-    md << "**Not reduced:** " << r.control_flow.nodes_in_bodies
-       << " nodes inside subgraph bodies (If, Loop, Scan) of the reproducer are not units of reduction: it is minimal over its top-level nodes only.\n\n";
+  if (cf.nodes_in_bodies > 0)
+    md << "**Bodies:** " << cf.nodes_in_bodies << " nodes remain inside subgraph bodies (If, Loop, Scan) of the reproducer ("
+       << cf.body_nodes_removed << " removed from them: their values replaced by others of the same type, or zeros)"
+       << (r.one_minimal ? "; each is needed, as each top-level node is" : "") << ".\n\n";
   if (r.samples.count > 1) {
     md << "**Input samples:** " << r.samples.count << "; reduced on #" << r.samples.used << " (`" << r.samples.source
        << "`), the first the original fails on";

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -141,6 +142,49 @@ TEST(Process, AMissingProgramIsAnError) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("cannot start"), std::string::npos) << r.error().message();
   EXPECT_FALSE(run_process({}).ok());
+}
+
+TEST(Process, AProgramThatCannotStartIsAnErrorNamingWhy) {
+  testing::TempDir dir;
+  const auto script = dir / "not_executable.sh";
+  testing::write_bytes(script, "#!/bin/sh\nexit 0\n");
+  auto not_executable = run_process({script.string()});
+  ASSERT_FALSE(not_executable.ok());
+  EXPECT_NE(not_executable.error().message().find("Permission denied"), std::string::npos)
+      << not_executable.error().message();
+  ProcessOptions o;
+  o.working_directory = dir / "missing";
+  auto no_folder = run_process({"true"}, o);
+  ASSERT_FALSE(no_folder.ok());
+  EXPECT_NE(no_folder.error().message().find("No such file"), std::string::npos) << no_folder.error().message();
+  auto not_in_path = run_process({"reduce-test-no-such-program"});
+  ASSERT_FALSE(not_in_path.ok());
+  EXPECT_NE(not_in_path.error().message().find("cannot start"), std::string::npos);
+}
+
+// SIGKILL cannot be caught: the child learns of it from the kernel (PR_SET_PDEATHSIG), so an
+// engine run does not outlive a `reduce` that was killed (by the OOM killer, a scheduler's kill -9).
+TEST(Process, TheProgramDiesWhenTheProcessThatRunsItIsKilled) {
+  testing::TempDir dir;
+  const std::string pid_file = (dir / "engine.pid").string();
+  const pid_t runner = ::fork();
+  ASSERT_GE(runner, 0);
+  if (runner == 0) {
+    (void)run_process({"sh", "-c", "echo $$ > '" + pid_file + ".tmp'; mv '" + pid_file + ".tmp' '" + pid_file +
+                                        "'; exec sleep 120"});
+    ::_exit(0);
+  }
+  for (int i = 0; i < 1000 && !std::filesystem::exists(pid_file); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(std::filesystem::exists(pid_file));
+  const pid_t engine = std::stoi(testing::read_bytes(pid_file));
+  EXPECT_FALSE(process_gone(engine));
+  ::kill(runner, SIGKILL);
+  ::waitpid(runner, nullptr, 0);
+  for (int i = 0; i < 500 && !process_gone(engine); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const bool gone = process_gone(engine);
+  if (!gone) ::kill(engine, SIGKILL);
+  EXPECT_TRUE(gone) << "the engine process outlived the killed runner";
 }
 
 TEST(Process, ConcurrentRunsKeepTheirOwnOutput) {

@@ -1,7 +1,8 @@
 // Reducing models with control flow: an If is replaced by the branch the recorded run took, and a
 // Loop by the iterations it made, when the failure stays the same, so the reproducer is a node of a
 // body (no If or Loop left, 1-minimal, the same for every -j); with --no-inline-if or
-// --no-unroll-loops the node stays and the report says its body was not reduced.
+// --no-unroll-loops, or an engine that refuses the model without its If, the node stays and its
+// bodies are reduced to the nodes the failure needs, 1-minimal over them too.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@ namespace {
 using testing::read_bytes;
 using testing::run_reduce;
 using testing::TempDir;
+using testing::write_bytes;
 
 std::string save(const TempDir& dir, const char* text) {
   auto m = parse_model_text(text);
@@ -53,7 +55,9 @@ TEST(ControlFlowCli, AnIfIsReplacedByItsTakenBranchAndItsNodesAreReduced) {
   }
 }
 
-TEST(ControlFlowCli, WithNoInlineIfTheIfStaysAndIsNotCalledMinimal) {
+// The overflow needs the taken branch's Mul and Exp; its Add and the other branch's Neg go (their
+// values replaced by inputs of the same type).
+TEST(ControlFlowCli, WithNoInlineIfTheIfStaysWithTheBodyNodesTheFailureNeeds) {
   TempDir dir;
   const std::string model = save(dir, testing::kBranchOverflow);
   const auto out = dir / "kept";
@@ -61,10 +65,73 @@ TEST(ControlFlowCli, WithNoInlineIfTheIfStaysAndIsNotCalledMinimal) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
   EXPECT_EQ(report.at("control_flow").at("inlined_if"), 0);
-  EXPECT_EQ(report.at("reduced").at("op_types").at("If"), 1);
-  EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 4);  // both branches
-  EXPECT_FALSE(report.at("one_minimal").get<bool>());
-  EXPECT_NE(read_bytes(out / "report.md").find("**Not reduced:** 4 nodes inside subgraph bodies"), std::string::npos);
+  EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"If", 1}}));
+  EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 2);
+  EXPECT_EQ(report.at("control_flow").at("body_nodes_removed"), 2);
+  EXPECT_TRUE(report.at("one_minimal").get<bool>());
+  EXPECT_NE(r.err.find("and 2 nodes in bodies in"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(1-minimal)"), std::string::npos) << r.err;
+  EXPECT_NE(read_bytes(out / "report.md").find("**Bodies:** 2 nodes remain inside subgraph bodies"), std::string::npos);
+  auto m = load_model(out / "model.onnx");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  ASSERT_EQ(m->graph.nodes.size(), 1u);
+  const Graph& then_branch = *m->graph.nodes[0].attribute("then_branch")->g;
+  ASSERT_EQ(then_branch.nodes.size(), 2u);
+  EXPECT_EQ(then_branch.nodes[0].op_type, "Mul");
+  EXPECT_EQ(then_branch.nodes[1].op_type, "Exp");
+  EXPECT_TRUE(m->graph.nodes[0].attribute("else_branch")->g->nodes.empty());
+}
+
+// An engine that refuses an Erf inside an If (a check: script on the model file): without the If
+// the model passes, so the If stays; of its eleven body nodes, the reproducer keeps the Erf alone,
+// 1-minimal over every node, the same for every -j, and it fails on its own.
+constexpr const char* kErfInBranch = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 4] x) => (float[2, 4] y)
+<float zero = {0.0}>
+{
+  ax = Abs(x)
+  s = ReduceSum <keepdims = 0> (ax)
+  c = Greater(s, zero)
+  y = If (c) <
+    then_branch = t () => (float[2, 4] a) {
+      a1 = Relu(x)  a2 = Neg(a1)  a3 = Sigmoid(a2)  a4 = Erf(a3)  a5 = Tanh(a4)  a6 = Abs(a5)  a7 = Sin(a6)  a = Cos(a7)
+    },
+    else_branch = f () => (float[2, 4] b) { b1 = Neg(x)  b2 = Cos(b1)  b = Sqrt(b2) }
+  >
+}
+)";
+
+TEST(ControlFlowCli, AnIfTheEngineNeedsKeepsOnlyTheBodyNodeOfTheFailure) {
+  TempDir dir;
+  const std::string model = save(dir, kErfInBranch);
+  write_bytes(dir / "erf_in_if.sh", "#!/bin/sh\nif grep -aq Erf \"$1\" && grep -aq If \"$1\"; then "
+                                    "echo 'engine: Erf inside a subgraph is not supported'; exit 1; fi\nexit 0\n");
+  const std::string engine = "check:sh " + (dir / "erf_in_if.sh").string() + " {model}";
+  std::string first;
+  for (const char* jobs : {"1", "3"}) {
+    const auto out = dir / (std::string("b") + jobs);
+    auto r = run_reduce({model, "--engine", engine, "-j", jobs, "-o", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("control flow: kept 1 If node(s): with them replaced the model passes"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("reduced to 1 nodes and 1 nodes in bodies in"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("(1-minimal)"), std::string::npos) << r.err;
+    const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+    EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"If", 1}}));
+    EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 1);
+    EXPECT_EQ(report.at("control_flow").at("body_nodes_removed"), 10);
+    EXPECT_TRUE(report.at("one_minimal").get<bool>());
+    auto m = load_model(out / "model.onnx");
+    ASSERT_TRUE(m.ok()) << m.error().message();
+    const Graph& then_branch = *m->graph.nodes.at(0).attribute("then_branch")->g;
+    ASSERT_EQ(then_branch.nodes.size(), 1u);
+    EXPECT_EQ(then_branch.nodes[0].op_type, "Erf");
+    const std::string bytes = read_bytes(out / "model.onnx");
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "-j " << jobs;
+    auto check = run_reduce({"check", (out / "model.onnx").string(), "--engine", engine, "--inputs", (out / "inputs").string()});
+    EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  }
 }
 
 // The corpus with its whole network inside an If (`reduce-corpus --in-if`) or a Loop body run three
@@ -109,7 +176,7 @@ INSTANTIATE_TEST_SUITE_P(IfAndLoop, WrappedCorpus,
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 // The network inside a Loop: unrolled, its iterations are reduced to the overflowing node of one
-// of them, the same for every -j; with --no-unroll-loops the Loop stays, not called minimal.
+// of them, the same for every -j; with --no-unroll-loops the Loop stays with the body nodes it needs.
 constexpr const char* kLoopOverflow = R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 4] x) => (float[2, 4] y, float[3, 2, 4] s)
@@ -152,8 +219,9 @@ TEST(ControlFlowCli, ALoopIsReplacedByItsIterationsAndTheirNodesAreReduced) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto report = nlohmann::json::parse(read_bytes(kept / "report.json"));
   EXPECT_EQ(report.at("control_flow").at("unrolled_loops"), 0);
-  EXPECT_EQ(report.at("reduced").at("op_types").at("Loop"), 1);
-  EXPECT_FALSE(report.at("one_minimal").get<bool>());
+  EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"Loop", 1}}));
+  EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 2);  // Mul and Exp: Identity and Neg go
+  EXPECT_TRUE(report.at("one_minimal").get<bool>());
 }
 
 // A Scan over the rows of x whose body overflows FP16: unrolled into its three iterations (a
@@ -188,8 +256,7 @@ TEST(ControlFlowCli, AScanIsReplacedByItsIterationsAndTheirNodesAreReduced) {
 }
 
 // A Loop that runs 5 times: unrolled it would add more nodes than --max-unrolled-nodes 20, so it
-// stays, the log says why, and the reproducer is not called minimal; a budget out of range is a
-// usage error.
+// stays, the log says why, and its body is reduced; a budget out of range is a usage error.
 constexpr const char* kLongLoop = R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2, 4] x) => (float[2, 4] y)
@@ -216,8 +283,9 @@ TEST(ControlFlowCli, ALoopBeyondTheUnrollingBudgetStaysAndTheLogSaysWhy) {
             std::string::npos) << r.err;
   const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
   EXPECT_EQ(report.at("control_flow").at("unrolled_loops"), 0);
-  EXPECT_EQ(report.at("reduced").at("op_types").at("Loop"), 1);
-  EXPECT_FALSE(report.at("one_minimal").get<bool>());
+  EXPECT_EQ(report.at("reduced").at("op_types"), nlohmann::json({{"Loop", 1}}));
+  EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 2);  // Mul and Exp: the Identity goes
+  EXPECT_TRUE(report.at("one_minimal").get<bool>());
   // Unrolled with the default budget.
   auto unrolled = run_reduce({model, "--engine", "opt:fp16", "-j", "1", "-o", (dir / "u").string()});
   ASSERT_EQ(unrolled.exit_code, 0) << unrolled.err;

@@ -281,10 +281,31 @@ TEST(CheckScriptCli, AReproducerThatDoesNotFailAgainIsNotConfirmed) {
   const auto s = sighting_script(dir, "first_sight.sh", tanh_and("[ \"${SEEN:-0}\" -eq 0 ]"));
   auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
-  EXPECT_NE(r.out.find("NOT CONFIRMED: 0 of 1 fresh run(s) of the reproducer fail the same way"), std::string::npos) << r.out;
+  // A one-node reproducer: three fresh runs by default (confirm_runs_for).
+  EXPECT_NE(r.out.find("NOT CONFIRMED: 0 of 3 fresh run(s) of the reproducer fail the same way"), std::string::npos) << r.out;
   const std::string report = read_bytes(dir / "out" / "report.json");
-  EXPECT_NE(report.find("\"confirm\": {\n    \"runs\": 1,\n    \"failed_again\": 0\n  }"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"confirm\": {\n    \"runs\": 3,\n    \"failed_again\": 0\n  }"), std::string::npos) << report;
   EXPECT_NE(read_bytes(dir / "out" / "report.md").find("**NOT CONFIRMED:**"), std::string::npos);
+}
+
+// An engine that goes bad during the reduction (a device that fails from its ninth run on, whatever
+// the model): the probe models passed before the search, so the search ran. They run again beside
+// the tiny reproducer's confirmation, fail the same way now, and the bundle is written with the
+// warning; before, "1-minimal, confirmed" and nothing said.
+TEST(CheckScriptCli, ProbesRunAgainBesideATinyReproducerAndAFailureNowIsSaid) {
+  TempDir dir;
+  const std::string count = (dir / "runs").string();
+  const auto s = script(dir, "goes_bad.sh",
+                        "n=$(( $(cat '" + count + "' 2>/dev/null || echo 0) + 1 )); echo $n > '" + count + "'\n"
+                        "if grep -aq Tanh \"$1\" || [ $n -gt 8 ]; then echo 'engine: device lost'; exit 1; fi\nexit 0\n");
+  auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "-o", (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("WARNING: a probe model that shares nothing with the reproducer fails the same way"), std::string::npos)
+      << r.out;
+  const std::string report = read_bytes(dir / "out" / "report.json");
+  EXPECT_NE(report.find("(again, after the search)"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"setup_suspect\": true"), std::string::npos) << report;
+  EXPECT_NE(read_bytes(dir / "out" / "report.md").find("**Warning: this reproducer may show the engine's setup"), std::string::npos);
 }
 
 // An engine that fails on every other run of the same file: --confirm 4 sees 2 of 4 and says so;
@@ -304,6 +325,22 @@ TEST(CheckScriptCli, ConfirmRunsTheReproducerAgainAndCountsTheFailures) {
   EXPECT_EQ(flaky.exit_code, 6) << flaky.out << flaky.err;
   EXPECT_NE(flaky.out.find("NOT CONFIRMED: 2 of 4 fresh run(s)"), std::string::npos) << flaky.out;
   EXPECT_NE(read_bytes(dir / "flaky" / "report.json").find("\"failed_again\": 2"), std::string::npos);
+  // Without --confirm a one- or two-node reproducer runs three times: an engine that fails on every
+  // other run of one file is caught, where one run would have seen a failure and said "confirmed".
+  auto tiny = run_reduce({model_in(dir), "--engine", "check:sh " + sighting_script(dir, "flaky2.sh", tanh_and("[ $(( ${SEEN:-0} % 2 )) -eq 0 ]")) + " {model}",
+                          "-j", "1", "-o", (dir / "tiny").string()});
+  EXPECT_EQ(tiny.exit_code, 6) << tiny.out << tiny.err;
+  EXPECT_NE(tiny.out.find("NOT CONFIRMED: 1 of 3 fresh run(s)"), std::string::npos) << tiny.out;
+  auto once = run_reduce({model_in(dir), "--engine", "check:sh " + dir.path().string() + "/steady.sh {model}", "-j", "1",
+                          "--confirm", "1", "-o", (dir / "once").string()});
+  EXPECT_EQ(once.exit_code, 0) << once.out << once.err;
+  EXPECT_NE(once.out.find("confirmed: 1 of 1 fresh run(s)"), std::string::npos) << once.out;
+  // --repeat 3 on that engine: checks whose runs disagree prove it flaky, which is a warning, with
+  // the confirmation runs of a tiny reproducer.
+  auto repeated = run_reduce({model_in(dir), "--engine", "check:sh " + sighting_script(dir, "flaky3.sh", tanh_and("[ $(( ${SEEN:-0} % 2 )) -eq 0 ]")) + " {model}",
+                              "-j", "1", "--repeat", "3", "-o", (dir / "repeated").string()});
+  EXPECT_NE(repeated.out.find("WARNING: the engine gave two verdicts on one model"), std::string::npos) << repeated.out;
+  EXPECT_NE(read_bytes(dir / "repeated" / "report.md").find("**Warning: the engine is flaky.**"), std::string::npos);
   auto zero = run_reduce({model_in(dir), "--engine", "check:sh " + dir.path().string() + "/steady.sh {model}", "--confirm", "0"});
   EXPECT_EQ(zero.exit_code, 2) << zero.err;
 }

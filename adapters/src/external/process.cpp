@@ -1,10 +1,12 @@
-// run_process: posix_spawn into a new process group, one pipe for stdout+stderr, time limit, group kill.
+// run_process: fork+exec into a new process group that dies with this one, one pipe for stdout+stderr, time limit, group kill.
 #include "adapters/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -196,32 +198,122 @@ std::string last_output_lines(const std::string& output, size_t max_lines) {
 
 namespace {
 
-// Children run in their own process group with the signal handling a fresh program expects.
-struct ChildAttributes {
-  posix_spawnattr_t attributes;
-  explicit ChildAttributes(bool own_group) {
-    posix_spawnattr_init(&attributes);
-    if (!own_group) return;
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&defaults, s);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  }
-  ~ChildAttributes() { posix_spawnattr_destroy(&attributes); }
-  ChildAttributes(const ChildAttributes&) = delete;
-  ChildAttributes& operator=(const ChildAttributes&) = delete;
+// What a child gets before it runs its program: its descriptors, folder, group and signals.
+struct ChildSetup {
+  int stdout_fd = -1;     // dup'ed to 1 (and 2 when `stderr_too`); -1: this process's own
+  bool stderr_too = true;
+  std::string stdout_file;  // else: opened for appending as 1, and 2 (a worker's log)
+  int socket_fd = -1;     // dup'ed to 3 (a worker's end of its socket pair)
+  std::string directory;  // chdir first; empty: this process's
+  bool own_group = true;  // its own process group, and the signal handling a fresh program expects
+  // SIGKILL when the thread that starts it ends, also when this process is killed by SIGKILL (which
+  // nothing can catch): only for a child that thread waits for until it ends (run_process).
+  bool die_with_parent = false;
 };
 
-int spawn(pid_t& pid, const std::string& program, const posix_spawn_file_actions_t& actions, const ChildAttributes& child,
-          std::vector<std::string> args, std::vector<std::string> env) {
+// The file execve runs: `program` when it names a path, else the first executable match in this
+// process's PATH (what posix_spawnp and a shell do); an errno when there is none.
+int resolve_program(const std::string& program, std::string& path) {
+  if (program.find('/') != std::string::npos) {
+    path = program;
+    return 0;
+  }
+  const char* env_path = ::getenv("PATH");
+  const std::string dirs = env_path ? env_path : "/usr/local/bin:/usr/bin:/bin";
+  int error = ENOENT;
+  for (size_t from = 0;;) {
+    const size_t colon = dirs.find(':', from);
+    const std::string dir = dirs.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    struct stat st{};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        return 0;
+      }
+      error = EACCES;
+    }
+    if (colon == std::string::npos) return error;
+    from = colon + 1;
+  }
+}
+
+// In the child, between fork and exec: async-signal-safe calls only (other threads of this
+// process may hold locks the child would wait for forever). Reports an errno on `report` and
+// ends when a step fails.
+[[noreturn]] void become(const ChildSetup& setup, pid_t parent, int report, const char* path, char* const* argv,
+                         char* const* envp) {
+  auto fail = [&report](int error) {  // by reference: `report` moves below
+    while (::write(report, &error, sizeof error) < 0 && errno == EINTR) {
+    }
+    ::_exit(127);
+  };
+  if (setup.die_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent ended before the line above
+  }
+  if (setup.own_group) {
+    ::setpgid(0, 0);
+    struct sigaction fresh{};
+    fresh.sa_handler = SIG_DFL;
+    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) ::sigaction(s, &fresh, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  }
+  // Every descriptor the program gets is first moved above those it gets (a source may be 0-3
+  // itself), then put in place; the report pipe stays there, close-on-exec.
+  auto high = [&](int fd) {
+    const int moved = fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    if (fd >= 0 && moved < 0) fail(errno);
+    return moved;
+  };
+  report = high(report);
+  int out = high(setup.stdout_fd);
+  if (!setup.stdout_file.empty()) {
+    const int log = ::open(setup.stdout_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log < 0) fail(errno);
+    out = high(log);
+  }
+  const int socket = high(setup.socket_fd);
+  const int null = high(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (::dup2(null, 0) < 0) fail(errno);
+  if (out >= 0 && (::dup2(out, 1) < 0 || (setup.stderr_too && ::dup2(out, 2) < 0))) fail(errno);
+  if (socket >= 0 && ::dup2(socket, 3) < 0) fail(errno);
+  // Descriptors other threads opened without O_CLOEXEC must not leak into the program either.
+  const unsigned first_closed = socket >= 0 ? 4 : 3, kept = static_cast<unsigned>(report);
+  if (::syscall(SYS_close_range, first_closed, kept - 1, 0) != 0 || ::syscall(SYS_close_range, kept + 1, ~0U, 0) != 0)
+    fail(errno);
+  if (!setup.directory.empty() && ::chdir(setup.directory.c_str()) != 0) fail(errno);
+  ::execve(path, argv, envp);
+  fail(errno);
+}
+
+// Starts `args[0]` as `setup` says; the errno of a program that cannot start (not found, not
+// executable, a folder that is not there), read back from the child before it runs anything.
+int start_child(pid_t& pid, const ChildSetup& setup, std::vector<std::string> args, std::vector<std::string> env) {
+  std::string path;
+  if (const int error = resolve_program(args[0], path)) return error;
   std::vector<char*> c_args = c_strings(args), c_env = c_strings(env);
-  return program.find('/') == std::string::npos
-             ? posix_spawnp(&pid, program.c_str(), &actions, &child.attributes, c_args.data(), c_env.data())
-             : posix_spawn(&pid, program.c_str(), &actions, &child.attributes, c_args.data(), c_env.data());
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return errno;
+  const pid_t parent = ::getpid();
+  pid = ::fork();
+  if (pid == 0) become(setup, parent, report[1], path.c_str(), c_args.data(), c_env.data());
+  const int fork_error = pid < 0 ? errno : 0;
+  ::close(report[1]);
+  int error = fork_error;
+  if (pid > 0) {
+    ssize_t n;
+    while ((n = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof error)) error = 0;  // exec closed the pipe: it runs
+    if (error != 0)
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+  }
+  ::close(report[0]);
+  return error;
 }
 
 }  // namespace
@@ -233,18 +325,12 @@ Expected<SpawnedWorker> spawn_socket_worker(const std::vector<std::string>& argv
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
     return Error{argv[0], std::string("cannot create a socket pair: ") + std::strerror(errno)};
   Fd theirs{fds[1]};
-  const std::string log_path = log.string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawn_file_actions_adddup2(&actions, theirs.fd, 3);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-  const ChildAttributes child(own_group);
+  ChildSetup setup;
+  setup.stdout_file = log.string();
+  setup.socket_fd = theirs.fd;
+  setup.own_group = own_group;
   SpawnedWorker worker;
-  const int error = spawn(worker.pid, argv[0], actions, child, argv, environment_with(env));
-  posix_spawn_file_actions_destroy(&actions);
+  const int error = start_child(worker.pid, setup, argv, environment_with(env));
   if (error != 0) {
     ::close(fds[0]);
     return Error{argv[0], std::strerror(error)};
@@ -261,26 +347,16 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
     return Error{program, std::string("cannot create a pipe: ") + std::strerror(errno)};
   Fd read_end{fds[0]}, write_end{fds[1]};
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  if (!options.show_output) {
-    posix_spawn_file_actions_adddup2(&actions, write_end.fd, 1);
-    posix_spawn_file_actions_adddup2(&actions, write_end.fd, 2);
-  }
-  // Descriptors other threads opened without O_CLOEXEC must not leak into the child either.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  const std::string cwd = options.working_directory.string();
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-
-  const ChildAttributes child(true);
+  ChildSetup setup;
+  if (!options.show_output) setup.stdout_fd = write_end.fd;
+  setup.directory = options.working_directory.string();
+  setup.die_with_parent = true;  // this thread waits for it below
   const auto start = Clock::now();
   pid_t pid = 0;
   const std::string marker = new_run_marker();
   std::vector<std::string> env = options.env;
   env.push_back(marker);
-  const int spawn_error = spawn(pid, program, actions, child, argv, environment_with(env));
-  posix_spawn_file_actions_destroy(&actions);
+  const int spawn_error = start_child(pid, setup, argv, environment_with(env));
   write_end.reset();
   if (spawn_error != 0) return Error{program, std::string("cannot start: ") + std::strerror(spawn_error)};
   if (!options.show_output) ::fcntl(read_end.fd, F_SETFL, ::fcntl(read_end.fd, F_GETFL) | O_NONBLOCK);

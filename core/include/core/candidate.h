@@ -35,6 +35,10 @@ struct Candidate {
   // the failure does not need the weights or the attributes. Expected outputs are recomputed.
   std::map<std::string, double, std::less<>> filled;
   std::vector<std::pair<size_t, std::string>> dropped_attributes;
+  // Nodes removed from the bodies (If branches, Loop and Scan bodies, any depth) of kept nodes: ids
+  // of BodyNodes(graph) (core/body_nodes.h), sorted, each under a kept node. Their values are
+  // replaced as remove_body_nodes says, and expected outputs are recomputed by the reference.
+  std::vector<size_t> removed_body_nodes;
 
   // Every node of `graph`, default outputs, no edits: the original model's own check.
   static Candidate whole(const Graph& graph);
@@ -43,9 +47,10 @@ struct Candidate {
 };
 
 // Whether a candidate is well formed for a graph of `node_count` nodes: at least one node, nodes
-// ascending without duplicates and in range, frozen values sorted. The one check of every place that
+// ascending without duplicates and in range, frozen values sorted, removed body nodes ascending
+// without duplicates (and below `body_node_count` when given). The one check of every place that
 // takes candidates from elsewhere (a journal, a search state): the error says what is wrong.
-Status check_well_formed(const Candidate& candidate, size_t node_count);
+Status check_well_formed(const Candidate& candidate, size_t node_count, size_t body_node_count = SIZE_MAX);
 
 // Canonical 128-bit hash of a candidate: equal candidates, equal hashes; different ones collide
 // with probability about 2^-128 (the oracle's verdict cache is keyed by it alone).

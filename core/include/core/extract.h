@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include "core/model.h"
 
 namespace reduce {
+
+class BodyNodes;
 
 // The value types seen from inside each subgraph body of a model (If branches, Loop and Scan
 // bodies, at any depth), by body: the enclosing scopes' types with the body's own values over them.
@@ -69,13 +72,20 @@ struct ExtractOptions {
   std::vector<std::string> outputs;
   // Cut values to embed as initializers with these values instead of becoming graph inputs.
   std::map<std::string, Tensor, std::less<>> frozen;
+  // Body nodes to remove (Candidate::removed_body_nodes: ids of BodyNodes, core/body_nodes.h).
+  std::vector<size_t> removed_body_nodes;
 };
 
 // Extracts many subgraphs of one model: indexes the model and infers value types once.
 // The model must outlive the extractor and stay unchanged.
 class Extractor {
  public:
-  static Expected<Extractor> create(const Model& model);
+  // `run_shapes`: shapes of main-graph values in the run candidates are fed (one sample): the types
+  // inside subgraph bodies are inferred with the graph inputs at theirs, and an If branch's outputs
+  // take the shapes of the If's outputs where inference left dims unknown, so that body values
+  // have the static shapes remove_body_nodes compares and fills (core/body_nodes.h). Main-graph
+  // types are the model's.
+  static Expected<Extractor> create(const Model& model, const std::map<std::string, Shape, std::less<>>& run_shapes = {});
 
   // A model containing exactly `nodes` (indices into the original graph, any order, duplicates
   // ignored), in topological order, with the boundary subgraph_boundary gives: the values it
@@ -90,14 +100,15 @@ class Extractor {
   const ValueType* type_of(std::string_view value) const;
 
  private:
-  Extractor(const Model& model, GraphIndex index, std::unordered_map<std::string, ValueType> types)
-      : model_(&model), index_(std::move(index)), types_(std::move(types)),
-        initializers_(index_initializers(model.graph)) {}
+  Extractor(const Model& model, GraphIndex index, std::unordered_map<std::string, ValueType> types,
+            BodyValueTypes body_types);
 
   const Model* model_;
   GraphIndex index_;
   std::unordered_map<std::string, ValueType> types_;
+  BodyValueTypes body_types_;
   InitializerIndex initializers_;
+  std::shared_ptr<const BodyNodes> body_nodes_;
 };
 
 // The candidate edits that are not a choice of nodes, applied to the model extracted for it.

@@ -166,8 +166,6 @@ void PlanGraph::add_initializer(std::string name, Tensor tensor) {
   model_->graph.initializers.push_back(Initializer{std::move(name), std::move(tensor), {}});
 }
 
-const Attribute* find_attribute(const Node& node, std::string_view name) { return node.attribute(name); }
-
 Attribute int_attribute(std::string name, int64_t value) {
   Attribute a;
   a.name = std::move(name);

@@ -107,8 +107,6 @@ class PlanGraph {
 // A pass rewrites the plan graph and returns how many rewrites it made.
 using PassFunction = Expected<int> (*)(PlanGraph& graph);
 
-// Attribute lookups for passes (kernel.h has the same for kernels).
-const Attribute* find_attribute(const Node& node, std::string_view name);
 // An integer attribute for a fused node.
 Attribute int_attribute(std::string name, int64_t value);
 // Whether the tensor holds exactly one element (any shape) equal to `value`.

@@ -91,7 +91,10 @@ struct PassStats {
 
 struct ReduceResult {
   Candidate best;
-  bool one_minimal = false;  // no single remaining node can be removed (a certification sweep said so)
+  // No single remaining node can be removed, top-level or inside a kept body (a certification
+  // sweep said so).
+  bool one_minimal = false;
+  size_t body_nodes = 0;  // nodes left inside the bodies of the best candidate's nodes (units too)
   size_t checks = 0;
   size_t cache_hits = 0;
   // The longest chain of checks in which each waited for an earlier verdict (one it needed, or one

@@ -1,4 +1,5 @@
-// node-removal: counter-based delta debugging over post-dominated branches, then topological bands.
+// node-removal: counter-based delta debugging over post-dominated branches, then topological bands,
+// then the nodes inside kept bodies.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -42,14 +43,14 @@ class CddPlan {
   // Builds the next round's chunks from what `current` keeps; false when the phase is over.
   bool start_round(const ReductionGraph& g, const Candidate& current) {
     const Phase& p = (*phases_)[phase_];
-    const auto left = g.units_of(current);
+    const auto left = g.all_units_of(current);
     if (!started_) {
       started_ = true;
       if (p.elements) {
         elements_ = p.elements;
       } else {
         auto singles = std::make_shared<Groups>();
-        for (size_t u : left) singles->push_back({u});
+        for (size_t u : g.units_of(current)) singles->push_back({u});
         elements_ = std::move(singles);
       }
       size_ = (elements_->size() + 1) / 2;
@@ -121,6 +122,23 @@ std::vector<std::vector<size_t>> branches(const ReductionGraph& g, const std::ve
   return out;
 }
 
+// Body units (ReductionGraph::body_units_of) in runs of one body each, in numbering order.
+CddPlan::Groups bodies(const ReductionGraph& g, const std::vector<size_t>& body_units) {
+  CddPlan::Groups out;
+  const BodyNode* last = nullptr;
+  for (size_t u : body_units) {
+    const BodyNode& b = g.body_nodes()[u - g.graph().nodes.size()];
+    if (!last || last->body != b.body || last->owner != b.owner) out.emplace_back();
+    out.back().push_back(u);
+    last = &b;
+  }
+  return out;
+}
+
+bool any_larger_than_one(const CddPlan::Groups& groups) {
+  return groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [](const auto& b) { return b.size() > 1; });
+}
+
 }  // namespace
 
 // At most this many units: node-removal leaves them to certify.
@@ -128,18 +146,28 @@ constexpr size_t kFewUnits = 8;
 
 PassStatePtr start_node_removal(const ReductionGraph& g, const Candidate& best, const Facts&) {
   auto units = g.units_of(best);
-  if (units.size() <= 1) return nullptr;
+  const auto body_units = g.body_units_of(best);
+  std::vector<CddPlan::Phase> phases;
+  // The single-node round is the certifying sweep's when the strategy ends with one.
+  const size_t last_size = g.certified() ? size_t{2} : size_t{1};
   // On a few units the certifying sweep's single removals are needed anyway and cost no more
   // than groups: on a candidate that is already 1-minimal, groups were pure extra engine runs
   // (7 on a 7-node LayerNorm). The sweep commits what goes, so nothing is lost.
-  if (g.certified() && units.size() <= kFewUnits) return nullptr;
-  std::vector<CddPlan::Phase> phases;
-  auto groups = branches(g, units);
-  if (groups.size() > 1 && std::any_of(groups.begin(), groups.end(), [](const auto& b) { return b.size() > 1; }))
-    phases.push_back({std::make_shared<const CddPlan::Groups>(std::move(groups)), 1});
-  // Topological bands shrinking towards single nodes; the single-node round is the certifying
-  // sweep's when the strategy ends with one.
-  phases.push_back({nullptr, g.certified() ? size_t{2} : size_t{1}});
+  if (units.size() > 1 && !(g.certified() && units.size() <= kFewUnits)) {
+    auto groups = branches(g, units);
+    if (any_larger_than_one(groups)) phases.push_back({std::make_shared<const CddPlan::Groups>(std::move(groups)), 1});
+    // Topological bands shrinking towards single nodes.
+    phases.push_back({nullptr, last_size});
+  }
+  // Then the nodes inside kept bodies: whole bodies, then bands of a body's nodes in order.
+  if (body_units.size() > 1 && !(g.certified() && body_units.size() <= kFewUnits)) {
+    auto groups = bodies(g, body_units);
+    if (any_larger_than_one(groups)) phases.push_back({std::make_shared<const CddPlan::Groups>(std::move(groups)), 1});
+    auto singles = std::make_shared<CddPlan::Groups>();
+    for (size_t u : body_units) singles->push_back({u});
+    phases.push_back({std::move(singles), last_size});
+  }
+  if (phases.empty()) return nullptr;
   auto state = std::make_shared<RemovalState<CddPlan>>(g, best, CddPlan(std::move(phases)));
   if (!state->probe()) return nullptr;
   return state;

@@ -34,7 +34,7 @@ struct InputSamples {
 
 // Control flow: If nodes replaced by their taken branch and Loop nodes by their iterations before
 // the search (session/control_flow.h), and the nodes left inside bodies of the reproducer (If,
-// Loop, Scan: not units of reduction).
+// Loop, Scan: units of reduction too, core/body_nodes.h).
 struct ControlFlowReport {
   size_t inlined_if = 0;
   size_t inlined_body_nodes = 0;
@@ -43,6 +43,7 @@ struct ControlFlowReport {
   size_t unrolled_loops = 0;
   size_t unrolled_iterations = 0;
   size_t unrolled_body_nodes = 0;
+  size_t body_nodes_removed = 0;  // removed by the search from the bodies of the nodes it kept
 };
 
 struct ReductionReport {
