@@ -1,6 +1,8 @@
 // Probe models that share nothing with the user's model, and the decision drawn from their verdicts.
 #include "oracle/model_independence.h"
 
+#include <thread>
+
 namespace reduce {
 
 namespace {
@@ -132,7 +134,18 @@ std::vector<std::string> ModelIndependence::lines() const {
   return out;
 }
 
-ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<bool>* cancel) {
+std::vector<Verdict> run_neutral_probes(Oracle& oracle, const std::atomic<bool>* cancel) {
+  const std::vector<ProbeModel> probes = neutral_probes(oracle.model());
+  std::vector<Verdict> out(probes.size());
+  std::vector<std::thread> others;
+  for (size_t i = 1; i < probes.size(); ++i)
+    others.emplace_back([&, i] { out[i] = oracle.evaluate_probe(probes[i].run, cancel); });
+  if (!probes.empty()) out[0] = oracle.evaluate_probe(probes[0].run, cancel);
+  for (auto& t : others) t.join();
+  return out;
+}
+
+ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<bool>* cancel, std::vector<Verdict> ran) {
   ModelIndependence out;
   const FailureKind kind = oracle.target().kind;
   // A wrong value costs one run to ask about: the second probe only when the first is wrong too.
@@ -140,7 +153,8 @@ ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<boo
   size_t same = 0;
   for (const ProbeModel& probe : neutral_probes(oracle.model())) {
     if (values && !out.probes.empty() && out.probes.back().match != SignatureMatch::Same) break;
-    Verdict v = oracle.evaluate_probe(probe.run, cancel);
+    const size_t k = out.probes.size();
+    Verdict v = k < ran.size() ? std::move(ran[k]) : oracle.evaluate_probe(probe.run, cancel);
     if (v.cancelled) {
       out.cancelled = true;
       return out;

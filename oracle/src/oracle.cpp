@@ -162,6 +162,13 @@ Verdict Oracle::run_materialized(const CandidateRun& run, const std::atomic<bool
   if (external_)
     if (Status st = check_model_for_engines(run.model); !st.ok()) return Verdict::invalid_because(st.error().message());
   const SlotPool::Lease lease(*slots_);
+  // Cancelled while it waited for a slot: the engine never ran, so it is no engine run.
+  if (cancel && cancel->load()) {
+    Verdict v;
+    v.cancelled = true;
+    v.runs = 0;
+    return v;
+  }
   const int slot = lease.slot();
   if (check_script_) return criteria_->run_check_script(*check_script_, run, slot_environments_[slot], cancel);
   return run_on(*slot_engines_[slot], run, cancel, actual, actual_limit);

@@ -11,6 +11,7 @@ struct CheckRunner::Job {
   std::atomic<bool> cancel{false};
   bool cancelled = false;  // by the runner (the slot is held until the test ends)
   size_t order = 0;        // start order
+  size_t round = 0;        // the round it starts after (Wanted::rests_on)
   TestResult result;
   std::optional<std::string> error;  // what the test threw
 };
@@ -51,11 +52,12 @@ bool CheckRunner::stopped() {
   return stopped_;
 }
 
-void CheckRunner::launch(const Candidate& c) {
+void CheckRunner::launch(const Wanted& w) {
   auto job = std::make_shared<Job>();
-  job->candidate = c;
+  job->candidate = w.candidate;
   job->order = launched_++;
-  inflight_.emplace(c, job);
+  job->round = w.rests_on;
+  inflight_.emplace(w.candidate, job);
   arena_->enqueue([this, job] {
     try {
       job->result = test_.test(job->candidate, job->cancel);
@@ -70,15 +72,17 @@ void CheckRunner::launch(const Candidate& c) {
   });
 }
 
-void CheckRunner::schedule(const std::vector<Candidate>& wanted) {
+void CheckRunner::schedule(const std::vector<Wanted>& wanted) {
   if (stopped()) return;
   const size_t slots = static_cast<size_t>(jobs_);
   const size_t top = std::min(slots, wanted.size());
   std::unordered_map<Candidate, size_t> rank;  // position in `wanted`
-  for (size_t i = 0; i < wanted.size(); ++i) rank.emplace(wanted[i], i);
-  std::vector<const Candidate*> missing;
-  for (size_t i = 0; i < top; ++i)
-    if (!inflight_.count(wanted[i]) && !verdicts_.count(wanted[i]) && well_formed(wanted[i])) missing.push_back(&wanted[i]);
+  for (size_t i = 0; i < wanted.size(); ++i) rank.emplace(wanted[i].candidate, i);
+  std::vector<const Wanted*> missing;
+  for (size_t i = 0; i < top; ++i) {
+    const Candidate& c = wanted[i].candidate;
+    if (!inflight_.count(c) && !verdicts_.count(c) && well_formed(c)) missing.push_back(&wanted[i]);
+  }
   // Make room: cancel the least wanted running tests outside the top.
   const size_t free = running() < slots ? slots - running() : 0;
   if (missing.size() > free) {
@@ -99,9 +103,9 @@ void CheckRunner::schedule(const std::vector<Candidate>& wanted) {
       ++cancelling_;
     }
   }
-  for (const Candidate* c : missing) {
+  for (const Wanted* w : missing) {
     if (running() >= slots) break;
-    launch(*c);
+    launch(*w);
   }
 }
 
@@ -126,7 +130,10 @@ std::vector<Candidate> CheckRunner::collect(std::unique_lock<std::mutex>& lock) 
     if (job->result.cache_hit) ++counts_.cache_hits;
     if (outcome == TestOutcome::Slipped) ++counts_.slipped;
     if (outcome == TestOutcome::Invalid) ++counts_.invalid;
-    Verdict v{outcome, outcome == TestOutcome::Interesting ? std::move(job->result.failing_outputs) : std::vector<std::string>{}};
+    const bool ran = outcome != TestOutcome::Invalid && !job->result.cache_hit;
+    const size_t round = std::max(job->round + (ran ? job->result.runs : 0), job->result.after_rounds);
+    Verdict v{outcome, outcome == TestOutcome::Interesting ? std::move(job->result.failing_outputs) : std::vector<std::string>{},
+              round};
     const auto [it, added] = verdicts_.emplace(job->candidate, std::move(v));
     if (on_verdict_) on_verdict_(it->first, it->second, job->result.cache_hit);
     out.push_back(job->candidate);

@@ -29,9 +29,23 @@ struct CheckCounts {
   size_t cancelled = 0;  // tests cancelled because the scheduler no longer wanted them
 };
 
+// A candidate the scheduler wants tested, with the longest chain among the verdicts its planning
+// followed (the real path's answers, and the known answers a guessed path went through): the
+// earliest round it could start in, whatever else came in meanwhile.
+struct Wanted {
+  Candidate candidate;
+  size_t rests_on = 0;
+};
+
 struct Verdict {
   TestOutcome outcome = TestOutcome::Uninteresting;
   std::vector<std::string> failing_outputs;  // TestResult::failing_outputs of an interesting one
+  // The longest chain of tests ending with it, each waiting for an earlier verdict it needed: a
+  // test whose planning followed answers of round r at most (Wanted::rests_on) ends round r + 1
+  // (r + N when it ran the engine N times; r for a cache hit or a refusal before the engine).
+  // A test that found no slot is planned again later, on more answers: slots count through that.
+  // ReduceResult::rounds is the real path's longest.
+  size_t round = 0;
   bool interesting() const { return outcome == TestOutcome::Interesting; }
 };
 
@@ -56,7 +70,7 @@ class CheckRunner {
   // wanted first; the first is the one the reduction waits for): the first `jobs` of them run,
   // starting while slots are free; a test not among them is cancelled when a slot is needed for
   // one that is (tests not in `wanted` at all first, the most recently started first).
-  void schedule(const std::vector<Candidate>& wanted);
+  void schedule(const std::vector<Wanted>& wanted);
   // Blocks until a test ends (telling on_wait before and after) and records the verdicts that
   // came in; returns the candidates that got one. Returns at once when stopped.
   std::vector<Candidate> wait();
@@ -75,7 +89,7 @@ class CheckRunner {
  private:
   struct Job;
   bool well_formed(const Candidate& c) const;
-  void launch(const Candidate& c);
+  void launch(const Wanted& w);
   std::vector<Candidate> collect(std::unique_lock<std::mutex>& lock);
 
   CandidateTest& test_;

@@ -167,6 +167,7 @@ Expected<ReduceResult> reduce_model(const Model& model, CandidateTest& test, con
   result.body_nodes = body_left;
   result.checks = s.counts().checks;
   result.cache_hits = s.counts().cache_hits;
+  result.rounds = s.rounds();
   result.slipped = s.counts().slipped;
   result.invalid = s.counts().invalid;
   result.seconds = s.elapsed();

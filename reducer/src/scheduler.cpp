@@ -15,7 +15,8 @@ Scheduler::Scheduler(const ReductionGraph& g, CandidateTest& test, const ReduceO
       runner_(test, g, options.jobs, options.stop,
               [this](const Candidate& c, const Verdict& v, bool cache_hit) {
                 if (options_.verbose)
-                  log(std::string("check: ") + to_string(v.outcome) + (cache_hit ? " (cached)" : "") + " " + g_.describe(c));
+                  log(std::string("check: ") + to_string(v.outcome) + (cache_hit ? " (cached)" : "") + " [round " +
+                      std::to_string(v.round) + "] " + g_.describe(c));
                 report_progress();
               },
               options.on_wait),
@@ -52,6 +53,7 @@ void Scheduler::begin_pass(size_t pass) {
   pass_started_ = std::chrono::steady_clock::now();
   pass_checks_ = counts().checks;
   pass_commits_ = commits_;
+  if (options_.on_certify && pass_name_ == "certify") options_.on_certify(*real_.best, rounds());
   // Removal answers are read against the candidate the pass starts from (with several jobs).
   if (runner_.jobs() > 1) {
     predictor_ = RemovalPredictor();
@@ -186,7 +188,7 @@ double Scheduler::prior(const Path& path, const Probe& probe) const {
   return probe.likely;
 }
 
-std::vector<Candidate> Scheduler::plan() {
+std::vector<Wanted> Scheduler::plan() {
   struct Node {
     double probability;
     size_t order;
@@ -198,7 +200,7 @@ std::vector<Candidate> Scheduler::plan() {
   std::priority_queue<Node, std::vector<Node>, decltype(less_likely)> frontier(less_likely);
   size_t order = 0;
   const size_t slots = static_cast<size_t>(runner_.jobs());
-  std::vector<Candidate> wanted;
+  std::vector<Wanted> wanted;
   std::unordered_set<Candidate> listed;
   // Expands `node`: follows known answers to the next unanswered probe, lists it, and returns
   // its two children (yes, no); nullopt when the strategy ends on this path.
@@ -208,11 +210,12 @@ std::vector<Candidate> Scheduler::plan() {
     while ((probe = settle(node.path, false))) {
       const Verdict* v = runner_.known(probe->candidate);
       if (!v) break;
+      node.path.rests_on = std::max(node.path.rests_on, v->round);
       advance(node.path, *probe, answer_of(*v), false);
     }
     if (!probe) return std::nullopt;
     if (listed.insert(probe->candidate).second) {
-      wanted.push_back(probe->candidate);
+      wanted.push_back({probe->candidate, node.path.rests_on});
       if (!probe->removed.empty()) planned_removals_.emplace(probe->candidate, probe->removed);
     }
     const double p = prior(node.path, *probe);
@@ -261,7 +264,7 @@ std::vector<Candidate> Scheduler::plan() {
 const Verdict* Scheduler::obtain(const Probe& probe) {
   while (!runner_.stopped()) {
     if (const Verdict* v = runner_.known(probe.candidate)) return v;
-    runner_.schedule(runner_.jobs() == 1 ? std::vector<Candidate>{probe.candidate} : plan());
+    runner_.schedule(runner_.jobs() == 1 ? std::vector<Wanted>{{probe.candidate, real_.rests_on}} : plan());
     for (const auto& c : runner_.wait()) {
       auto it = planned_removals_.find(c);
       if (it == planned_removals_.end()) continue;
@@ -282,6 +285,7 @@ Status Scheduler::run() {
     const Probe asked = *probe;
     const Verdict* v = obtain(asked);
     if (!v) break;
+    real_.rests_on = std::max(real_.rests_on, v->round);
     advance(real_, asked, answer_of(*v), true);
   }
   if (!finished_ && real_.state) end_pass();

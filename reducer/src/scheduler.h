@@ -36,6 +36,7 @@ struct Path {
   size_t round = 1;
   bool round_changed = false;  // a commit happened in this round
   size_t simplify_runs = 0;    // answers that reached the engine while a simplification pass ran
+  size_t rests_on = 0;         // the longest chain among the answers followed (Wanted::rests_on)
   PassStatePtr state;
   std::shared_ptr<const Candidate> best;
   Facts facts;
@@ -54,6 +55,8 @@ class Scheduler {
   // The strategy ended because a round committed nothing (default), or its passes ended.
   bool finished() const { return finished_; }
   const CheckCounts& counts() const { return runner_.counts(); }
+  // The longest chain of verdicts the real path waited for (ReduceResult::rounds).
+  size_t rounds() const { return real_.rests_on; }
   size_t malformed() const { return runner_.malformed(); }
   const std::vector<PassStats>& pass_stats() const { return stats_; }
   // Engine runs the simplification passes spent on the real path, and whether their budget
@@ -90,7 +93,7 @@ class Scheduler {
   const Verdict* obtain(const Probe& probe);
   // The candidates worth testing now, most likely needed first: the real path's probe, then the
   // probes of guessed paths, best-first by the probability of the guesses they rest on.
-  std::vector<Candidate> plan();
+  std::vector<Wanted> plan();
   double prior(const Path& path, const Probe& probe) const;
 
   const ReductionGraph& g_;

@@ -2,6 +2,9 @@
 #include "session/bundle.h"
 #include "session/bundle_lock.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "core/body_nodes.h"
 #include "core/inline_if.h"
 #include "core/mapped_file.h"
@@ -140,23 +143,54 @@ int confirm_runs_for(int confirm, size_t reproducer_nodes, uint64_t flaky_checks
   return reproducer_nodes <= ReductionReport::kSetupSuspectNodes || flaky_checks > 0 ? kTinyConfirmRuns : 1;
 }
 
+// The confirming runs after the first: side by side when the oracle has a slot for each (one round
+// of waiting), else one after another, the later ones ending early on `cancel`.
+void confirm_again(Oracle& oracle, const Candidate& candidate, int runs, const std::atomic<bool>* cancel,
+                   ReductionReport& report) {
+  if (runs <= 0) return;
+  const bool side_by_side = runs > 1 && oracle.options().slots >= runs;
+  std::vector<Verdict> again(static_cast<size_t>(runs));
+  if (side_by_side) {
+    std::vector<std::thread> threads;
+    for (auto& v : again) threads.emplace_back([&] { v = oracle.rerun(candidate, cancel); });
+    for (auto& t : threads) t.join();
+  }
+  uint64_t counted = 0;
+  for (auto& v : again) {
+    if (!side_by_side) {
+      if (cancel && cancel->load()) break;
+      v = oracle.rerun(candidate, cancel);
+    }
+    if (v.cancelled) break;
+    ++report.confirm_runs;
+    ++counted;
+    report.confirmed += oracle.classify(v) == SignatureMatch::Same;
+  }
+  report.engine_runs += counted;
+  report.rounds += side_by_side && counted > 0 ? 1 : counted;
+}
+
 // actual/: the engine's outputs of the reproducer (or its error message), from a fresh run: a
 // reproducer is reported only after it failed again on the engine. `confirm` runs in all (the
 // later ones end early on `cancel`; confirm_runs_for), counted in the report. Returns the first run's verdict.
+// `first`, when given, is the first run, made beside the search's last round.
 Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const CandidateRun& run,
-                               int confirm, const std::atomic<bool>* cancel, ReductionReport& report) {
+                               int confirm, const std::atomic<bool>* cancel, ReductionReport& report,
+                               std::optional<FreshRun> first) {
   confirm = confirm_runs_for(confirm, count_nodes(run.model.graph), report.flaky);
   TensorMap actual;
-  Verdict verdict = oracle.rerun(candidate, nullptr, &actual);
+  Verdict verdict;
+  if (first) {
+    verdict = std::move(first->verdict);
+    actual = std::move(first->actual);
+    report.rounds = std::max<uint64_t>(report.rounds, first->started_at_round + 1);
+  } else {
+    verdict = oracle.rerun(candidate, nullptr, &actual);
+    report.count_runs_after_search(1);
+  }
   report.confirm_runs = 1;
   report.confirmed = oracle.classify(verdict) == SignatureMatch::Same;
-  for (int r = 1; r < confirm && !(cancel && cancel->load()); ++r) {
-    const Verdict again = oracle.rerun(candidate, cancel);
-    if (again.cancelled) break;
-    ++report.confirm_runs;
-    report.confirmed += oracle.classify(again) == SignatureMatch::Same;
-  }
-  report.engine_runs += static_cast<size_t>(report.confirm_runs);
+  confirm_again(oracle, candidate, confirm - 1, cancel, report);
   std::vector<NamedTensor> actual_list;
   for (const auto& e : run.expected)
     if (auto it = actual.find(e.name); it != actual.end()) actual_list.push_back({e.name, it->second});
@@ -173,9 +207,16 @@ Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candid
 void probe_again(Oracle& oracle, size_t reproducer_nodes, const std::atomic<bool>* cancel, ReductionReport& report) {
   if (reproducer_nodes > ReductionReport::kSetupSuspectNodes || report.probes.conclusion != ProbeConclusion::ModelDependent)
     return;
-  ModelIndependence again = probe_model_independence(oracle, cancel);
+  // Side by side when the oracle has a slot for each neutral probe (one round of waiting).
+  const size_t neutral = neutral_probes(oracle.model()).size();
+  std::vector<Verdict> ran;
+  if (oracle.options().slots >= static_cast<int>(neutral) && oracle.options().repeat == 1) ran = run_neutral_probes(oracle, cancel);
+  const size_t early = ran.size();
+  ModelIndependence again = probe_model_independence(oracle, cancel, std::move(ran));
   if (again.cancelled) return;
-  report.engine_runs += again.probes.size();
+  const size_t later = again.probes.size() > early ? again.probes.size() - early : 0;
+  report.engine_runs += early + later;
+  report.rounds += (early > 0 ? 1 : 0) + later;
   for (auto& p : again.probes) {
     p.model += " (again, after the search)";
     report.probes.probes.push_back(std::move(p));
@@ -231,14 +272,14 @@ void describe_stored(const fs::path& dir, const CandidateRun& stored, ReductionR
 }  // namespace
 
 Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candidate, ReductionReport& report,
-                    const std::atomic<bool>* cancel, const BundleOptions& options) {
+                    const std::atomic<bool>* cancel, const BundleOptions& options, std::optional<FreshRun> first) {
   REDUCE_ASSIGN(CandidateRun run, oracle.materialize(candidate));
   const CandidateRun stored = stored_reproducer(oracle, candidate, run, report, cancel);
   REDUCE_TRY(write_bundle_model(dir, stored, BundleWeights::Own));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
   if (options.polygraphy || wants_polygraphy_files(oracle.options().engine))
     write_polygraphy_files(dir, run, oracle.options().reference, report);
-  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report));
+  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report, std::move(first)));
   probe_again(oracle, count_nodes(run.model.graph), cancel, report);
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));

@@ -1,15 +1,17 @@
 // Candidates judged by the oracle.
 #include "oracle_checks.h"
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 
 
 namespace reduce {
 
-void TargetGate::open(bool proceed) {
+void TargetGate::open(bool proceed, size_t rounds) {
   std::lock_guard<std::mutex> lock(mutex_);
   state_ = proceed ? State::Open : State::Closed;
+  rounds_ = rounds;
   changed_.notify_all();
 }
 
@@ -17,6 +19,11 @@ bool TargetGate::wait(const std::atomic<bool>& cancel) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (state_ == State::Pending && !cancel.load()) changed_.wait_for(lock, std::chrono::milliseconds(20));
   return state_ == State::Open;
+}
+
+size_t TargetGate::rounds() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rounds_;
 }
 
 bool OracleTest::runs_in_process(const Oracle& oracle) {
@@ -56,6 +63,9 @@ TestResult OracleTest::test(const Candidate& candidate, const std::atomic<bool>&
   r.cache_hit = v.cache_hit;
   if (!gate_.wait(cancel)) return {TestOutcome::Cancelled, false, {}};
   r.outcome = v.cancelled || cancel.load() ? TestOutcome::Cancelled : outcome_of(v);
+  r.runs = static_cast<size_t>(std::max(1, v.runs));
+  // The verdict waited for the gate; an engine in this process ran only after it opened.
+  r.after_rounds = gate_.rounds() + (in_process_ && !v.cache_hit && !v.invalid ? r.runs : 0);
   if (r.outcome == TestOutcome::Interesting)
     for (const auto& o : v.outputs)
       if (!o.passed) r.failing_outputs.push_back(o.name);

@@ -20,12 +20,16 @@ namespace reduce {
 // run beside it would hold its own activations at the same time (PP-OCR det at 640x640, -j 2).
 class TargetGate {
  public:
-  void open(bool proceed);
+  // `rounds`: the chain of engine runs that had to end before it opens (the original's check,
+  // then the probes that waited for it), which every candidate's verdict waits for.
+  void open(bool proceed, size_t rounds = 0);
   // True once the target is set; false when the reduction will not go on or `cancel` is set.
   bool wait(const std::atomic<bool>& cancel);
+  size_t rounds();  // as given to open()
 
  private:
   enum class State { Pending, Open, Closed } state_ = State::Pending;
+  size_t rounds_ = 0;
   std::mutex mutex_;
   std::condition_variable changed_;
 };

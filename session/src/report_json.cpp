@@ -94,6 +94,7 @@ std::string report_json(const ReductionReport& r) {
   j["remote_checks"] = r.remote_checks;
   j["checks"] = r.checks;
   j["engine_runs"] = r.engine_runs;
+  j["rounds"] = r.rounds;
   j["first_small_reproducer"] =
       r.first_small ? Json{{"nodes", r.first_small->nodes}, {"seconds", r.first_small->seconds}, {"engine_runs", r.first_small->engine_runs}}
                     : Json();

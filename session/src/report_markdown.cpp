@@ -140,7 +140,8 @@ void write_search(const ReductionReport& r, std::ostream& md) {
     print_output_table(r.reduced_errors, md);
     md << "\n";
   }
-  md << "**Search:** " << r.checks << " checks (" << r.engine_runs << " engine runs, " << r.cache_hits
+  md << "**Search:** " << r.checks << " checks (" << r.engine_runs << " engine runs in " << r.rounds
+     << " rounds of waiting for a verdict, " << r.cache_hits
      << " cache hits, " << r.slipped << " slipped, " << r.invalid << " invalid"
      << (r.repeat > 1 ? ", each the majority of " + std::to_string(r.repeat) + " runs, " + std::to_string(r.flaky) + " flaky" : "")
      << ") in " << format_number(r.seconds)

@@ -1,12 +1,14 @@
 // One reduction from the original's check to the written bundle.
 #include "session/session.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "early_rerun.h"
 #include "oracle_checks.h"
 #include "session/bundle.h"
 #include "session/journal.h"
@@ -33,7 +35,7 @@ class Session {
   Status prepare_start(ReduceOptions& ro);
   ReduceOptions search_options();
   void check_original();
-  void probe_setup();
+  void probe_setup(std::vector<Verdict> ran);
   void keep_improvement(const Candidate& c, size_t simplify_runs);
   SessionOutcome write_result(const ReduceResult& result);
   ReductionReport search_report(const ReduceResult& result, uint64_t engine_runs) const;
@@ -51,13 +53,18 @@ class Session {
   bool original_fails_ = false;
   ModelIndependence probes_;
   bool model_independent_ = false;
+  size_t gate_rounds_ = 0;  // the original's check and the probes after it (TargetGate::open)
   Status write_status_;  // the first failed write of a best-so-far model
   EngineRunBudget budget_;
+  EarlyRerun early_rerun_{oracle_};  // the bundle's first run, beside certify (several slots)
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex stamps_mutex_;
   std::vector<JournalStamp> stamps_;  // each candidate written, in order
   JournalStamp stamp(const Candidate& c, size_t simplify_runs);
 };
+
+// The rounds a verdict took: its engine runs, one after another (none when cached or refused).
+size_t rounds_of(const Verdict& v) { return v.cache_hit || v.invalid || v.cancelled ? 0 : static_cast<size_t>(std::max(1, v.runs)); }
 
 SessionOutcome failed(Error error) {
   SessionOutcome o;
@@ -91,6 +98,9 @@ ReduceOptions Session::search_options() {
   ro.on_progress = [this](const ReduceProgress& p) { log_.progress(p); };
   ro.log = [this](std::string line) { log_.line(line); };
   ro.stop = &stop_;
+  // With one slot the bundle's run waits for the search, which then runs nothing beside it.
+  if (ro.jobs > 1 && oracle_.options().slots > 1 && !options_.remote)
+    ro.on_certify = [this](const Candidate& c, size_t rounds) { early_rerun_.start(c, rounds); };
   return ro;
 }
 
@@ -116,13 +126,27 @@ void Session::keep_improvement(const Candidate& c, size_t simplify_runs) {
 // The original's verdict decides whether there is anything to reduce; meanwhile the reducer starts
 // its first checks, which wait for the verdict before they count (and, with an engine in this
 // process, before they run: OracleTest).
+// With a slot each for the original and the neutral probes, the probes run beside the original's
+// check, so that the gate opens one round of engine runs after the start instead of two or three;
+// their runs are spent in vain only when the original does not fail.
 void Session::check_original() {
+  const bool early = !options_.allow_model_independent && oracle_.options().repeat == 1 &&
+                     oracle_.options().slots > static_cast<int>(neutral_probes(model_).size());
+  std::vector<Verdict> ran;
+  std::thread probes;
+  if (early) probes = std::thread([&] { ran = run_neutral_probes(oracle_, &stop_); });
   original_ = oracle_.evaluate(Candidate::whole(model_.graph), &stop_);
+  if (probes.joinable()) probes.join();
   original_fails_ = original_.fails();
+  gate_rounds_ = rounds_of(original_);
+  for (const auto& v : ran) gate_rounds_ = std::max(gate_rounds_, rounds_of(v));
+  const size_t ran_early = ran.size();
   if (original_fails_) {
     oracle_.set_target(original_.signature);
     log_.line("reduce: failure to keep: " + original_.signature.to_string());
-    if (!options_.allow_model_independent) probe_setup();
+    if (!options_.allow_model_independent) probe_setup(std::move(ran));
+    // The probes not run early run one after another, after the original's verdict.
+    for (size_t i = ran_early; i < probes_.probes.size(); ++i) gate_rounds_ += rounds_of(probes_.probes[i].verdict);
   }
   if (model_independent_ || probes_.cancelled) {
     log_.silence();
@@ -135,13 +159,13 @@ void Session::check_original() {
     log_.silence();
     stop_.store(true);  // calls off this session only
   }
-  gate_.open(original_fails_ && !model_independent_ && !probes_.cancelled);
+  gate_.open(original_fails_ && !model_independent_ && !probes_.cancelled, gate_rounds_);
 }
 
 // Probe models that share nothing with the model tell a failure of the engine's setup from one of
 // the model; mixed evidence is said, and the search goes on.
-void Session::probe_setup() {
-  probes_ = probe_model_independence(oracle_, &stop_);
+void Session::probe_setup(std::vector<Verdict> ran) {
+  probes_ = probe_model_independence(oracle_, &stop_, std::move(ran));
   const ProbeConclusion c = probes_.conclusion;
   model_independent_ = !probes_.cancelled && (c == ProbeConclusion::ModelIndependent || c == ProbeConclusion::FormatRefused);
   if (probes_.cancelled || model_independent_ || !probes_.any_same()) return;
@@ -185,6 +209,7 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
   r.original_nodes = count_nodes(model_.graph);
   r.checks = result.checks;
   r.engine_runs = engine_runs;
+  r.rounds = std::max<uint64_t>(result.rounds, gate_rounds_);
   r.cache_hits = result.cache_hits;
   r.slipped = result.slipped;
   r.invalid = result.invalid;
@@ -204,6 +229,7 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
 SessionOutcome Session::write_result(const ReduceResult& result) {
   // Runs that reached the engine: evaluations not answered from the cache and not refused before
   // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
+  std::optional<FreshRun> first = early_rerun_.take(result.best);  // counted in the statistics
   const OracleStatistics stats = oracle_.statistics();
   ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
   report.probes = probes_;
@@ -230,7 +256,8 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   }
   report.recorded_in_memory_bytes = oracle_.recorded().bytes_in_memory();
   report.recorded_spilled_bytes = oracle_.recorded().bytes_spilled();
-  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_, options_.bundle); !s.ok())
+  if (Status s = write_bundle(options_.out_dir, oracle_, result.best, report, &stop_, options_.bundle, std::move(first));
+      !s.ok())
     return failed(s.error());
   SessionOutcome outcome;
   outcome.status = SessionStatus::Reduced;

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -113,6 +115,37 @@ std::string reduced_op_types(const std::string& report) {
   std::string ops = report.substr(begin, end - begin + 1);
   std::erase_if(ops, [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
   return ops;
+}
+
+// report.json `rounds`: at -j 1 every engine run waits for the one before (an engine in this process
+// runs candidates only after the original's verdict), so the rounds are the engine runs. With 8
+// slots the probes run beside the original's check, the search's runs beside each other and the
+// bundle's first run beside certify: fewer rounds, the same reproducer. report.md says them.
+TEST_F(Corpus, RoundsAreTheEngineRunsAtOneJobAndFewerWithSlots) {
+  size_t tried = 0;
+  for (const auto& row : rows_) {
+    if (row.model.find("_100.onnx") == std::string::npos) continue;
+    ++tried;
+    std::map<std::string, nlohmann::json> reports;
+    std::map<std::string, std::string> models;
+    for (const char* jobs : {"1", "8"}) {
+      const auto out = dir_->path() / ("rounds-" + std::string(jobs) + "-" + row.model);
+      auto r = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", jobs, "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << row.model << ": " << r.err;
+      reports[jobs] = nlohmann::json::parse(read_bytes(out / "report.json"));
+      models[jobs] = read_bytes(out / "model.onnx");
+      const auto runs = reports[jobs].at("engine_runs").get<int>(), rounds = reports[jobs].at("rounds").get<int>();
+      EXPECT_NE(read_bytes(out / "report.md").find(std::to_string(runs) + " engine runs in " + std::to_string(rounds) + " rounds"),
+                std::string::npos) << row.model;
+    }
+    const int one = reports["1"].at("rounds").get<int>(), eight = reports["8"].at("rounds").get<int>();
+    std::printf("[ counts ] %s: rounds %d at -j 1, %d at -j 8 (%d engine runs)\n", row.model.c_str(), one, eight,
+                reports["8"].at("engine_runs").get<int>());
+    EXPECT_EQ(one, reports["1"].at("engine_runs").get<int>()) << row.model;
+    EXPECT_LT(eight, one) << row.model;
+    EXPECT_EQ(models["8"], models["1"]) << row.model << ": the same reproducer";
+  }
+  EXPECT_GT(tried, 0u);
 }
 
 // The family on the standard Attention op (opset 23): the optimized engine runs every Attention as

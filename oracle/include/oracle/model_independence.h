@@ -60,7 +60,14 @@ struct ModelIndependence {
 // error, a crash or a timeout both neutral probes run (an engine may pass an Identity it elides and
 // fail at its first real kernel); after a mismatch or non-finite values one runs, and the second
 // only when the first fails the same way (an engine whose every answer is wrong). Each run counts
-// as an engine run; none is cached.
-ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<bool>* cancel);
+// as an engine run; none is cached. `ran`: verdicts of the first neutral probes, run before (by
+// run_neutral_probes), used in their place; one the order above would not have asked for is left
+// out of the conclusion (its run still counted).
+ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<bool>* cancel, std::vector<Verdict> ran = {});
+
+// Every neutral probe at once, each on a thread of its own, before the oracle's target is known
+// (beside the original's check, with several slots: the probes then cost no round of waiting).
+// Needs OracleOptions::repeat 1: a repeated run's majority is judged against the target.
+std::vector<Verdict> run_neutral_probes(Oracle& oracle, const std::atomic<bool>* cancel);
 
 }  // namespace reduce

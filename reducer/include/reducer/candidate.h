@@ -27,6 +27,13 @@ struct TestResult {
   // When the test compares output values: the candidate's outputs found wrong, in output order.
   // first-divergence uses them to go straight to the first failing value instead of bisecting.
   std::vector<std::string> failing_outputs;
+  // The verdict waited for this many rounds of engine runs the reducer did not start (a session's
+  // original check and probes, before its gate opens), its own run included when it ran after
+  // them: its chain of rounds (ReduceResult::rounds) is at least this long.
+  size_t after_rounds = 0;
+  // Engine runs behind the verdict, one after another (a test that repeats each run to take the
+  // majority): the rounds it adds to its chain.
+  size_t runs = 1;
 };
 
 // Decides whether a candidate is interesting. Called concurrently from up to `jobs` threads;

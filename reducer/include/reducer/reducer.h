@@ -58,6 +58,10 @@ struct ReduceOptions {
   // Called with each new best candidate, in commit order, from the thread that called reduce_model,
   // with the engine runs the simplification passes had spent by then (for --resume).
   std::function<void(const Candidate&, size_t simplify_runs)> on_improvement;
+  // Called on the reducing thread when certify starts on the real path, with the candidate it
+  // certifies and the rounds so far (ReduceResult::rounds): unless one of its single removals goes,
+  // that candidate is the result (a session runs it again for the bundle meanwhile).
+  std::function<void(const Candidate&, size_t rounds)> on_certify;
   // When set (Ctrl-C), in-flight tests are cancelled and the best candidate so far is returned.
   const std::atomic<bool>* stop = nullptr;
   // Called on the reducing thread when it starts waiting for tests to end (blocked: true, with the
@@ -93,6 +97,12 @@ struct ReduceResult {
   size_t body_nodes = 0;  // nodes left inside the bodies of the best candidate's nodes (units too)
   size_t checks = 0;
   size_t cache_hits = 0;
+  // The longest chain of checks in which each waited for an earlier verdict (one it needed, or one
+  // that freed its slot): the wall time in test latencies when every test takes as long (-j 1: the
+  // engine runs). Cache hits and candidates refused before the engine add none. At -j > 1 which
+  // speculative tests run depends on which answers come in first, so it can move by a round
+  // between runs (docs/reducer.md, "Rounds").
+  size_t rounds = 0;
   size_t slipped = 0;  // candidates that failed differently
   size_t invalid = 0;  // candidates the test refused as not runnable
   double seconds = 0;

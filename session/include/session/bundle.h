@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "oracle/oracle.h"
@@ -22,6 +23,15 @@ struct BundleOptions {
   // first one's outputs are actual/ (ReductionReport::confirm_runs, confirmed). 0 (`--confirm`
   // not given): confirm_runs_for() decides from the reproducer's size.
   int confirm = 0;
+};
+
+// A fresh run of a candidate on the engine (Oracle::rerun, never the cache) with its outputs, made
+// before the bundle is written (while certify checked the candidate): the bundle's first run.
+struct FreshRun {
+  Candidate candidate;
+  Verdict verdict;
+  TensorMap actual;
+  size_t started_at_round = 0;  // the search's rounds when it started (ReduceResult::rounds)
 };
 
 // The fresh runs `confirm` asks for: itself when given, else 1, or kTinyConfirmRuns for a reproducer
@@ -64,8 +74,9 @@ Status write_bundle_model(const std::filesystem::path& dir, const CandidateRun& 
 // `cancel` (Ctrl-C) ends the drawing of graph.svg, never the files a bug report needs.
 // With `options.polygraphy`, a tensor Polygraphy cannot hold (bfloat16) leaves the JSON files out
 // and says so in report.md; the bundle is written all the same.
+// `first`: the first of the confirming runs, already made (counted in report.engine_runs).
 Status write_bundle(const std::filesystem::path& dir, Oracle& oracle, const Candidate& candidate,
                     ReductionReport& report, const std::atomic<bool>* cancel = nullptr,
-                    const BundleOptions& options = {});
+                    const BundleOptions& options = {}, std::optional<FreshRun> first = std::nullopt);
 
 }  // namespace reduce

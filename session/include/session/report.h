@@ -101,6 +101,15 @@ struct ReductionReport {
   uint64_t remote_checks = 0;  // checks other ranks answered
   uint64_t checks = 0;       // every verdict, refused and cached ones included
   uint64_t engine_runs = 0;
+  // The longest chain of engine runs in which each waited for an earlier verdict: the wall time in
+  // engine-run latencies when every run takes as long and slots are free (the original's check,
+  // the probes, the search's rounds, the bundle's runs of the reproducer; docs/reducer.md, "Rounds").
+  uint64_t rounds = 0;
+  // Engine runs made one after another after the search (the bundle's runs of the reproducer).
+  void count_runs_after_search(uint64_t runs) {
+    engine_runs += runs;
+    rounds += runs;
+  }
   // --max-engine-runs (0: none), and whether the search stopped on it (the reproducer is then the
   // best so far, re-checked but not certified 1-minimal).
   uint64_t engine_run_budget = 0;

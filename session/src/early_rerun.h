@@ -1,0 +1,37 @@
+// EarlyRerun: the bundle's first fresh run of the reproducer, started while certify checks the
+// candidate (with several slots), so that it costs no round of waiting after the search when the
+// candidate stays the result. A run for a candidate that did not stay is cancelled and thrown away.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "session/bundle.h"
+
+namespace reduce {
+
+class EarlyRerun {
+ public:
+  explicit EarlyRerun(Oracle& oracle) : oracle_(oracle) {}
+  ~EarlyRerun() { cancel(); }
+  EarlyRerun(const EarlyRerun&) = delete;
+  EarlyRerun& operator=(const EarlyRerun&) = delete;
+
+  // Starts the run of `candidate` (a run of another one is cancelled first).
+  void start(const Candidate& candidate, size_t rounds);
+  // The run of `candidate`, waited for; nullopt when none was started for it or it was cancelled
+  // (a run of another candidate is cancelled).
+  std::optional<FreshRun> take(const Candidate& candidate);
+
+ private:
+  void cancel();
+
+  Oracle& oracle_;
+  std::unique_ptr<FreshRun> run_;
+  std::unique_ptr<std::atomic<bool>> cancel_;
+  std::thread thread_;
+};
+
+}  // namespace reduce

@@ -1,0 +1,159 @@
+// ReduceResult::rounds, the longest chain of checks each waiting for an earlier verdict (one its
+// planning followed, or one whose slot it took), counted against -j 1, where every check waits for
+// the one before, and against a lock-step test (every check held until the reducer waits for all
+// it has running).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "reducer/parallelism.h"
+#include "reducer/reducer.h"
+#include "synthetic_test.h"
+#include "test_support.h"
+
+namespace reduce {
+namespace {
+
+const CheckParallelism kParallelism(64);
+
+using testing::CandidateView;
+using testing::parse_model;
+using testing::SyntheticTest;
+
+auto needs(std::vector<std::string> nodes) {
+  return [nodes](const CandidateView& v) {
+    return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return v.has(n); });
+  };
+}
+
+// A reduction at `jobs` slots on a lock-step test. The round trips the counter saw bound the rounds
+// from above: a test started late only because other answers came in first (a trip ends when all
+// its answers are in) waited for nothing it needed, and speculation still running when the
+// reduction ends delays nothing.
+ReduceResult lock_step(const Model& m, const std::function<bool(const CandidateView&)>& pred, int jobs) {
+  SyntheticTest inner(m, pred);
+  testing::RoundTripCounter counter(inner);
+  testing::TripsPerPass per_pass(counter);
+  ReduceOptions opts;
+  opts.jobs = jobs;
+  opts.on_wait = counter.observer();
+  opts.on_progress = per_pass.observer();
+  auto r = reduce_model(m, counter, opts);
+  EXPECT_TRUE(r.ok());
+  if (!r.ok()) return {};
+  per_pass.finish();
+  std::printf("[ counts ] -j %d rounds per pass: %s\n", jobs, per_pass.summary().c_str());
+  EXPECT_LE(r->rounds, counter.trips()) << "-j " << jobs;
+  return std::move(r).value();
+}
+
+TEST(Rounds, AtOneJobEveryCheckWaitsForTheOneBefore) {
+  Model m = parse_model(testing::chain_model_text(100));
+  SyntheticTest t(m, needs({"n40"}));
+  auto r = reduce_model(m, t, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->cache_hits, 0u);
+  EXPECT_EQ(r->rounds, r->checks);
+  EXPECT_EQ(r->rounds, t.calls.load());
+}
+
+// A cached answer or a candidate refused before the engine adds no round: the chain counts runs.
+TEST(Rounds, CacheHitsAndRefusedCandidatesAddNone) {
+  Model m = parse_model(testing::chain_model_text(30));
+  struct Cached : CandidateTest {
+    SyntheticTest& inner;
+    size_t runs = 0;
+    explicit Cached(SyntheticTest& t) : inner(t) {}
+    TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
+      TestResult r = inner.test(c, cancel);
+      // Every other answer as if from a cache, every third refused as invalid.
+      const size_t k = inner.calls.load();
+      if (k % 3 == 0) r.outcome = TestOutcome::Invalid;
+      else if (k % 2 == 0) r.cache_hit = true;
+      else ++runs;
+      return r;
+    }
+  };
+  SyntheticTest inner(m, needs({"n10"}));
+  Cached t(inner);
+  auto r = reduce_model(m, t, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->checks, t.runs);
+  EXPECT_EQ(r->rounds, t.runs);
+}
+
+// A verdict that waited for runs the reducer did not start (a session's original check) is at
+// least as deep as they are; a test that repeats its run adds each repetition.
+TEST(Rounds, ExternalRoundsAndRepeatedRunsLengthenTheChain) {
+  Model m = parse_model(testing::chain_model_text(30));
+  struct Gated : CandidateTest {
+    SyntheticTest& inner;
+    explicit Gated(SyntheticTest& t) : inner(t) {}
+    TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
+      TestResult r = inner.test(c, cancel);
+      r.after_rounds = 5;
+      r.runs = 3;
+      return r;
+    }
+  };
+  SyntheticTest inner(m, needs({"n10"}));
+  Gated t(inner);
+  auto r = reduce_model(m, t, {});
+  ASSERT_TRUE(r.ok());
+  // At -j 1 the chain is every run, and the first verdict could not come before round 5.
+  EXPECT_EQ(r->rounds, 5 + 3 * (r->checks - 1));
+}
+
+TEST(Rounds, SlotsShortenTheChainAndLeaveTheResult) {
+  Model m = parse_model(testing::chain_model_text(200));
+  const auto pred = needs({"n77", "n150"});
+  SyntheticTest sequential(m, pred);
+  auto one = reduce_model(m, sequential, {});
+  ASSERT_TRUE(one.ok());
+  const ReduceResult four = lock_step(m, pred, 4), eight = lock_step(m, pred, 8);
+  EXPECT_EQ(four.best, one->best);
+  EXPECT_EQ(eight.best, one->best);
+  std::printf("[ counts ] chain 200 {n77, n150}: rounds %zu at -j 1, %zu at -j 4, %zu at -j 8; checks %zu / %zu / %zu\n",
+              one->rounds, four.rounds, eight.rounds, one->checks, four.checks, eight.checks);
+  EXPECT_LT(four.rounds, one->rounds);
+  EXPECT_LE(eight.rounds, four.rounds);
+}
+
+}  // namespace
+}  // namespace reduce
+
+namespace reduce {
+namespace {
+
+// With k slots a bisection is a (k+1)-way split: the scheduler tests the next log2(k+1) levels of
+// its decision tree at once, the 2^d - 1 positions that split the range into 2^d parts, while the
+// real path still takes the binary decisions -j 1 takes (a split whose positions depended on -j
+// would find another first failing position on a failure that is not monotone). Output-cut over a
+// chain of 256 nodes: 8 probes at -j 1; 3 levels per round at -j 7, 4 at -j 15.
+TEST(Rounds, ABisectionTakesLog2OfTheSlotsPlusOneLevelsPerRound) {
+  Model m = parse_model(testing::chain_model_text(256));
+  const auto pred = needs({"n100"});
+  ReduceOptions opts;
+  opts.passes = select_passes({"output-cut"}).value();
+  SyntheticTest sequential(m, pred);
+  auto one = reduce_model(m, sequential, opts);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->rounds, 8u);
+  for (int jobs : {3, 7, 15}) {
+    SyntheticTest inner(m, pred);
+    testing::RoundTripCounter counter(inner);
+    ReduceOptions o = opts;
+    o.jobs = jobs;
+    o.on_wait = counter.observer();
+    auto r = reduce_model(m, counter, o);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->best, one->best) << "-j " << jobs;
+    const size_t levels = jobs == 3 ? 2 : jobs == 7 ? 3 : 4;
+    std::printf("[ counts ] chain 256, output-cut: -j %d %zu rounds, %zu checks\n", jobs, r->rounds, r->checks);
+    EXPECT_LE(r->rounds, (8 + levels - 1) / levels) << "-j " << jobs;
+    EXPECT_LE(r->rounds, counter.trips());
+  }
+}
+
+}  // namespace
+}  // namespace reduce
