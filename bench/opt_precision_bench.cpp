@@ -23,7 +23,7 @@ struct Case {
   std::map<std::string, ValueRange, std::less<>> ranges;
 };
 
-// The inputs of tests/engine/ort_crosscheck_test.cpp (seed 2026).
+// The inputs of tests/adapters/ort_crosscheck_test.cpp (seed 2026).
 const std::vector<Case> kCases = {
     {"ppocr_det", "ppocr_det.onnx", {{"x", {1, 3, 640, 640}}}, {}},
     {"ppocr_rec", "ppocr_rec.onnx", {{"x", {1, 3, 48, 320}}}, {}},

@@ -13,7 +13,7 @@ ort="$("$root/scripts/ort/install.sh" | tail -1)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# label|file|reduce run input options (same inputs as tests/engine/ort_crosscheck_test.cpp)
+# label|file|reduce run input options (same inputs as tests/adapters/ort_crosscheck_test.cpp)
 cases=(
   "PP-OCRv4 det 1x3x64x64|ppocr_det.onnx|--input-shape x:1x3x64x64"
   "PP-OCRv4 det 1x3x640x640|ppocr_det.onnx|--input-shape x:1x3x640x640"

@@ -45,7 +45,8 @@ po::options_description batch_options() {
       "and OUT/summary.json.\n\noptions");
   opts.add_options()("help,h", "show this help")("source", po::value<std::string>(), "manifest file or folder")
       ("output,o", po::value<std::string>(), "output folder")
-      ("engine", po::value<std::string>(), "engine spec for models without one (folders without a manifest)")
+      ("engine", po::value<std::string>(),
+       "engine spec for models without one (folders without a manifest), of one of the kinds below")
       ("retry", "reduce again the rows an earlier run left not confirmed, model-independent or without failure")
       ("jobs,j", po::value<int>()->default_value(0), "checks in flight per reduction (0: the number of cores; at most 1024)")
       ("reduce-option", po::value<std::vector<std::string>>()->multitoken(),
@@ -53,6 +54,7 @@ po::options_description batch_options() {
       ("rank-timeout", po::value<double>()->default_value(30),
        "under mpirun or srun: seconds a rank may stay silent before rank 0 drops it (its model is tried once "
        "more on another rank), or rank 0 before the other ranks stop (0.1..3600)");
+  opts.add(engine_kinds_group());
   return opts;
 }
 

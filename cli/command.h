@@ -33,7 +33,7 @@ int reduce_command(const std::vector<std::string>& args, std::stop_token stop);
 // Finds a 1-minimal set of nodes to keep in FP32 (session/precision.h).
 int precision_command(const std::vector<std::string>& args, std::stop_token stop);
 int batch_command(const std::vector<std::string>& args, std::stop_token stop);
-// Hidden: the worker process of isolated engines (engine/isolated_worker.h).
+// Hidden: the worker process of isolated engines (adapters/isolated_worker.h).
 int worker_command(const std::vector<std::string>& args);
 
 }  // namespace reduce::cli

@@ -71,13 +71,14 @@ po::options_description conformance_options() {
       ("rtol", po::value<double>()->default_value(1e-3), "relative tolerance")
       ("atol", po::value<double>()->default_value(1e-7), "absolute tolerance")
       ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores; at most 1024)")
-      ("engine", po::value<std::string>()->default_value("ref"), "engine spec (ref, opt, opt:OPTIONS)")
+      ("engine", po::value<std::string>()->default_value("ref"), "engine spec, of one of the kinds below")
       ("verbose,v", "also print passing and skipped tests")
       ("known-failures", po::value<std::string>(),
        "file of test names allowed to fail, one per line, each with its reason (a # comment on its line or the "
        "comment block above it); only other failures fail the run")
       ("min-passed", po::value<long>(), "fail the run when fewer tests pass")
       ("list-skips", "print the exclusion list with reasons and exit");
+  opts.add(engine_kinds_group());
   return opts;
 }
 

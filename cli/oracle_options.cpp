@@ -8,6 +8,7 @@
 
 #include "core/model_io.h"
 #include "command.h"
+#include "adapters/engine_spec.h"
 #include "adapters/library_settings.h"
 #include "input_options.h"
 #include "mpi_launch.h"
@@ -64,10 +65,16 @@ Status check_int_range(const char* option, int value, int lo, int hi) {
   return {};
 }
 
+po::options_description engine_kinds_group() {
+  // A caption is printed as it is (an option's description is wrapped, cutting a long spec in two).
+  return po::options_description("engine kinds (--engine SPEC, --reference SPEC):\n  " + engine_kinds_usage("\n  ") +
+                                 "\n  (each kind's OPTIONS: docs/engine.md, `reduce run --help`)");
+}
+
 void add_oracle_options(po::options_description& opts) {
   opts.add_options()
       ("engine", po::value<std::string>()->default_value("ref"),
-       "engine under test: ref, opt[:fp16|bf16,fp32=NODE+NODE|@FILE,fault=A+B,no-PASS], opencv, trt[:fp16|bf16|int8|fp8|int4|tf32,fp32=...,tool=polygraphy|trtexec,version=10|11], ort[@VERSION][:opt=LEVEL,threads=N,ep=NAME], ort-web[@VERSION][:opt=LEVEL,threads=N], cmd[fp32=...]:TEMPLATE, check[fp32=...]:TEMPLATE, isolated:SPEC (check: also a list of releases, ort@A,ort@B,...)")
+       "engine under test, a spec of one of the kinds listed below (check: also a list of releases, ort@A,ort@B,...)")
       ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values (e.g. ort@1.30.0 for a model ref cannot run, or another release)")
       ("expected", po::value<std::vector<std::string>>()->composing(),
        "expected values of the --inputs samples, one per sample (Polygraphy --save-outputs .json, .npz, .npy, .pb, "
@@ -96,6 +103,7 @@ void add_oracle_options(po::options_description& opts) {
       ("memory-budget", po::value<double>()->default_value(8),
        "MiB of small reference values kept in memory; values of 1 MiB or more, and the rest, are spilled to disk and mapped");
   add_run_limit_options(opts);
+  opts.add(engine_kinds_group());
 }
 
 void add_run_limit_options(po::options_description& opts) {

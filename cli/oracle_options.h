@@ -33,6 +33,8 @@ inline constexpr double kDefaultTimeoutSeconds = 3600;
 Status check_int_range(const char* option, int value, int lo, int hi);
 
 void add_oracle_options(boost::program_options::options_description& opts);
+// Every kind of engines.def, one per line, as a help group of its own (engine_kinds_usage).
+boost::program_options::options_description engine_kinds_group();
 
 // --timeout and --max-memory: the budget of every engine run (also `reduce run`'s).
 void add_run_limit_options(boost::program_options::options_description& opts);

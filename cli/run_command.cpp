@@ -66,7 +66,7 @@ po::options_description run_options() {
       "\noptions");
   opts.add_options()("help,h", "show this help")
       ("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
-      ("engine", po::value<std::string>()->default_value("ref"), "engine spec: ref, opt[:OPTIONS], opencv, cmd:TEMPLATE, isolated:SPEC (see above)");
+      ("engine", po::value<std::string>()->default_value("ref"), "engine spec, of one of the kinds above");
   add_input_options(opts);
   opts.add_options()
       ("outputs", po::value<std::vector<std::string>>()->multitoken(),

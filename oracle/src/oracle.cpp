@@ -122,7 +122,6 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
   if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
   o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
-  learn_recorded_types(model, *o->recorded_, *o->extractor_);
   o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
   o->given_values_ = o->options_.record.given.size();
   o->options_.record.given.clear();     // recorded now: no second copy
@@ -137,6 +136,7 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
         if (const Tensor* t = o->recorded_->find(out); t && !out.empty()) run_shapes.emplace(out, t->shape());
   REDUCE_ASSIGN(Extractor extractor, Extractor::create(model, run_shapes));
   o->extractor_ = std::make_unique<Extractor>(std::move(extractor));
+  learn_recorded_types(model, *o->recorded_, *o->extractor_);
   add_names(model.graph, o->names_);
   remove_op_types(model.graph, o->names_);
   o->materializer_ = std::make_unique<CandidateMaterializer>(model, *o->extractor_, *o->recorded_, *o->reference_,

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "adapters/engine_spec.h"
 #include "core/model_io.h"
 #include "core/tensor_file.h"
 #include "process_support.h"
@@ -33,6 +34,20 @@ TEST(Cli, HelpListsCommandsAndExitsZero) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("info"), std::string::npos);
   EXPECT_EQ(run_reduce({"info", "--help"}).exit_code, 0);
+}
+
+// Every command that takes --engine names every kind of engines.def in its help: the list comes
+// from the registry (engine_kinds_usage), so a new kind cannot be missing from one of them.
+TEST(Cli, EveryCommandTakingAnEngineNamesEveryKindInItsHelp) {
+  const std::vector<std::vector<std::string>> helps = {{kExample, "--help"}, {"check", "--help"}, {"compare", "--help"},
+                                                       {"precision", "--help"}, {"run", "--help"},
+                                                       {"conformance", "--help"}, {"batch", "--help"}};
+  for (const auto& argv : helps) {
+    const CliRun r = run_reduce(argv);
+    EXPECT_EQ(r.exit_code, 0) << argv[0] << r.err;
+    for (const auto& kind : engine_kinds())
+      EXPECT_NE(r.out.find(std::string(kind.usage)), std::string::npos) << argv[0] << " --help lacks " << kind.usage;
+  }
 }
 
 TEST(Cli, BadUsageExitsTwo) {

@@ -35,7 +35,7 @@ size_t lines(const std::string& text) { return static_cast<size_t>(std::count(te
 
 struct RealModel {
   std::string label, file;
-  std::vector<std::string> options;  // shapes and ranges of OrtCrossCheck (tests/engine/ort_crosscheck_test.cpp)
+  std::vector<std::string> options;  // shapes and ranges of OrtCrossCheck (tests/adapters/ort_crosscheck_test.cpp)
 };
 
 void PrintTo(const RealModel& c, std::ostream* os) { *os << c.label; }

@@ -16,7 +16,7 @@ namespace reduce {
 
 // A parsed check command. Placeholders: {model} (an .onnx file), {inputs} (a folder of
 // input_K.pb, named, in graph input order), {fp32_nodes} and {fp32_nodes_file} (the nodes of the
-// model among `check[fp32=...]:`, engine/command_template.h). The caller decides what the result
+// model among `check[fp32=...]:`, adapters/command_template.h). The caller decides what the result
 // means (--fail-code, --ignore-fail-code, --fail-regex on ProcessResult::output).
 class CheckScript {
  public:

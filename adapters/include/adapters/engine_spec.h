@@ -146,5 +146,8 @@ std::string preset_command_line(const EngineSpec& spec, const EngineEnvironment&
 
 // The engine kinds `make_engine` knows, with a one-line description each (for --help texts).
 std::vector<std::pair<std::string, std::string>> engine_spec_help();
+// "ref, opt[:OPTIONS], opencv, ...": every kind's usage, in engines.def's order (the --engine help
+// of every command and the unknown-engine error, so that no list a user reads is written by hand).
+std::string engine_kinds_usage(std::string_view separator = ", ");
 
 }  // namespace reduce

@@ -17,14 +17,13 @@ constexpr EngineKindTraits kTraits[] = {
 #undef REDUCE_ENGINE
 };
 
-// "ref, opt[:OPTIONS], ...": every usage, for the unknown-engine error.
-std::string known_engines() {
+}  // namespace
+
+std::string engine_kinds_usage(std::string_view separator) {
   std::string known;
-  for (const auto& t : kTraits) known += (known.empty() ? "" : ", ") + std::string(t.usage);
+  for (const auto& t : kTraits) known += (known.empty() ? "" : std::string(separator)) + std::string(t.usage);
   return known;
 }
-
-}  // namespace
 
 namespace kinds {
 
@@ -85,7 +84,7 @@ Expected<EngineSpec> parse_engine_spec(std::string_view text) {
     spec->kind = t.kind;
     return spec;
   }
-  return Error{std::string(text), "unknown engine '" + std::string(kind) + "' (known: " + known_engines() + ")"};
+  return Error{std::string(text), "unknown engine '" + std::string(kind) + "' (known: " + engine_kinds_usage() + ")"};
 }
 
 namespace {
