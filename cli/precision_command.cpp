@@ -1,5 +1,5 @@
 // `reduce precision MODEL --engine SPEC`: the smallest set of nodes to keep in FP32 so that the
-// model passes (session/precision.h); prints it with TensorRT and Polygraphy flags, writes a bundle.
+// model passes (precision/precision.h); prints it with TensorRT and Polygraphy flags, writes a bundle.
 #include <boost/program_options.hpp>
 
 
@@ -20,8 +20,8 @@
 #include "session/bundle_lock.h"
 #include "core/model_io.h"
 #include "core/quantized_nodes.h"
-#include "session/precision.h"
-#include "session/quantization.h"
+#include "precision/precision.h"
+#include "precision/quantization.h"
 #include "session/verdict_report.h"
 #include "stop_on_signal.h"
 

@@ -5,7 +5,7 @@
 #include "cli/fault_models.h"
 #include "oracle/inputs.h"
 #include "session/control_flow.h"
-#include "session/precision.h"
+#include "precision/precision.h"
 #include "session/samples.h"
 #include "test_support.h"
 

@@ -1,6 +1,6 @@
 // The search for a 1-minimal set of nodes to keep in FP32: ranking, the reducer, the verdicts.
-#include "session/autocast_rule.h"
-#include "session/precision.h"
+#include "precision/autocast_rule.h"
+#include "precision/precision.h"
 
 #include "command_words.h"
 #include "keep_set_search.h"

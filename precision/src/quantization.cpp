@@ -1,6 +1,6 @@
-// The Q/DQ search (session/quantization.h): the plan (quantized nodes, their weights' float values),
+// The Q/DQ search (precision/quantization.h): the plan (quantized nodes, their weights' float values),
 // the float model's outputs, the error each quantized node adds, and the keep-set search over them.
-#include "session/quantization.h"
+#include "precision/quantization.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include "core/precision_conversion.h"
 #include "core/model_io.h"
 #include "session/error_chart.h"
-#include "session/precision.h"
+#include "precision/precision.h"
 
 #include "precision_report.h"
 

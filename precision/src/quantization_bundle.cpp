@@ -7,7 +7,7 @@
 
 #include "core/mapped_file.h"
 #include "core/model_io.h"
-#include "session/quantization.h"
+#include "precision/quantization.h"
 
 #include "command_words.h"
 #include "precision_report.h"

@@ -83,7 +83,7 @@ struct PrecisionOutcome {
   // Where error is born in the model with nothing in FP32 (the default strategy's ranking): the
   // bundle draws it as error.svg.
   std::optional<ErrorOrigin> origin;
-  // A Q/DQ model (session/quantization.h): `pinned` are quantized nodes left in float, the outputs
+  // A Q/DQ model (precision/quantization.h): `pinned` are quantized nodes left in float, the outputs
   // are compared with the float model's, and `all_kept` is every quantized node in float.
   struct Quantization {
     std::string float_model;  // the float model's file; "" when derived by folding every Q/DQ pair
