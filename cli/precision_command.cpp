@@ -49,6 +49,16 @@ std::string command_line(const std::vector<std::string>& args) {
   return s;
 }
 
+// --strategy's help: one line per strategy of precision/src/strategies/strategies.def.
+const std::string& strategy_help() {
+  static const std::string help = [] {
+    std::string s;
+    for (const auto& st : precision_strategies()) s += (s.empty() ? "" : "\n") + st.name + ": " + st.help;
+    return s;
+  }();
+  return help;
+}
+
 po::options_description precision_options() {
   po::options_description opts(
       "usage: reduce precision MODEL --engine SPEC [options]\n\n"
@@ -72,9 +82,7 @@ po::options_description precision_options() {
        "(must fail the same way), 1..1000; exit 6 when one does not")
       ("local-runs", po::value<int>()->default_value(2000),
        "at most this many nodes run alone to rank them by the error they add (0: none)")
-      ("strategy", po::value<std::string>()->default_value("default"),
-       "default (1-minimal set), or a baseline as Polygraphy's `debug precision`: polygraphy-bisect or\n"
-       "polygraphy-linear (the first K float nodes in FP32, K searched)")
+      ("strategy", po::value<std::string>()->default_value("default"), strategy_help().c_str())
       ("direction", po::value<std::string>()->default_value("forward"),
        "for the baselines: forward (K nodes from the inputs) or reverse (from the outputs)")
       ("tolerance-sweep", po::value<std::string>(),
@@ -237,8 +245,8 @@ Expected<std::vector<double>> check_precision_options(const po::variables_map& v
   REDUCE_TRY(check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns));
   REDUCE_TRY(check_int_range("--confirm", vm["confirm"].as<int>(), 1, kMaxConfirm));
   const std::string strategy = vm["strategy"].as<std::string>(), direction = vm["direction"].as<std::string>();
-  if (std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), strategy) == std::end(kPrecisionStrategies))
-    return Error{"--strategy", "must be default, polygraphy-bisect or polygraphy-linear, not '" + strategy + "'"};
+  if (!is_precision_strategy(strategy))
+    return Error{"--strategy", "must be " + precision_strategy_names() + ", not '" + strategy + "'"};
   if (direction != "forward" && direction != "reverse")
     return Error{"--direction", "must be forward or reverse, not '" + direction + "'"};
   if (!vm.count("tolerance-sweep")) return std::vector<double>{};

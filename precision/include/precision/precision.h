@@ -32,8 +32,17 @@ struct PrecisionOptions {
   int confirm = 1;
 };
 
-// The strategies `PrecisionOptions::strategy` takes.
-inline const char* const kPrecisionStrategies[] = {"default", "polygraphy-bisect", "polygraphy-linear"};
+// A strategy `PrecisionOptions::strategy` takes (precision/src/strategies/strategies.def), the
+// default first; `directed`: it takes `from_outputs`.
+struct PrecisionStrategyInfo {
+  std::string name;
+  bool directed = false;
+  std::string help;
+};
+const std::vector<PrecisionStrategyInfo>& precision_strategies();
+bool is_precision_strategy(const std::string& name);
+// "default, polygraphy-bisect or polygraphy-linear": the names, for help texts and errors.
+std::string precision_strategy_names();
 
 struct PinnedNode {
   size_t node = 0;    // index in the model's graph
