@@ -9,7 +9,7 @@
 #include "input_options.h"
 #include "oracle/diagnosis.h"
 #include "oracle_options.h"
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {

@@ -15,7 +15,7 @@
 #include "engine/fp32_nodes.h"
 #include "input_options.h"
 #include "precision/autocast_rule.h"
-#include "session/bundle_lock.h"
+#include "core/bundle_lock.h"
 
 namespace reduce::cli {
 

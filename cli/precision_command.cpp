@@ -16,10 +16,10 @@
 #include "input_options.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
-#include "session/bundle_lock.h"
+#include "core/bundle_lock.h"
 #include "core/model_io.h"
 #include "precision/question.h"
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {
@@ -166,7 +166,7 @@ Expected<std::vector<double>> check_precision_options(const po::variables_map& v
   return parse_sweep(vm["tolerance-sweep"].as<std::string>());
 }
 
-// -o DIR: the folder policy of a bundle (session/bundle.h), then its lock (session/bundle_lock.h).
+// -o DIR: the folder policy of a bundle (session/bundle.h), then its lock (core/bundle_lock.h).
 Status claim_bundle_folder(const std::string& out_dir, const std::string& model_path, std::optional<BundleLock>& lock) {
   REDUCE_TRY(check_bundle_folder(out_dir, model_path, false));
   REDUCE_ASSIGN(BundleLock claimed, BundleLock::acquire(out_dir));

@@ -8,7 +8,7 @@
 #include "core/mapped_file.h"
 #include "core/precision_conversion.h"
 #include "core/model_io.h"
-#include "session/error_chart.h"
+#include "oracle/error_chart.h"
 #include "precision/precision.h"
 
 #include "precision_report.h"

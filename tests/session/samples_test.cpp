@@ -6,7 +6,7 @@
 #include "oracle/inputs.h"
 #include "session/control_flow.h"
 #include "precision/precision.h"
-#include "session/samples.h"
+#include "oracle/samples.h"
 #include "test_support.h"
 
 namespace reduce {
