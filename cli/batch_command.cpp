@@ -22,7 +22,7 @@
 #include "adapters/process.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
-#include "session/bundle_lock.h"
+#include "core/bundle_lock.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {
@@ -152,7 +152,7 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
   return rows;
 }
 
-// OUT's guards (session/bundle_lock.h): no row's bundle folder and no summary replaces a model, and
+// OUT's guards (core/bundle_lock.h): no row's bundle folder and no summary replaces a model, and
 // one batch at a time writes OUT (rank 0 locks it; each reduction locks its own folder below).
 Status claim_batch_output(const std::vector<BatchItem>& items, const fs::path& out, std::optional<BundleLock>& lock) {
   std::vector<fs::path> models;

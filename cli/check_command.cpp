@@ -10,7 +10,7 @@
 #include "oracle/diagnosis.h"
 #include "oracle/release_scan.h"
 #include "oracle_options.h"
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {

@@ -30,7 +30,7 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop);
 int compare_command(const std::vector<std::string>& args, std::stop_token stop);
 // args[0] is the model. `stop` (Ctrl-C) interrupts the reduction: the best reproducer so far is kept.
 int reduce_command(const std::vector<std::string>& args, std::stop_token stop);
-// Finds a 1-minimal set of nodes to keep in FP32 (session/precision.h).
+// Finds a 1-minimal set of nodes to keep in FP32 (precision/precision.h).
 int precision_command(const std::vector<std::string>& args, std::stop_token stop);
 int batch_command(const std::vector<std::string>& args, std::stop_token stop);
 // Hidden: the worker process of isolated engines (adapters/isolated_worker.h).

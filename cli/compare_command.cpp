@@ -13,10 +13,10 @@
 #include "adapters/engine_spec.h"
 #include "oracle_options.h"
 #include "oracle/error_origin.h"
-#include "session/bundle_lock.h"
-#include "session/error_chart.h"
-#include "session/error_origin_report.h"
-#include "session/verdict_report.h"
+#include "core/bundle_lock.h"
+#include "oracle/error_chart.h"
+#include "oracle/error_origin_report.h"
+#include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {
@@ -99,7 +99,7 @@ int quantization_layers(Oracle& o, const QuantizedSearchPlan& plan, bool all, co
   return 0;
 }
 
-// The chart's guards (session/bundle_lock.h): it never replaces a model, and one command at a time
+// The chart's guards (core/bundle_lock.h): it never replaces a model, and one command at a time
 // writes it. Nothing to claim without --chart.
 Status claim_chart(const po::variables_map& vm, const std::string& chart, std::optional<BundleLock>& lock) {
   if (chart.empty()) return {};

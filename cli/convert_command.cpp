@@ -14,8 +14,8 @@
 #include "core/validate.h"
 #include "engine/fp32_nodes.h"
 #include "input_options.h"
-#include "session/autocast_rule.h"
-#include "session/bundle_lock.h"
+#include "precision/autocast_rule.h"
+#include "core/bundle_lock.h"
 
 namespace reduce::cli {
 

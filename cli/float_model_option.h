@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "oracle_options.h"
-#include "session/quantization.h"
+#include "precision/float_model.h"
 
 namespace reduce::cli {
 

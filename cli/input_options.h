@@ -10,7 +10,7 @@
 #include "core/model.h"
 #include "core/tensor_file.h"
 #include "core/tensor_set.h"
-#include "session/samples.h"
+#include "oracle/samples.h"
 
 namespace reduce::cli {
 

@@ -12,7 +12,7 @@
 #include "adapters/library_settings.h"
 #include "input_options.h"
 #include "mpi_launch.h"
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {

@@ -16,7 +16,7 @@
 
 #include "core/model.h"
 #include "oracle/oracle.h"
-#include "session/samples.h"
+#include "oracle/samples.h"
 
 namespace reduce::cli {
 

@@ -1,5 +1,5 @@
 // `reduce precision MODEL --engine SPEC`: the smallest set of nodes to keep in FP32 so that the
-// model passes (session/precision.h); prints it with TensorRT and Polygraphy flags, writes a bundle.
+// model passes (precision/precision.h); prints it with TensorRT and Polygraphy flags, writes a bundle.
 #include <boost/program_options.hpp>
 
 
@@ -12,17 +12,14 @@
 
 #include "command.h"
 #include "command_line.h"
-#include "core/mapped_file.h"
 #include "float_model_option.h"
 #include "input_options.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
-#include "session/bundle_lock.h"
+#include "core/bundle_lock.h"
 #include "core/model_io.h"
-#include "core/quantized_nodes.h"
-#include "session/precision.h"
-#include "session/quantization.h"
-#include "session/verdict_report.h"
+#include "precision/question.h"
+#include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {
@@ -49,6 +46,16 @@ std::string command_line(const std::vector<std::string>& args) {
   return s;
 }
 
+// --strategy's help: one line per strategy of precision/src/strategies/strategies.def.
+const std::string& strategy_help() {
+  static const std::string help = [] {
+    std::string s;
+    for (const auto& st : precision_strategies()) s += (s.empty() ? "" : "\n") + st.name + ": " + st.help;
+    return s;
+  }();
+  return help;
+}
+
 po::options_description precision_options() {
   po::options_description opts(
       "usage: reduce precision MODEL --engine SPEC [options]\n\n"
@@ -72,9 +79,7 @@ po::options_description precision_options() {
        "(must fail the same way), 1..1000; exit 6 when one does not")
       ("local-runs", po::value<int>()->default_value(2000),
        "at most this many nodes run alone to rank them by the error they add (0: none)")
-      ("strategy", po::value<std::string>()->default_value("default"),
-       "default (1-minimal set), or a baseline as Polygraphy's `debug precision`: polygraphy-bisect or\n"
-       "polygraphy-linear (the first K float nodes in FP32, K searched)")
+      ("strategy", po::value<std::string>()->default_value("default"), strategy_help().c_str())
       ("direction", po::value<std::string>()->default_value("forward"),
        "for the baselines: forward (K nodes from the inputs) or reverse (from the outputs)")
       ("tolerance-sweep", po::value<std::string>(),
@@ -88,66 +93,6 @@ po::options_description precision_options() {
   add_oracle_options(opts);
   add_input_options(opts);
   return opts;
-}
-
-// The set found, one node per line, with how to deploy it: the flags that keep it in FP32 on
-// TensorRT 10 and Polygraphy, or, on a strongly typed engine (`typed`), the converted model.
-void print_fp32_set(const PrecisionOutcome& out, std::optional<DType> typed) {
-  std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " float nodes in FP32"
-            << (out.one_minimal ? " (1-minimal)" : "") << (out.strategy != "default" ? " (" + out.strategy + ")" : "")
-            << ", " << out.checks << " sets checked"
-            << (out.samples > 1 ? ", passes on all " + std::to_string(out.samples) + " samples" : std::string()) << ":\n";
-  for (const auto& p : out.pinned) std::cout << "  " << p.name << " (" << p.op_type << ")\n";
-  if (out.confirm_runs > 0)
-    std::cout << (out.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << "with the set " << out.set_passed_again << " of "
-              << out.confirm_runs << " fresh run(s) pass, as it is " << out.original_failed_again << " of " << out.confirm_runs
-              << " fail the same way" << (out.not_confirmed() ? " (a flaky engine: do not trust this set)" : "") << "\n";
-  if (!typed) {
-    std::cout << "\nTensorRT:   " << tensorrt_flags(out.pinned) << "\nPolygraphy: " << polygraphy_flags(out.pinned) << "\n";
-    return;
-  }
-  // Strongly typed (TensorRT 11): no flag keeps a layer in FP32; the bundle's model holds the set.
-  const std::string file = *typed == DType::BFloat16 ? "model_bf16.onnx" : "model_fp16.onnx";
-  std::cout << "\nTensorRT 11: trtexec --onnx=" << file << "  (the bundle's model converted with the set kept in FP32)"
-            << "\nAutoCast:    " << autocast_command(out.pinned, *typed, file) << "\n";
-}
-
-// Where the quantized weights' float values came from (the float model, or dequantized).
-void print_float_model_matches(const PrecisionOutcome& out) {
-  if (!out.quantization) return;
-  const auto& q = *out.quantization;
-  if (!q.float_model.empty())
-    std::cout << "quantized nodes found in the float model: "
-              << q.nodes_matched_by_name + q.nodes_matched_by_place + q.nodes_matched_by_value << " of " << q.quantized_nodes
-              << " (" << q.nodes_matched_by_name << " by name, " << q.nodes_matched_by_place << " by place among their op type, "
-              << q.nodes_matched_by_value << " by weight values only)\n";
-  std::cout << "weights in float: " << q.weights_from_float_model << " from the float model, " << q.weights_folded
-            << " folded (they keep the quantizer's rounding)\n";
-}
-
-// The nodes to leave in float, the errors, and how to quantize again without them.
-void print_float_set(const PrecisionOutcome& out) {
-  std::cout << "\n" << out.pinned.size() << " of " << out.candidates << " quantized nodes left in float"
-            << (out.one_minimal ? " (1-minimal)" : "") << (out.strategy != "default" ? " (" + out.strategy + ")" : "")
-            << ", " << out.checks << " sets checked"
-            << (out.samples > 1 ? ", passes on all " + std::to_string(out.samples) + " samples" : std::string()) << ":\n";
-  for (const auto& p : out.pinned)
-    std::cout << "  " << p.name << " (" << p.op_type << "), quantized alone it adds " << p.local_error << " x the tolerance\n";
-  if (out.confirm_runs > 0)
-    std::cout << (out.not_confirmed() ? "NOT CONFIRMED: " : "confirmed: ") << "partially quantized " << out.set_passed_again
-              << " of " << out.confirm_runs << " fresh run(s) pass, quantized " << out.original_failed_again << " of "
-              << out.confirm_runs << " fail the same way" << (out.not_confirmed() ? " (a flaky engine: do not trust this set)" : "")
-              << "\n";
-  const auto errors = [](const Verdict& v) {
-    std::string s;
-    for (const auto& o : v.outputs) s += (s.empty() ? "" : ", ") + o.name + " " + std::to_string(o.max_abs);
-    return s;
-  };
-  std::cout << "largest absolute error against the float model: quantized " << errors(out.before) << "; partially quantized "
-            << errors(out.after) << "\n";
-  print_float_model_matches(out);
-  std::cout << "\nONNX Runtime:\n" << onnxruntime_quantize_call(out.pinned) << "\nModel Optimizer:\n"
-            << modelopt_quantize_command(out.pinned) << "\n";
 }
 
 constexpr size_t kMaxSweep = 16;
@@ -172,32 +117,24 @@ Expected<std::vector<double>> parse_sweep(const std::string& text) {
   return out;
 }
 
-std::string outcome_line(const PrecisionOutcome& out) {
-  const bool quantized = out.quantization.has_value();
+// The exit code of an outcome that ran to its end.
+int exit_code(const PrecisionOutcome& out) {
   switch (out.kind) {
-    case PrecisionOutcome::Kind::DoesNotFail: return quantized ? "passes with every node quantized" : "passes with nothing in FP32";
-    case PrecisionOutcome::Kind::FailsEvenInFp32:
-      return quantized ? "fails even with every quantized node in float" : "fails even with every float node in FP32";
-    case PrecisionOutcome::Kind::Found: break;
+    case PrecisionOutcome::Kind::Found: return out.not_confirmed() ? kExitNotConfirmed : kExitOk;
+    case PrecisionOutcome::Kind::DoesNotFail: return kExitDoesNotFail;
+    case PrecisionOutcome::Kind::FailsEvenInFp32: return kExitNotPrecision;
   }
-  std::string names;
-  for (const auto& p : out.pinned) names += (names.empty() ? "" : ", ") + p.name;
-  return std::to_string(out.pinned.size()) + (quantized ? " nodes left in float (" : " nodes in FP32 (") +
-         std::to_string(out.checks) + " sets checked" +
-         (out.not_confirmed() ? ", NOT CONFIRMED on a fresh run" : "") + "): " + names;
+  return kExitOk;
 }
 
 // The set at each tolerance, loose to tight. Exit 0 when some tolerance found a set; otherwise the
 // exit code of the tightest tolerance's outcome.
-int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& options, const std::vector<double>& sweep, const std::string& out_dir,
-              const std::string& command, const NodeRenaming& renamed, std::stop_token stop,
-              const QuantizedSearchPlan* plan) {
-  PrecisionSearch search;
-  if (plan)
-    search = [plan](std::vector<Oracle*> s, const PrecisionOptions& o, std::stop_token t) { return find_float_nodes(std::move(s), *plan, o, t); };
-  auto done = sweep_tolerances(samples, options, sweep, stop, [](const SweepRow& row) {
+int run_sweep(const PrecisionQuestion& question, const std::vector<Oracle*>& samples, const PrecisionOptions& options,
+              const std::vector<double>& sweep, const std::string& out_dir, const std::string& command,
+              const NodeRenaming& renamed, std::stop_token stop) {
+  auto done = question.sweep(samples, options, sweep, stop, [](const SweepRow& row) {
     std::cout << "tolerance " << row.tolerance << ": " << outcome_line(row.outcome) << "\n" << std::flush;
-  }, search);
+  });
   if (!done) {
     std::cerr << "error: " << done.error().message() << "\n";
     return kExitUsage;
@@ -205,30 +142,14 @@ int run_sweep(const std::vector<Oracle*>& samples, const PrecisionOptions& optio
   const PrecisionOutcome* tightest = done->tightest_found();
   if (done->stopped) return interrupted(tightest ? "; sweep.json and the bundle were not written" : "");
   if (!out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    Status written = ec ? Status(Error{out_dir, "cannot create folder: " + ec.message()}) : Status{};
-    if (written.ok()) written = write_file_atomic(std::filesystem::path(out_dir) / "sweep.json", sweep_json(*done));
-    if (written.ok() && tightest) {
-      PrecisionOutcome bundled = *tightest;
-      bundled.renamed = renamed;
-      written = plan ? write_quantization_bundle(out_dir, *samples[0], *plan, bundled, command)
-                     : write_precision_bundle(out_dir, *samples[0], bundled, command);
-    }
-    if (!written.ok()) {
+    if (const Status written = question.write_sweep(out_dir, *samples[0], *done, renamed, command); !written.ok()) {
       std::cerr << "error: " << written.error().message() << "\n";
       return kExitUsage;
     }
     std::cout << "sweep: " << out_dir << "/sweep.json" << (tightest ? " (bundle: the tightest tolerance with a set)" : "") << "\n";
   }
   const PrecisionOutcome* answer = done->answer();
-  if (!answer) return kExitOk;
-  switch (answer->kind) {
-    case PrecisionOutcome::Kind::Found: return answer->not_confirmed() ? kExitNotConfirmed : kExitOk;
-    case PrecisionOutcome::Kind::DoesNotFail: return kExitDoesNotFail;
-    case PrecisionOutcome::Kind::FailsEvenInFp32: return kExitNotPrecision;
-  }
-  return kExitOk;
+  return answer ? exit_code(*answer) : kExitOk;
 }
 
 // The options checked before anything is loaded; the tolerances of --tolerance-sweep (none without).
@@ -237,20 +158,62 @@ Expected<std::vector<double>> check_precision_options(const po::variables_map& v
   REDUCE_TRY(check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns));
   REDUCE_TRY(check_int_range("--confirm", vm["confirm"].as<int>(), 1, kMaxConfirm));
   const std::string strategy = vm["strategy"].as<std::string>(), direction = vm["direction"].as<std::string>();
-  if (std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), strategy) == std::end(kPrecisionStrategies))
-    return Error{"--strategy", "must be default, polygraphy-bisect or polygraphy-linear, not '" + strategy + "'"};
+  if (!is_precision_strategy(strategy))
+    return Error{"--strategy", "must be " + precision_strategy_names() + ", not '" + strategy + "'"};
   if (direction != "forward" && direction != "reverse")
     return Error{"--direction", "must be forward or reverse, not '" + direction + "'"};
   if (!vm.count("tolerance-sweep")) return std::vector<double>{};
   return parse_sweep(vm["tolerance-sweep"].as<std::string>());
 }
 
-// -o DIR: the folder policy of a bundle (session/bundle.h), then its lock (session/bundle_lock.h).
+// -o DIR: the folder policy of a bundle (session/bundle.h), then its lock (core/bundle_lock.h).
 Status claim_bundle_folder(const std::string& out_dir, const std::string& model_path, std::optional<BundleLock>& lock) {
   REDUCE_TRY(check_bundle_folder(out_dir, model_path, false));
   REDUCE_ASSIGN(BundleLock claimed, BundleLock::acquire(out_dir));
   lock.emplace(std::move(claimed));
   return {};
+}
+
+// A set names nodes: each name must name one node (the bundle's model and reports use them). The
+// renaming, with the nodes the samples' loading renamed (`renamed_on_load`).
+NodeRenaming name_every_node(Model& model, size_t renamed_on_load) {
+  const NodeRenaming renamed = make_node_names_unique(model);
+  if (renamed.unnamed) std::cout << "named " << renamed.unnamed << " unnamed nodes node_K (engines see these names)\n";
+  if (renamed.duplicates)
+    std::cout << "renamed " << renamed.duplicates << " nodes whose name an earlier node has to NAME_K, so that every "
+              << "name in the set means one node (engines see these names)\n";
+  return {renamed.unnamed, renamed.duplicates + renamed_on_load};
+}
+
+PrecisionOptions precision_search_options(const po::variables_map& vm) {
+  PrecisionOptions options;
+  options.jobs = vm["jobs"].as<int>();
+  options.max_local_runs = static_cast<size_t>(vm["local-runs"].as<int>());
+  options.strategy = vm["strategy"].as<std::string>();
+  options.from_outputs = vm["direction"].as<std::string>() == "reverse";
+  options.confirm = vm["confirm"].as<int>();
+  options.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
+  return options;
+}
+
+// The outcome of one search: printed, and (a set found, -o DIR) its bundle written.
+int answer(const PrecisionQuestion& question, const Oracle& oracle, const PrecisionOutcome& out, const std::string& out_dir,
+           const std::string& command) {
+  if (out.stopped && out.pinned.empty()) return interrupted("; nothing written");
+  if (out.kind != PrecisionOutcome::Kind::Found) {
+    std::cout << question.no_set(out);
+    return exit_code(out);
+  }
+  std::cout << question.answer(out, oracle);
+  if (!out_dir.empty()) {
+    if (const Status st = question.write_bundle(out_dir, oracle, out, command); !st.ok()) {
+      std::cerr << "error: " << st.error().message() << "\n";
+      return kExitUsage;
+    }
+    std::cout << "bundle: " << out_dir << " (" << question.bundle_files(oracle) << ")\n";
+  }
+  if (out.stopped) return interrupted("; the best set so far is kept");
+  return exit_code(out);
 }
 
 }  // namespace
@@ -262,7 +225,6 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   po::variables_map vm;
   if (auto done = parse_command_line(args, "precision", opts, pos, vm, "model", "MODEL")) return *done;
   const std::string model_path = vm["model"].as<std::string>();
-  const std::string strategy = vm["strategy"].as<std::string>(), direction = vm["direction"].as<std::string>();
   const std::string out_dir = vm.count("output") ? vm["output"].as<std::string>() : "";
   auto sweep = check_precision_options(vm);
   Status usable = sweep ? Status{} : Status(sweep.error());
@@ -277,71 +239,20 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   auto opened = open_oracle(vm, model_path, model, SampleUse::KeepAll, stop, float_model_expectations(vm, plan, true));
   if (const int* code = std::get_if<int>(&opened)) return *code;
   const SampleOracles& opened_samples = std::get<SampleOracles>(opened);
-  Oracle& oracle = opened_samples.main();
   std::vector<Oracle*> samples;  // in sample order
   for (const auto& o : opened_samples.oracles) samples.push_back(o.get());
-  // A set names nodes: each name must name one node (the bundle's model and reports use them).
-  const NodeRenaming renamed = make_node_names_unique(model);
-  if (renamed.unnamed) std::cout << "named " << renamed.unnamed << " unnamed nodes node_K (engines see these names)\n";
-  if (renamed.duplicates)
-    std::cout << "renamed " << renamed.duplicates << " nodes whose name an earlier node has to NAME_K, so that every "
-              << "name in the set means one node (engines see these names)\n";
-
-  PrecisionOptions po_;
-  po_.jobs = vm["jobs"].as<int>();
-  po_.max_local_runs = static_cast<size_t>(vm["local-runs"].as<int>());
-  po_.strategy = strategy;
-  po_.from_outputs = direction == "reverse";
-  po_.confirm = vm["confirm"].as<int>();
-  po_.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
-  const NodeRenaming all_renamed{renamed.unnamed, renamed.duplicates + opened_samples.renamed_nodes};
-  if (plan)
-    std::cout << "quantized model: " << plan->nodes.size() << " nodes read quantized values; searching which to leave in float "
-              << "against " << (plan->float_model_source.empty() ? "the model with every Q/DQ pair folded" : plan->float_model_source)
-              << "\n";
-  if (!sweep->empty())
-    return run_sweep(samples, po_, *sweep, out_dir, command_line(args), all_renamed, stop, plan ? &*plan : nullptr);
-  auto found = plan ? find_float_nodes(samples, *plan, po_, stop) : find_fp32_nodes(samples, po_, stop);
+  const NodeRenaming renamed = name_every_node(model, opened_samples.renamed_nodes);
+  const PrecisionQuestion question(std::move(plan));
+  const PrecisionOptions options = precision_search_options(vm);
+  std::cout << question.intro();
+  if (!sweep->empty()) return run_sweep(question, samples, options, *sweep, out_dir, command_line(args), renamed, stop);
+  auto found = question.search(samples, options, stop);
   if (!found) {
     std::cerr << "error: " << model_path << ": " << found.error().message() << "\n";
     return kExitUsage;
   }
-  found->renamed = all_renamed;
-  const PrecisionOutcome& out = *found;
-  if (out.stopped && out.pinned.empty()) return interrupted("; nothing written");
-  if (out.kind == PrecisionOutcome::Kind::DoesNotFail) {
-    std::cout << (plan ? "does not fail: the quantized model's outputs are within tolerance of the float model's\n"
-                       : "does not fail: the model passes with nothing in FP32\n");
-    return kExitDoesNotFail;
-  }
-  if (out.kind == PrecisionOutcome::Kind::FailsEvenInFp32) {
-    std::cout << (plan ? "fails even with every quantized node in float: not a quantization problem ("
-                       : "fails even in FP32: not a precision problem (")
-              << out.after.signature.to_string() << ")\n";
-    print_float_model_matches(out);
-    return kExitNotPrecision;
-  }
-  // The set, how to deploy it, and the bundle: the model partially quantized, or (a strongly typed
-  // engine) converted with the set in FP32.
-  const std::optional<DType> typed = plan ? std::nullopt : oracle.engine_converts_to();
-  std::string extra_file = !typed ? "" : *typed == DType::BFloat16 ? "model_bf16.onnx, " : "model_fp16.onnx, ";
-  if (plan) {
-    print_float_set(out);
-    extra_file = std::string(kPartiallyQuantizedFile) + ", ";
-  } else {
-    print_fp32_set(out, typed);
-  }
-  if (!out_dir.empty()) {
-    const Status st = plan ? write_quantization_bundle(out_dir, oracle, *plan, out, command_line(args))
-                           : write_precision_bundle(out_dir, oracle, out, command_line(args));
-    if (!st.ok()) {
-      std::cerr << "error: " << st.error().message() << "\n";
-      return kExitUsage;
-    }
-    std::cout << "bundle: " << out_dir << " (precision.txt, model.onnx, " << extra_file << "report.md, report.json)\n";
-  }
-  if (out.stopped) return interrupted("; the best set so far is kept");
-  return out.not_confirmed() ? kExitNotConfirmed : kExitOk;
+  found->renamed = renamed;
+  return answer(question, opened_samples.main(), *found, out_dir, command_line(args));
 }
 
 }  // namespace reduce::cli

@@ -13,9 +13,9 @@
 #include "mpi_launch.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
-#include "session/bundle_lock.h"
+#include "core/bundle_lock.h"
 #include "session/control_flow.h"
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {

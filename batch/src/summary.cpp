@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "core/mapped_file.h"
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 
 namespace reduce {
 

@@ -295,11 +295,18 @@ void Oracle::set_tolerance(const Tolerance& tolerance) {
   has_target_ = false;
 }
 
-Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel) {
+Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel, const EngineVariant& engine) {
+  std::optional<EngineSpec> variant;
+  if (engine) {
+    if (options_.engine_instance) return Verdict::invalid_because("an engine given as an instance takes no other settings");
+    auto spec = engine(spec_);
+    if (!spec) return Verdict::invalid_because(spec.error().message());
+    variant = std::move(*spec);
+  }
   std::unordered_set<std::string> names = names_;
   add_names(probe.model.graph, names);
   const RunOnce run_once = [&](TensorMap* into, uint64_t limit) {
-    Verdict v = run_materialized(probe, cancel, into, limit);
+    Verdict v = variant ? run_on_spec(*variant, probe, cancel) : run_materialized(probe, cancel, into, limit);
     // Only a message normalized with the model's names is normalized again (a check: script's
     // signature is its exit code).
     FailureSignature& s = v.signature;
@@ -312,45 +319,17 @@ Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool
   return v;
 }
 
-Verdict Oracle::evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>* cancel) {
-  const auto invalid = [](std::string why) { return Verdict::invalid_because(std::move(why)); };
-  if (options_.engine_instance) return invalid("an engine given as an instance takes no FP32 nodes");
-  auto pinned = with_fp32_nodes(spec_, nodes);
-  if (!pinned) return invalid(pinned.error().message());
-  auto run = materialize(Candidate::whole(model_->graph));
-  if (!run) return invalid(run.error().message());
+Verdict Oracle::run_on_spec(const EngineSpec& spec, const CandidateRun& run, const std::atomic<bool>* cancel) {
   const SlotPool::Lease lease(*slots_);
   const int slot = lease.slot();
-  Verdict v;
-  if (!pinned->gives_values()) {
-    auto script = CheckScript::parse(pinned->command, pinned->fp32_nodes);
-    if (!script) return invalid(script.error().message());
-    v = criteria_->run_check_script(*script, *run, slot_environments_[slot], cancel);
-  } else {
-    auto engine = make_engine(*pinned, slot_environments_[slot]);
-    if (!engine) return invalid(engine.error().message());
-    v = run_on(**engine, *run, cancel, nullptr, 0);
+  if (!spec.gives_values()) {
+    auto script = CheckScript::parse(spec.command, spec.fp32_nodes);
+    if (!script) return Verdict::invalid_because(script.error().message());
+    return criteria_->run_check_script(*script, run, slot_environments_[slot], cancel);
   }
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  ++stats_.evaluations;
-  if (cancel && cancel->load()) v.cancelled = true;
-  else if (v.invalid) ++stats_.invalid;
-  return v;
-}
-
-Verdict Oracle::evaluate_variant(Model variant, const std::atomic<bool>* cancel) {
-  // The variant is the model to run: the original's inputs and recorded outputs go with it as they
-  // are, without extracting the whole model as a candidate first.
-  CandidateRun run{std::move(variant), inputs_, {}};
-  for (const auto& vi : model_->graph.outputs) {
-    const Tensor* t = recorded_->find(vi.name);
-    if (!t && check_script_) continue;  // the script decides; nothing is compared
-    if (!t) return Verdict::invalid_because("no recorded value for output '" + vi.name + "'");
-    run.expected.push_back({vi.name, *t});
-  }
-  Verdict v = run_materialized(run, cancel, nullptr, 0);
-  count_evaluation(v, cancel);
-  return v;
+  auto made = make_engine(spec, slot_environments_[slot]);
+  if (!made) return Verdict::invalid_because(made.error().message());
+  return run_on(**made, run, cancel, nullptr, 0);
 }
 
 SignatureMatch Oracle::match(const Verdict& v) const {

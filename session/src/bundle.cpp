@@ -1,6 +1,6 @@
 // Writing the reproducer bundle.
 #include "session/bundle.h"
-#include "session/bundle_lock.h"
+#include "core/bundle_lock.h"
 
 #include <algorithm>
 #include <thread>
@@ -11,11 +11,11 @@
 #include "core/model_io.h"
 #include "core/polygraphy_json.h"
 #include "error_origin_section.h"
-#include "graph_picture.h"
+#include "adapters/graph_picture.h"
 #include "reproducer_section.h"
 #include "reproduction_bundle.h"
 #include "stored_reproducer.h"
-#include "session/canonical_graph.h"
+#include "core/canonical_graph.h"
 #include "session/report.h"
 #include "oracle/model_independence.h"
 

@@ -2,8 +2,8 @@
 #include "error_origin_section.h"
 
 #include "oracle/error_origin.h"
-#include "session/error_chart.h"
-#include "session/error_origin_report.h"
+#include "oracle/error_chart.h"
+#include "oracle/error_origin_report.h"
 
 namespace reduce {
 

@@ -6,7 +6,7 @@
 #include "session/report.h"
 #include "oracle/signature.h"
 #include "reproducer_section.h"
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 
 namespace reduce {
 

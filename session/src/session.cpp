@@ -12,7 +12,7 @@
 #include "oracle_checks.h"
 #include "session/bundle.h"
 #include "session/journal.h"
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 #include "session_log.h"
 
 namespace reduce {

@@ -11,7 +11,7 @@
 
 #include "fault_models.h"
 #include "process_support.h"
-#include "session/bundle_lock.h"
+#include "core/bundle_lock.h"
 
 namespace reduce {
 namespace {

@@ -5,8 +5,8 @@
 #include "cli/fault_models.h"
 #include "oracle/inputs.h"
 #include "session/control_flow.h"
-#include "session/precision.h"
-#include "session/samples.h"
+#include "precision/precision.h"
+#include "oracle/samples.h"
 #include "test_support.h"
 
 namespace reduce {

@@ -105,22 +105,18 @@ class Oracle {
   // as an evaluation, and the cache keeps its first verdict.
   Verdict rerun(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr, TensorMap* actual = nullptr);
 
-  // Runs a model of the caller's own (a probe: oracle/model_independence.h) on the engine under test,
-  // compared with its own expected values, by majority with `repeat`; not cached, counted as an
-  // evaluation. Messages quoting the probe's names mask them as they mask the model's. Compare with
-  // match() once the target is set.
-  Verdict evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel = nullptr);
+  // Other settings of the engine under test for one run: the oracle's spec in, the spec to run
+  // with out (`reduce precision`'s FP32 nodes: with_fp32_nodes).
+  using EngineVariant = std::function<Expected<EngineSpec>(const EngineSpec& spec)>;
 
-  // Runs the whole model on the engine under test with `nodes` kept in FP32 (engine/fp32_nodes.h:
-  // `opt:fp16,fp32=...`, `cmd[fp32=...]:`), compared with the same recorded reference. Not cached.
-  // Invalid when the engine takes no per-node precision (EngineSpec::controls_precision decides
-  // whether it means anything) or the spec cannot take the set.
-  Verdict evaluate_pinned(const Fp32Nodes& nodes, const std::atomic<bool>* cancel = nullptr);
-
-  // Runs a variant of the whole model (the same graph inputs and outputs, other nodes or weights:
-  // a Q/DQ model with some nodes left in float) on the engine under test, compared with the
-  // recorded outputs of the model. One run, as evaluate_pinned; not cached, counted.
-  Verdict evaluate_variant(Model variant, const std::atomic<bool>* cancel = nullptr);
+  // Runs a variant of the whole model: a model of the caller's own on the model's graph inputs (a
+  // probe: oracle/model_independence.h; the model with some nodes changed), compared with its own
+  // expected values, on the engine under test or, given `engine`, on that engine with other
+  // settings. By majority with `repeat`; not cached, counted as an evaluation. Messages quoting the
+  // variant's names mask them as they mask the model's. Compare with match() once the target is
+  // set. Invalid with `engine` when the engine was given as an instance or the variant's spec fails.
+  Verdict evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel = nullptr,
+                         const EngineVariant& engine = {});
 
   // The failure every candidate is compared with (set from the original's verdict by the caller).
   void set_target(const FailureSignature& target) { target_ = target; has_target_ = true; }
@@ -191,6 +187,8 @@ class Oracle {
   // A materialized candidate on the engine under test (the ONNX checker first for external engines).
   Verdict run_materialized(const CandidateRun& run, const std::atomic<bool>* cancel, TensorMap* actual,
                            uint64_t actual_limit);
+  // A run on the engine `spec` makes (a check: script when it gives no values), in a slot.
+  Verdict run_on_spec(const EngineSpec& spec, const CandidateRun& run, const std::atomic<bool>* cancel);
   Verdict run_candidate(const Candidate& candidate, const std::atomic<bool>* cancel, TensorMap* actual,
                         uint64_t actual_limit);
   // The engine under test of slot 0 (null for a check: script).

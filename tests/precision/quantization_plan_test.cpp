@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
-#include "session/quantization.h"
+#include "precision/quantization.h"
 #include "test_support.h"
 
 namespace reduce {

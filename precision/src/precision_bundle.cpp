@@ -8,8 +8,8 @@
 #include "core/mapped_file.h"
 #include "core/precision_conversion.h"
 #include "core/model_io.h"
-#include "session/error_chart.h"
-#include "session/precision.h"
+#include "oracle/error_chart.h"
+#include "precision/precision.h"
 
 #include "precision_report.h"
 
@@ -66,41 +66,36 @@ void add_search_json(nlohmann::json& j, const PrecisionOutcome& out, const char*
                   {"original_failed_again", out.original_failed_again}};
 }
 
-Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& oracle, const PrecisionOutcome& out,
-                              const std::string& command) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error(dir.string() + ": cannot create the folder (" + ec.message() + ")");
-  std::string list;
-  for (const auto& p : out.pinned) list += p.name + "\n";
-  // The error each node adds vs inherits with nothing in FP32: where the set's nodes stand out.
-  bool chart = false;
-  std::string chart_note;
-  if (out.origin && !out.stopped) {  // after Ctrl-C, the set is written at once
-    REDUCE_ASSIGN(const ChartResult drawn, write_error_chart(dir / "error.svg", *out.origin, oracle.model().graph, std::nullopt));
-    chart = drawn.outcome == ChartOutcome::Drawn;
-    chart_note = drawn.note;
-  }
+namespace {
 
-  // A strongly typed engine (`fp16:SPEC`, TensorRT 11) takes the set in the model: the deployable
-  // model is the original converted with the set kept in FP32.
-  std::optional<MixedPrecisionModel> deployable;
+// A strongly typed engine (`fp16:SPEC`, TensorRT 11) takes the set in the model: the deployable
+// model is the original converted with the set kept in FP32.
+struct Deployable {
   std::optional<DType> typed;
-  if (out.kind == PrecisionOutcome::Kind::Found) typed = oracle.engine_converts_to();
-  const std::string deployable_file = typed == DType::BFloat16 ? "model_bf16.onnx" : "model_fp16.onnx";
-  if (typed) {
-    MixedPrecisionOptions options;
-    options.to = *typed;
-    for (const auto& p : out.pinned) options.keep_nodes.insert(p.name);
-    REDUCE_ASSIGN(deployable, convert_to_mixed_precision(oracle.model(), options));
-  }
+  std::string file;
+  std::optional<MixedPrecisionModel> converted;
+};
 
+Expected<Deployable> deployable_model(const Oracle& oracle, const PrecisionOutcome& out) {
+  Deployable d;
+  if (out.kind == PrecisionOutcome::Kind::Found) d.typed = oracle.engine_converts_to();
+  d.file = d.typed == DType::BFloat16 ? "model_bf16.onnx" : "model_fp16.onnx";
+  if (!d.typed) return d;
+  MixedPrecisionOptions options;
+  options.to = *d.typed;
+  for (const auto& p : out.pinned) options.keep_nodes.insert(p.name);
+  REDUCE_ASSIGN(d.converted, convert_to_mixed_precision(oracle.model(), options));
+  return d;
+}
+
+nlohmann::json precision_json(const Oracle& oracle, const PrecisionOutcome& out, const Deployable& deployable, bool chart,
+                              const std::string& command) {
   nlohmann::json j;
   j["engine"] = oracle.options().engine;
   j["timing_cache"] = nullptr;
   if (const auto& caches = oracle.options().environment.timing_caches; caches && caches->leases() > 0)
     j["timing_cache"] = {{"builds", caches->leases()}, {"files", caches->files()}};
-  j["converted_model"] = deployable ? nlohmann::json(deployable_file) : nlohmann::json(nullptr);
+  j["converted_model"] = deployable.converted ? nlohmann::json(deployable.file) : nlohmann::json(nullptr);
   j["autocast_rule"] = nullptr;
   if (out.autocast_rule)
     j["autocast_rule"] = {{"data_max", out.autocast_rule->data_max}, {"init_max", out.autocast_rule->init_max},
@@ -111,8 +106,11 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   for (const auto& p : out.pinned)
     j["fp32_nodes"].push_back({{"name", p.name}, {"op_type", p.op_type}, {"local_error_over_tolerance", p.local_error}});
   j["command"] = command;
+  return j;
+}
 
-  std::ostringstream md;
+// report.md's opening: the failure, the set with each node's own error, the confirmation.
+void markdown_set(std::ostream& md, const Oracle& oracle, const PrecisionOutcome& out) {
   md << "# Nodes to keep in FP32\n\n"
      << "Engine `" << oracle.options().engine << "`: the model fails as it is (" << out.before.signature.to_string()
      << (out.samples > 1 ? " on input sample #" + std::to_string(out.failing_sample) : std::string())
@@ -134,46 +132,81 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   if (out.renamed.duplicates > 0 || out.renamed.unnamed > 0)
     md << "\nRenamed before the search: " << out.renamed.duplicates << " node(s) that had an earlier node's name (now `NAME_K`), "
        << out.renamed.unnamed << " unnamed node(s) (now `node_K`).\n";
-  md << "\nWorst output error / tolerance: " << number(worst_ratio(out.before)) << " before, "
-     << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
-     << (chart ? "Error per node with nothing in FP32 (added alone vs accumulated): ![error per node](error.svg)\n\n"
-               : chart_note.empty() ? "" : "No chart: " + chart_note + "\n\n");
-  if (out.autocast_rule) {
-    const auto& rule = *out.autocast_rule;
-    const auto flag_value = [](double v) {  // as typed on AutoCast's command line
-      return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(static_cast<long long>(v)) : number(v);
-    };
-    md << "Model Optimizer AutoCast's default rule (`--data_max " << flag_value(rule.data_max) << " --init_max "
-       << flag_value(rule.init_max) << "`, on the recorded FP32 values) keeps " << rule.nodes.size() << " node(s) in FP32";
-    for (size_t i = 0; i < rule.nodes.size() && i < 20; ++i) md << (i ? ", " : ": ") << "`" << rule.nodes[i] << "`";
-    if (rule.nodes.size() > 20) md << ", ...";
-    md << "; with them the model " << (rule.passes ? "passes" : "**still fails**") << ". This search's set: "
-       << out.pinned.size() << " node(s)" << (out.one_minimal ? ", 1-minimal" : "") << ".\n\n";
-  }
-  if (deployable) {
+}
+
+// AutoCast's default rule next to the set found.
+void markdown_autocast_rule(std::ostream& md, const PrecisionOutcome& out) {
+  if (!out.autocast_rule) return;
+  const auto& rule = *out.autocast_rule;
+  const auto flag_value = [](double v) {  // as typed on AutoCast's command line
+    return v == std::floor(v) && std::fabs(v) < 1e15 ? std::to_string(static_cast<long long>(v)) : number(v);
+  };
+  md << "Model Optimizer AutoCast's default rule (`--data_max " << flag_value(rule.data_max) << " --init_max "
+     << flag_value(rule.init_max) << "`, on the recorded FP32 values) keeps " << rule.nodes.size() << " node(s) in FP32";
+  for (size_t i = 0; i < rule.nodes.size() && i < 20; ++i) md << (i ? ", " : ": ") << "`" << rule.nodes[i] << "`";
+  if (rule.nodes.size() > 20) md << ", ...";
+  md << "; with them the model " << (rule.passes ? "passes" : "**still fails**") << ". This search's set: "
+     << out.pinned.size() << " node(s)" << (out.one_minimal ? ", 1-minimal" : "") << ".\n\n";
+}
+
+// How to deploy the set: the converted model on a strongly typed engine, else the flags.
+void markdown_deployment(std::ostream& md, const PrecisionOutcome& out, const Deployable& d) {
+  if (d.converted) {
     md << "The engine is strongly typed (TensorRT 11 builds the graph as typed): the set is delivered in the model. `"
-       << deployable_file << "` is `model.onnx` converted to " << (typed == DType::BFloat16 ? "BF16" : "FP16")
-       << " with these nodes kept in FP32 (" << deployable->converted_nodes << " nodes converted, " << deployable->casts
-       << " Casts):\n\n```sh\ntrtexec --onnx=" << deployable_file << "\n```\n\nThe same conversion with Model Optimizer's "
-       << "AutoCast" << (typed == DType::Float16 ? ", or ONNX Runtime's converter" : "") << ":\n\n```sh\n"
-       << autocast_command(out.pinned, *typed, deployable_file) << "\n```\n\n";
-    if (typed == DType::Float16) md << "```python\n" << onnxruntime_float16_call(out.pinned) << "\n```\n\n";
+       << d.file << "` is `model.onnx` converted to " << (d.typed == DType::BFloat16 ? "BF16" : "FP16")
+       << " with these nodes kept in FP32 (" << d.converted->converted_nodes << " nodes converted, " << d.converted->casts
+       << " Casts):\n\n```sh\ntrtexec --onnx=" << d.file << "\n```\n\nThe same conversion with Model Optimizer's "
+       << "AutoCast" << (d.typed == DType::Float16 ? ", or ONNX Runtime's converter" : "") << ":\n\n```sh\n"
+       << autocast_command(out.pinned, *d.typed, d.file) << "\n```\n\n";
+    if (d.typed == DType::Float16) md << "```python\n" << onnxruntime_float16_call(out.pinned) << "\n```\n\n";
   } else {
     md << "TensorRT:\n\n```sh\n" << tensorrt_flags(out.pinned) << "\n```\n\nPolygraphy:\n\n```sh\n"
        << polygraphy_flags(out.pinned) << "\n```\n\n";
   }
-  md
-     << "The node names are those of `model.onnx` here (unnamed nodes were named `node_K`, and a name shared by "
+}
+
+std::string precision_markdown(const Oracle& oracle, const PrecisionOutcome& out, const Deployable& deployable,
+                               const std::optional<ChartResult>& chart, const std::string& command) {
+  std::ostringstream md;
+  markdown_set(md, oracle, out);
+  const bool drawn = chart && chart->outcome == ChartOutcome::Drawn;
+  const std::string note = chart ? chart->note : "";
+  md << "\nWorst output error / tolerance: " << number(worst_ratio(out.before)) << " before, "
+     << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
+     << (drawn ? "Error per node with nothing in FP32 (added alone vs accumulated): ![error per node](error.svg)\n\n"
+               : note.empty() ? "" : "No chart: " + note + "\n\n");
+  markdown_autocast_rule(md, out);
+  markdown_deployment(md, out, deployable);
+  md << "The node names are those of `model.onnx` here (unnamed nodes were named `node_K`, and a name shared by "
         "several nodes kept by the first and made `NAME_K` for the others). "
         "TensorRT layer names follow the ONNX node names only in the common case; check them with "
         "`--exportLayerInfo` or Polygraphy's `inspect model`.\n\nReproduce:\n\n```sh\n"
      << command << "\n```\n";
+  return md.str();
+}
 
+}  // namespace
+
+Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& oracle, const PrecisionOutcome& out,
+                              const std::string& command) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(dir.string() + ": cannot create the folder (" + ec.message() + ")");
+  std::string list;
+  for (const auto& p : out.pinned) list += p.name + "\n";
+  // The error each node adds vs inherits with nothing in FP32: where the set's nodes stand out.
+  std::optional<ChartResult> chart;
+  if (out.origin && !out.stopped) {  // after Ctrl-C, the set is written at once
+    REDUCE_ASSIGN(chart, write_error_chart(dir / "error.svg", *out.origin, oracle.model().graph, std::nullopt));
+  }
+  REDUCE_ASSIGN(const Deployable deployable, deployable_model(oracle, out));
+  const nlohmann::json j = precision_json(oracle, out, deployable, chart && chart->outcome == ChartOutcome::Drawn, command);
+  const std::string md = precision_markdown(oracle, out, deployable, chart, command);
   REDUCE_TRY(save_model(oracle.model(), dir / "model.onnx"));
-  if (deployable) REDUCE_TRY(save_model(deployable->model, dir / deployable_file));
+  if (deployable.converted) REDUCE_TRY(save_model(deployable.converted->model, dir / deployable.file));
   REDUCE_TRY(write_file_atomic(dir / "precision.txt", list));
   REDUCE_TRY(write_file_atomic(dir / "report.json", j.dump(2) + "\n"));
-  REDUCE_TRY(write_file_atomic(dir / "report.md", md.str()));
+  REDUCE_TRY(write_file_atomic(dir / "report.md", md));
   return {};
 }
 

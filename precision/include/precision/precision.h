@@ -32,8 +32,17 @@ struct PrecisionOptions {
   int confirm = 1;
 };
 
-// The strategies `PrecisionOptions::strategy` takes.
-inline const char* const kPrecisionStrategies[] = {"default", "polygraphy-bisect", "polygraphy-linear"};
+// A strategy `PrecisionOptions::strategy` takes (precision/src/strategies/strategies.def), the
+// default first; `directed`: it takes `from_outputs`.
+struct PrecisionStrategyInfo {
+  std::string name;
+  bool directed = false;
+  std::string help;
+};
+const std::vector<PrecisionStrategyInfo>& precision_strategies();
+bool is_precision_strategy(const std::string& name);
+// "default, polygraphy-bisect or polygraphy-linear": the names, for help texts and errors.
+std::string precision_strategy_names();
 
 struct PinnedNode {
   size_t node = 0;    // index in the model's graph
@@ -83,7 +92,7 @@ struct PrecisionOutcome {
   // Where error is born in the model with nothing in FP32 (the default strategy's ranking): the
   // bundle draws it as error.svg.
   std::optional<ErrorOrigin> origin;
-  // A Q/DQ model (session/quantization.h): `pinned` are quantized nodes left in float, the outputs
+  // A Q/DQ model (precision/quantization.h): `pinned` are quantized nodes left in float, the outputs
   // are compared with the float model's, and `all_kept` is every quantized node in float.
   struct Quantization {
     std::string float_model;  // the float model's file; "" when derived by folding every Q/DQ pair

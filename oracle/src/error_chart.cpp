@@ -1,5 +1,5 @@
 // error.svg with gnuplot: the data in files next to the picture, a fixed script, no shell.
-#include "session/error_chart.h"
+#include "oracle/error_chart.h"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // Sample oracles: made in sample order, checked as the command asks, the failing one chosen.
-#include "session/samples.h"
+#include "oracle/samples.h"
 
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 
 namespace reduce {
 

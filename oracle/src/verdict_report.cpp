@@ -1,5 +1,5 @@
 // Verdict and error-table printing.
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 
 #include <cmath>
 #include <cstdio>

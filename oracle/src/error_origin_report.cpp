@@ -1,12 +1,12 @@
 // The error-origin table and findings, for the terminal (`reduce compare`) and report.md.
-#include "session/error_origin_report.h"
+#include "oracle/error_origin_report.h"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <sstream>
 
-#include "session/verdict_report.h"
+#include "oracle/verdict_report.h"
 
 namespace reduce {
 

@@ -1,5 +1,5 @@
 // graph.dot and graph.svg of a reduced model.
-#include "graph_picture.h"
+#include "adapters/graph_picture.h"
 
 #include <map>
 #include <sstream>

@@ -14,7 +14,7 @@
 
 #include "core/quantized_nodes.h"
 #include "engine/engine.h"
-#include "session/precision.h"
+#include "precision/precision.h"
 
 namespace reduce {
 

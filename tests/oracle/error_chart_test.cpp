@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include "session/error_chart.h"
+#include "oracle/error_chart.h"
 #include "test_support.h"
 
 namespace reduce {

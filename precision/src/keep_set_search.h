@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "oracle/oracle.h"
-#include "session/precision.h"
+#include "precision/precision.h"
 
 namespace reduce {
 

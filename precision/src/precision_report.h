@@ -7,7 +7,7 @@
 #include <string>
 
 #include "oracle/verdict.h"
-#include "session/precision.h"
+#include "precision/precision.h"
 
 namespace reduce {
 

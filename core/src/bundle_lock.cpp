@@ -1,5 +1,5 @@
 // The guards of an output: flock on a lock file holding the holder's pid, and the input check.
-#include "session/bundle_lock.h"
+#include "core/bundle_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

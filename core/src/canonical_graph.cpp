@@ -1,7 +1,7 @@
 // Canonical graph form: each value is labelled by the expression that computes it (op type,
 // attributes, labels of its inputs), graph inputs by their type; the form is the sorted labels of
 // the outputs.
-#include "session/canonical_graph.h"
+#include "core/canonical_graph.h"
 
 #include <algorithm>
 #include <map>

@@ -1,5 +1,5 @@
-// AutoCast's keep rule on reference values (session/autocast_rule.h).
-#include "session/autocast_rule.h"
+// AutoCast's keep rule on reference values (precision/autocast_rule.h).
+#include "precision/autocast_rule.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // The tolerance sweep of `reduce precision`: one FP32 set per tolerance, and sweep.json.
 #include <nlohmann/json.hpp>
 
-#include "session/precision.h"
+#include "precision/precision.h"
 
 namespace reduce {
 

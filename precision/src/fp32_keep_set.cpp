@@ -1,6 +1,6 @@
 // The search for a 1-minimal set of nodes to keep in FP32: ranking, the reducer, the verdicts.
-#include "session/autocast_rule.h"
-#include "session/precision.h"
+#include "precision/autocast_rule.h"
+#include "precision/precision.h"
 
 #include "command_words.h"
 #include "keep_set_search.h"
@@ -28,6 +28,15 @@ Fp32Nodes names_of(const Graph& g, const std::vector<size_t>& nodes, const std::
   for (size_t n : nodes)
     if (pinnable[n]) out.names.push_back(g.nodes[n].name);
   return out;
+}
+
+// The whole model on the engine under test with `nodes` kept in FP32 (engine/fp32_nodes.h:
+// `opt:fp16,fp32=...`, `cmd[fp32=...]:`), compared with the same recorded reference. Not cached.
+// Invalid when the spec cannot take the set.
+Verdict run_with_fp32_nodes(Oracle& sample, const Fp32Nodes& nodes, const std::atomic<bool>* cancel) {
+  auto run = sample.materialize(Candidate::whole(sample.model().graph));
+  if (!run) return Verdict::invalid_because(run.error().message());
+  return sample.evaluate_probe(*run, cancel, [&](const EngineSpec& spec) { return with_fp32_nodes(spec, nodes); });
 }
 
 // Nodes by the error they add when run alone (largest first), then by the growth of their
@@ -109,9 +118,7 @@ Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const P
                                            std::stop_token stop) {
   if (samples.empty()) return make_error("no input sample");
   Oracle& oracle = *samples[0];
-  if (std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), options.strategy) ==
-      std::end(kPrecisionStrategies))
-    return make_error("unknown precision strategy '" + options.strategy + "'");
+  if (!is_precision_strategy(options.strategy)) return make_error("unknown precision strategy '" + options.strategy + "'");
   auto spec = parse_engine_spec(oracle.options().engine);
   if (oracle.options().engine_instance || !spec || !spec->controls_precision())
     return make_error("engine '" + oracle.options().engine +
@@ -134,7 +141,7 @@ Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const P
   KeepSetProblem problem;
   problem.candidates = candidates;
   problem.check = [&](Oracle& sample, const std::vector<size_t>& set, const std::atomic<bool>* cancel) {
-    return sample.evaluate_pinned(names_of(g, set, pinnable), cancel);
+    return run_with_fp32_nodes(sample, names_of(g, set, pinnable), cancel);
   };
   problem.rank = [&](Oracle& failing, std::map<size_t, double>& local_error, std::optional<ErrorOrigin>& origin) {
     return rank_by_added_error(failing, options, &cancelled, local_error, origin);

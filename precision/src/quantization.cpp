@@ -1,6 +1,6 @@
-// The Q/DQ search (session/quantization.h): the plan (quantized nodes, their weights' float values),
+// The Q/DQ search (precision/quantization.h): the plan (quantized nodes, their weights' float values),
 // the float model's outputs, the error each quantized node adds, and the keep-set search over them.
-#include "session/quantization.h"
+#include "precision/quantization.h"
 
 #include <algorithm>
 #include <cmath>
@@ -369,12 +369,30 @@ ErrorOrigin quantization_origin(const std::vector<QuantizationError>& errors) {
 }
 
 
+namespace {
+
+// `variant` (the model with some nodes left in float: the same graph inputs and outputs) on the
+// engine under test, with the model's inputs and its recorded outputs as they are (no whole-model
+// extraction per check). A check: script decides alone where no output was recorded.
+Verdict run_variant(Oracle& sample, Model variant, const std::atomic<bool>* cancel) {
+  const auto spec = parse_engine_spec(sample.options().engine);
+  const bool script = !sample.options().engine_instance && spec && !spec->gives_values();
+  CandidateRun run{std::move(variant), sample.inputs(), {}};
+  for (const auto& vi : sample.model().graph.outputs) {
+    const Tensor* t = sample.recorded().find(vi.name);
+    if (!t && script) continue;
+    if (!t) return Verdict::invalid_because("no recorded value for output '" + vi.name + "'");
+    run.expected.push_back({vi.name, *t});
+  }
+  return sample.evaluate_probe(run, cancel);
+}
+
+}  // namespace
+
 Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const QuantizedSearchPlan& plan,
                                             const PrecisionOptions& options, std::stop_token stop) {
   if (samples.empty()) return make_error("no input sample");
-  if (std::find(std::begin(kPrecisionStrategies), std::end(kPrecisionStrategies), options.strategy) ==
-      std::end(kPrecisionStrategies))
-    return make_error("unknown precision strategy '" + options.strategy + "'");
+  if (!is_precision_strategy(options.strategy)) return make_error("unknown precision strategy '" + options.strategy + "'");
   const Graph& g = samples[0]->model().graph;
   KeepSetProblem problem;
   for (const auto& qn : plan.nodes) {
@@ -393,7 +411,7 @@ Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const 
   problem.check = [&](Oracle& sample, const std::vector<size_t>& set, const std::atomic<bool>* cancel) {
     auto variant = leave_in_float(sample.model(), plan.nodes, set, plan.float_weights);
     if (!variant) return Verdict::invalid_because(variant.error().message());
-    return sample.evaluate_variant(std::move(*variant), cancel);
+    return run_variant(sample, std::move(*variant), cancel);
   };
   problem.rank = [&](Oracle& failing, std::map<size_t, double>& local_error, std::optional<ErrorOrigin>&) {
     auto errors = quantization_errors(failing.model(), plan, *reference, failing.inputs(), failing.options().tolerance,

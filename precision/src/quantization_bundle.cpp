@@ -7,7 +7,7 @@
 
 #include "core/mapped_file.h"
 #include "core/model_io.h"
-#include "session/quantization.h"
+#include "precision/quantization.h"
 
 #include "command_words.h"
 #include "precision_report.h"
@@ -55,23 +55,10 @@ const char* kind_name(PrecisionOutcome::Kind k) {
   return "";
 }
 
-}  // namespace
-
-Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle& oracle, const QuantizedSearchPlan& plan,
-                                 const PrecisionOutcome& out, const std::string& command) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error(dir.string() + ": cannot create the folder (" + ec.message() + ")");
-  std::vector<size_t> set;
-  std::string list;
-  for (const auto& p : out.pinned) {
-    set.push_back(p.node);
-    list += p.name + "\n";
-  }
-  std::sort(set.begin(), set.end());
-  REDUCE_ASSIGN(const Model partial, leave_in_float(oracle.model(), plan.nodes, set, plan.float_weights));
+// report.json of the quantized search.
+nlohmann::json quantization_json(const Oracle& oracle, const QuantizedSearchPlan& plan, const PrecisionOutcome& out,
+                                 const std::string& command) {
   const std::string& float_source = plan.float_model_source;
-
   nlohmann::json j;
   j["engine"] = oracle.options().engine;
   j["mode"] = "quantization";
@@ -96,6 +83,27 @@ Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle&
   j["onnxruntime"] = onnxruntime_quantize_call(out.pinned);
   j["modelopt"] = modelopt_quantize_command(out.pinned);
   j["command"] = command;
+  return j;
+}
+
+}  // namespace
+
+Status write_quantization_bundle(const std::filesystem::path& dir, const Oracle& oracle, const QuantizedSearchPlan& plan,
+                                 const PrecisionOutcome& out, const std::string& command) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_error(dir.string() + ": cannot create the folder (" + ec.message() + ")");
+  std::vector<size_t> set;
+  std::string list;
+  for (const auto& p : out.pinned) {
+    set.push_back(p.node);
+    list += p.name + "\n";
+  }
+  std::sort(set.begin(), set.end());
+  REDUCE_ASSIGN(const Model partial, leave_in_float(oracle.model(), plan.nodes, set, plan.float_weights));
+  const std::string& float_source = plan.float_model_source;
+
+  const nlohmann::json j = quantization_json(oracle, plan, out, command);
 
   std::ostringstream md;
   md << "# Quantized nodes to leave in float\n\n"
