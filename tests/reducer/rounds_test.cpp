@@ -150,7 +150,10 @@ TEST(Rounds, ABisectionTakesLog2OfTheSlotsPlusOneLevelsPerRound) {
     EXPECT_EQ(r->best, one->best) << "-j " << jobs;
     const size_t levels = jobs == 3 ? 2 : jobs == 7 ? 3 : 4;
     std::printf("[ counts ] chain 256, output-cut: -j %d %zu rounds, %zu checks\n", jobs, r->rounds, r->checks);
-    EXPECT_LE(r->rounds, (8 + levels - 1) / levels) << "-j " << jobs;
+    // One round of slack: the scheduler may wait before a late guess fills its last slot, which
+    // under load costs a round now and then (-j 3: 5 instead of 4 in 4 of 25 runs beside three busy
+    // processes, never more); without the (k+1)-way levels -j 3 takes 8.
+    EXPECT_LE(r->rounds, (8 + levels - 1) / levels + 1) << "-j " << jobs;
     EXPECT_LE(r->rounds, counter.trips());
   }
 }
