@@ -152,7 +152,7 @@ TEST(Rounds, ABisectionTakesLog2OfTheSlotsPlusOneLevelsPerRound) {
     std::printf("[ counts ] chain 256, output-cut: -j %d %zu rounds, %zu checks\n", jobs, r->rounds, r->checks);
     // One round of slack: the scheduler may wait before a late guess fills its last slot, which
     // under load costs a round now and then (-j 3: 5 instead of 4 in 4 of 25 runs beside three busy
-    // processes, never more); without the (k+1)-way levels -j 3 takes 8.
+    // processes, never more); -j 1 takes 8.
     EXPECT_LE(r->rounds, (8 + levels - 1) / levels + 1) << "-j " << jobs;
     EXPECT_LE(r->rounds, counter.trips());
   }
