@@ -88,8 +88,14 @@ bool wait_for_file(const fs::path& path) {
   return false;
 }
 
-// The pid a script wrote with `echo $$ > FILE`.
+// The pid a script wrote with write_pid (`echo $$ > FILE.$$; mv FILE.$$ FILE`: whole, since several runs
+// of one engine script may write it while the test reads).
 pid_t pid_in(const fs::path& file) { return static_cast<pid_t>(std::stol(read_bytes(file))); }
+
+// The shell lines that write `what` ($$, $PPID) into `file` whole.
+std::string write_pid(const std::string& what, const fs::path& file) {
+  return "echo " + what + " > " + file.string() + ".$$; mv " + file.string() + ".$$ " + file.string() + "\n";
+}
 
 // Whether the process still runs (a zombie no longer runs). Kills it when it does, so that a
 // failing test leaves nothing behind.
@@ -116,7 +122,7 @@ std::string model_in(const TempDir& dir) {
 
 // A `cmd:` engine that writes its pid to PIDFILE and then sleeps (exec: the pid is the sleep's).
 std::string sleeping_engine(const TempDir& dir) {
-  write_bytes(dir / "engine.sh", "#!/bin/sh\necho $$ > " + (dir / "engine.pid").string() + "\nexec sleep 1000\n");
+  write_bytes(dir / "engine.sh", "#!/bin/sh\n" + write_pid("$$", dir / "engine.pid") + "exec sleep 1000\n");
   return "cmd:sh " + (dir / "engine.sh").string() + " {model} {inputs} {outputs}";
 }
 
@@ -318,8 +324,8 @@ TEST(InterruptCli, SigintOnABatchEndsTheReductionInProgressAndItsEngine) {
   TempDir dir;
   write_bytes(dir / "a.onnxtxt", testing::kBroadcastChain);
   write_bytes(dir / "b.onnxtxt", testing::kBroadcastChain);
-  write_bytes(dir / "engine.sh", "#!/bin/sh\necho $PPID > " + (dir / "reduction.pid").string() + "\necho $$ > " +
-                                     (dir / "engine.pid").string() + "\nexec sleep 1000\n");
+  write_bytes(dir / "engine.sh", "#!/bin/sh\n" + write_pid("$PPID", dir / "reduction.pid") +
+                                     write_pid("$$", dir / "engine.pid") + "exec sleep 1000\n");
   const std::string engine = "cmd:sh " + (dir / "engine.sh").string() + " {model} {inputs} {outputs}";
   write_bytes(dir / "manifest.tsv", "model\tengine\na.onnxtxt\t" + engine + "\nb.onnxtxt\t" + engine + "\n");
   Background batch = start_reduce(dir.path(), {"batch", (dir / "manifest.tsv").string(), "-o", (dir / "out").string()});
