@@ -172,6 +172,7 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   REDUCE_TRY(check_int_range("--repeat", o.repeat, 1, kMaxConfirm));
   o.slots = vm["slots"].as<int>();
   REDUCE_TRY(check_int_range("--slots", o.slots, 0, kMaxParallel));
+  o.exclusive_slots = o.slots > 0;  // given: it bounds the engine runs at once
   if (vm.count("jobs")) REDUCE_TRY(check_int_range("-j", vm["jobs"].as<int>(), 0, kMaxParallel));
   if (o.slots == 0 && vm.count("jobs") && vm["jobs"].as<int>() > 0) o.slots = vm["jobs"].as<int>();
   if (o.slots == 0) o.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -82,10 +82,13 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   if (o->options_.slots < 1) return make_error("the number of slots must be at least 1");
   bool per_slot = false;
   for (const auto& e : o->options_.environment.env) per_slot |= e.find("{slot}") != std::string::npos;
+  per_slot |= spec.external() && spec.command.find("{slot}") != std::string::npos;
+  o->per_slot_ = per_slot;
   const int slots = per_slot ? o->options_.slots : 1;
   for (int slot = 0; slot < slots; ++slot) {
     EngineEnvironment env = o->options_.environment;
     for (auto& e : env.env) e = fill_placeholders(e, {{"slot", std::to_string(slot)}});
+    env.slot = slot;
     o->slot_environments_.push_back(env);
     if (o->options_.engine_instance) {
       o->slot_engines_.push_back(o->options_.engine_instance);
@@ -94,7 +97,8 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
       o->slot_engines_.push_back(std::move(engine));
     }
   }
-  o->slots_ = std::make_unique<SlotPool>(slots);
+  // A slot named in the environment or the command is a device: one run at a time on each.
+  o->slots_ = std::make_unique<SlotPool>(o->options_.slots, !per_slot && !o->options_.exclusive_slots);
   if (!o->options_.engine_instance && !spec.gives_values()) {
     REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.command, spec.fp32_nodes));
     o->check_script_ = std::make_unique<CheckScript>(std::move(script));
@@ -169,7 +173,7 @@ Verdict Oracle::run_materialized(const CandidateRun& run, const std::atomic<bool
     v.runs = 0;
     return v;
   }
-  const int slot = lease.slot();
+  const size_t slot = per_slot_ ? static_cast<size_t>(lease.slot()) : 0;
   if (check_script_) return criteria_->run_check_script(*check_script_, run, slot_environments_[slot], cancel);
   return run_on(*slot_engines_[slot], run, cancel, actual, actual_limit);
 }
@@ -321,7 +325,7 @@ Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool
 
 Verdict Oracle::run_on_spec(const EngineSpec& spec, const CandidateRun& run, const std::atomic<bool>* cancel) {
   const SlotPool::Lease lease(*slots_);
-  const int slot = lease.slot();
+  const size_t slot = per_slot_ ? static_cast<size_t>(lease.slot()) : 0;
   if (!spec.gives_values()) {
     auto script = CheckScript::parse(spec.command, spec.fp32_nodes);
     if (!script) return Verdict::invalid_because(script.error().message());

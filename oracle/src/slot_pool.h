@@ -10,8 +10,9 @@ namespace reduce {
 
 class SlotPool {
  public:
-  // One slot: every run shares it (nothing is per slot, so nothing waits).
-  explicit SlotPool(int slots) : busy_(static_cast<size_t>(slots), false) {}
+  // `slots` slots, each held by one run at a time; `shared`: one slot 0 every run holds at once
+  // (nothing is per slot and nothing bounds the runs, so nothing waits).
+  SlotPool(int slots, bool shared) : busy_(shared ? 1 : static_cast<size_t>(slots), false), shared_(shared) {}
 
   // A slot held until the lease ends.
   class Lease {
@@ -32,7 +33,7 @@ class SlotPool {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       for (size_t s = 0; s < busy_.size(); ++s)
-        if (!busy_[s] || busy_.size() == 1) {
+        if (shared_ || !busy_[s]) {
           busy_[s] = true;
           return static_cast<int>(s);
         }
@@ -42,7 +43,7 @@ class SlotPool {
   void release(int slot) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (busy_.size() > 1) busy_[static_cast<size_t>(slot)] = false;
+      if (!shared_) busy_[static_cast<size_t>(slot)] = false;
     }
     free_.notify_one();
   }
@@ -50,6 +51,7 @@ class SlotPool {
   std::mutex mutex_;
   std::condition_variable free_;
   std::vector<bool> busy_;
+  const bool shared_;
 };
 
 }  // namespace reduce

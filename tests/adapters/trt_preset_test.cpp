@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "adapters/engine_spec.h"
 #include "adapters/trt_preset.h"
@@ -71,6 +72,45 @@ TEST(TrtPreset, BadOptionsAreOneLineNamingTheKnownOnes) {
   auto missing = parse_engine_spec("trt:fp16,fp32=@/nonexistent/pins.txt");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().where, "/nonexistent/pins.txt");
+}
+
+// Every option word the spec takes (trt_precisions.def's precisions and the rest) has a row in
+// docs/tensorrt.md's table of the spec, and each precision parses, prints back, and is the tools'
+// flag on TensorRT 10 and none on 11.
+TEST(TrtPreset, EveryOptionWordIsInTheDocsTableAndTheError) {
+  const std::string doc = testing::read_bytes(std::filesystem::path(REDUCE_SOURCE_DIR) / "docs" / "tensorrt.md");
+  const size_t from = doc.find("## The spec");
+  ASSERT_NE(from, std::string::npos);
+  // The first cells of the table's rows: the option words each row is about.
+  std::string first_cells;
+  std::istringstream lines(doc.substr(from, doc.find("\n## ", from + 1) - from));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("| ", 0) == 0) first_cells += line.substr(0, line.find('|', 1)) + "\n";
+  const std::string words = trt_option_words();
+  EXPECT_NE(problem("trt:fp4").find(words), std::string::npos);
+  size_t count = 0;
+  for (size_t start = 0; start < words.size(); ++count) {
+    const size_t end = std::min(words.find(", ", start), words.size());
+    const std::string word = words.substr(start, end - start);
+    start = end + 2;
+    const std::string named = "`" + word.substr(0, word.find('=') == std::string::npos ? word.size() : word.find('=') + 1);
+    EXPECT_NE(first_cells.find(named), std::string::npos) << named << " has no row in docs/tensorrt.md";
+  }
+  size_t precisions = 0;
+#define TRT_PRECISION(word, member, trtexec_flag, polygraphy_flag, quantized)                             \
+  {                                                                                                        \
+    ++precisions;                                                                                          \
+    auto o = parse_trt_options(word);                                                                      \
+    ASSERT_TRUE(o.ok()) << word;                                                                           \
+    EXPECT_TRUE(o->member && o->reduced_precision()) << word;                                              \
+    EXPECT_EQ(to_string(*o), word);                                                                        \
+    EXPECT_EQ(trt_precision_flags(*o, TrtTool::Trtexec, 10), std::vector<std::string>{trtexec_flag});      \
+    EXPECT_TRUE(trt_precision_flags(*o, TrtTool::Trtexec, 11).empty()) << word;                            \
+    EXPECT_EQ(o->quantized_words(), quantized ? std::vector<std::string>{word} : std::vector<std::string>{}); \
+  }
+#include "adapters/trt_precisions.def"
+#undef TRT_PRECISION
+  EXPECT_EQ(count, precisions + 4) << words;  // tf32, fp32=, tool=, version=
 }
 
 TEST(TrtPreset, PolygraphyIsPreferredAndExpandsToItsRunCommand) {

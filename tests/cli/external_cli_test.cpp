@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "fault_models.h"
@@ -508,6 +509,43 @@ TEST(SlotEnvCli, EachConcurrentRunGetsItsSlot) {
   size_t runs = 0;
   for (std::string line; std::getline(lines, line); ++runs) EXPECT_TRUE(line == "gpu0" || line == "gpu1") << line;
   EXPECT_GT(runs, 3u);
+}
+
+// One build per GPU: with more jobs than slots, a run waits for a free slot, and the slot a run
+// holds is given to it both in the template ({slot}, e.g. trtexec --device={slot}) and in the
+// --slot-env environment. Each run holds its slot's lock (flock, released when the shell ends, even
+// when a cancelled run is killed; its children do not inherit it) while it runs: a run that finds
+// the lock taken shares its slot with a run that has not ended. Returns the log's distinct lines.
+std::set<std::string> slots_of_runs(const std::vector<std::string>& options, const std::string& slot_word) {
+  TempDir dir;
+  const auto log = dir / "slots.log";
+  const std::string locks = (dir / "lock").string();
+  const auto s = script(dir, "slot.sh",
+                        "exec 9>>'" + locks + "'\"$2\"\nif ! flock -n 9; then echo shared >> '" + log.string() +
+                            "'; fi\necho \"slot $2 $SLOT_DEVICE\" >> '" + log.string() +
+                            "'\nsleep 0.05 9>&-\n"
+                            "if grep -aq Tanh \"$1\" 9>&-; then exit 1; fi\nexit 0\n");
+  std::vector<std::string> args{model_in(dir), "--engine", "check:sh " + s + " {model} " + slot_word, "-j", "4",
+                                "-o", (dir / "out").string()};
+  args.insert(args.end(), options.begin(), options.end());
+  auto r = run_reduce(args);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::istringstream lines(read_bytes(log));
+  size_t runs = 0;
+  std::set<std::string> seen;
+  for (std::string line; std::getline(lines, line); ++runs) seen.insert(line);
+  EXPECT_GT(runs, 3u);
+  return seen;
+}
+
+TEST(SlotEnvCli, NoTwoRunsAtOnceShareASlot) {
+  using Lines = std::set<std::string>;
+  EXPECT_EQ(slots_of_runs({"--slot-env", "SLOT_DEVICE=gpu{slot}", "--slots", "2"}, "{slot}"),
+            (Lines{"slot 0 gpu0", "slot 1 gpu1"}));
+  // One GPU: every run on it, one at a time, whatever -j is.
+  EXPECT_EQ(slots_of_runs({"--slot-env", "SLOT_DEVICE=gpu{slot}", "--slots", "1"}, "{slot}"), (Lines{"slot 0 gpu0"}));
+  // Nothing names the slot: --slots still bounds the runs at once.
+  EXPECT_EQ(slots_of_runs({"--slots", "1"}, "one"), (Lines{"slot one "}));
 }
 
 }  // namespace

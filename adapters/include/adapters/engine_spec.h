@@ -117,6 +117,9 @@ struct EngineEnvironment {
   RunLimits limits() const { return {timeout_seconds, max_memory_bytes, ledger}; }
   // Extra environment variables for external runs ("NAME=VALUE"), e.g. a device pinned per slot.
   std::vector<std::string> env;
+  // The oracle slot this environment serves (SlotPool: never two runs at once): `{slot}` in a
+  // cmd:/check: template, for a device flag (trtexec --device={slot}).
+  int slot = 0;
   // Threads an in-process engine may use for one run (0: all cores).
   int threads = 0;
   // The program that serves isolated engines (`isolated:SPEC`, `opencv`) as `PROGRAM __worker FD`:

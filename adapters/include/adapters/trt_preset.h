@@ -20,11 +20,11 @@ enum class TrtTool { Auto, Polygraphy, Trtexec };
 struct TrtOptions {
   // Precisions TensorRT may use besides FP32. Without tf32 both tools run FP32 layers without TF32
   // (Polygraphy's default; trtexec gets --noTF32), so that `trt` alone is plain FP32.
-  bool fp16 = false;
-  bool bf16 = false;
-  bool int8 = false;
-  bool fp8 = false;   // TensorRT 10: --fp8 (both tools)
-  bool int4 = false;  // TensorRT 10: trtexec's --int4 (Polygraphy has no such flag)
+  // One member per line of trt_precisions.def: fp16, bf16, int8, fp8 (TensorRT 10: --fp8, both tools),
+  // int4 (TensorRT 10: trtexec's --int4; Polygraphy has no such flag).
+#define TRT_PRECISION(word, member, trtexec_flag, polygraphy_flag, quantized) bool member = false;
+#include "adapters/trt_precisions.def"
+#undef TRT_PRECISION
   bool tf32 = false;
   Fp32Nodes fp32_nodes;  // layers kept in FP32 under a precision constraint (`obey`)
   TrtTool tool = TrtTool::Auto;
@@ -37,10 +37,23 @@ struct TrtOptions {
   // The version the tool said when the spec was settled (`settled`): not printed, asked no more.
   int detected_version = 0;
 
-  bool reduced_precision() const { return fp16 || bf16 || int8 || fp8 || int4; }
+  bool reduced_precision() const {
+#define TRT_PRECISION(word, member, trtexec_flag, polygraphy_flag, quantized) \
+  if (member) return true;
+#include "adapters/trt_precisions.def"
+#undef TRT_PRECISION
+    return false;
+  }
   // The quantized precisions set, as the option words ("int8", "fp8", "int4").
   std::vector<std::string> quantized_words() const;
 };
+
+// Every option word `trt:` takes, as its errors list them: the precisions of trt_precisions.def,
+// then tf32, fp32=, tool= and version=.
+std::string trt_option_words();
+// The builder's precision flags of `options` for `tool` (never Auto), the words of
+// trt_precisions.def: none from TensorRT 11 on (the precision is the graph's), none a tool lacks.
+std::vector<std::string> trt_precision_flags(const TrtOptions& options, TrtTool tool, int version);
 
 // Parses the options after `trt:` (a comma list). Errors are one line: an unknown option (listing
 // the known ones), an unknown tool, a bad fp32= set (Error::where is its file for @FILE).

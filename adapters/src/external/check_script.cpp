@@ -20,6 +20,7 @@ Expected<ProcessResult> CheckScript::run_with(Placeholders placeholders, const E
   process.timeout_seconds = environment.timeout_seconds;
   process.env = environment.env;
   process.cancel = cancel;
+  placeholders.emplace("slot", std::to_string(environment.slot));
   return run_process(fill_placeholders(tokens_, placeholders), process);
 }
 

@@ -53,6 +53,7 @@ class CommandPrepared : public PreparedModel {
     values["model"] = model_path.string();
     values["inputs"] = (run / "inputs").string();
     values["outputs"] = (run / "outputs").string();
+    values["slot"] = std::to_string(environment_.slot);
     // NumPy's files: the inputs as one .npz (entries named after the inputs, in graph input order,
     // stored), and where the command writes its outputs as one .npz (entries named after them).
     if (uses("inputs_npz")) REDUCE_TRY(as_setup(write_npz(run / "inputs.npz", named_inputs(inputs), false)));

@@ -195,10 +195,8 @@ std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const Reproduc
   const int version = o.version ? o.version : o.detected_version ? o.detected_version : 10;
   std::vector<std::string> polygraphy{"--trt"}, trtexec;
   // From TensorRT 11 on the precision is the model's (the bundle's converted model): no flags.
-  if (version < 11)
-    for (auto [set, flag] : {std::pair{o.fp16, "--fp16"}, std::pair{o.bf16, "--bf16"}, std::pair{o.int8, "--int8"},
-                             std::pair{o.fp8, "--fp8"}, std::pair{o.int4, "--int4"}})
-      if (set) polygraphy.push_back(flag), trtexec.push_back(flag);
+  for (auto& flag : trt_precision_flags(o, TrtTool::Polygraphy, version)) polygraphy.push_back(std::move(flag));
+  for (auto& flag : trt_precision_flags(o, TrtTool::Trtexec, version)) trtexec.push_back(std::move(flag));
   if (o.tf32) polygraphy.push_back("--tf32");
   else trtexec.push_back("--noTF32");
   if (version < 11) {

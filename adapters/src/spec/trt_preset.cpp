@@ -15,8 +15,6 @@ namespace reduce {
 
 namespace {
 
-constexpr std::string_view kKnownOptions =
-    "fp16, bf16, int8, fp8, int4, tf32, fp32=NODE+NODE|@FILE, tool=polygraphy|trtexec, version=10|11";
 constexpr std::string_view kInstall =
     "install TensorRT's trtexec (its bin/ folder on PATH) or Polygraphy (`pip install polygraphy`, with TensorRT's "
     "Python package)";
@@ -36,18 +34,9 @@ std::filesystem::path find_program(std::string_view program, std::string_view pa
   return {};
 }
 
-// The builder's precision flags, the same words for both tools (Polygraphy has no --int4: refused
-// before). From TensorRT 11 on the precision is the graph's: the tools take no precision flag.
-void add_precision_flags(std::vector<std::string>& argv, const TrtOptions& o, int version) {
-  if (version >= 11) return;
-  for (auto [set, flag] : {std::pair{o.fp16, "--fp16"}, std::pair{o.bf16, "--bf16"}, std::pair{o.int8, "--int8"},
-                           std::pair{o.fp8, "--fp8"}, std::pair{o.int4, "--int4"}})
-    if (set) argv.push_back(flag);
-}
-
 std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesystem::path& program, int version) {
   std::vector<std::string> argv{program.string(), "run", "{model}", "--trt"};
-  add_precision_flags(argv, o, version);
+  for (auto& flag : trt_precision_flags(o, TrtTool::Polygraphy, version)) argv.push_back(std::move(flag));
   if (o.tf32) argv.push_back("--tf32");
   for (const char* a : {"--load-inputs", "{inputs_json}", "--save-outputs", "{outputs_json}"}) argv.push_back(a);
   return argv;
@@ -55,7 +44,7 @@ std::vector<std::string> polygraphy_argv(const TrtOptions& o, const std::filesys
 
 std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem::path& program, int version) {
   std::vector<std::string> argv{program.string(), "--onnx={model}", "{trtexec_shapes}"};
-  add_precision_flags(argv, o, version);
+  for (auto& flag : trt_precision_flags(o, TrtTool::Trtexec, version)) argv.push_back(std::move(flag));
   // trtexec enables TF32 unless told not to; Polygraphy does the opposite. `tf32` decides for both.
   if (!o.tf32) argv.push_back("--noTF32");
   // One inference is what is compared: no warm-up, no timed repetitions.
@@ -66,7 +55,37 @@ std::vector<std::string> trtexec_argv(const TrtOptions& o, const std::filesystem
 }
 
 
+// Sets the flag `word` names (a precision of trt_precisions.def, or tf32); false when it names none.
+bool set_flag(TrtOptions& o, std::string_view word) {
+  if (word == "tf32") return o.tf32 = true;
+#define TRT_PRECISION(name, member, trtexec_flag, polygraphy_flag, quantized) \
+  if (word == name) return o.member = true;
+#include "adapters/trt_precisions.def"
+#undef TRT_PRECISION
+  return false;
+}
+
 }  // namespace
+
+std::string trt_option_words() {
+  std::string words;
+#define TRT_PRECISION(word, member, trtexec_flag, polygraphy_flag, quantized) words += word ", ";
+#include "adapters/trt_precisions.def"
+#undef TRT_PRECISION
+  return words + "tf32, fp32=NODE+NODE|@FILE, tool=polygraphy|trtexec, version=10|11";
+}
+
+std::vector<std::string> trt_precision_flags(const TrtOptions& o, TrtTool tool, int version) {
+  std::vector<std::string> flags;
+  if (version >= 11) return flags;
+#define TRT_PRECISION(word, member, trtexec_flag, polygraphy_flag, quantized)                      \
+  if (const std::string_view flag = tool == TrtTool::Trtexec ? trtexec_flag : polygraphy_flag; \
+      o.member && !flag.empty())                                                               \
+    flags.emplace_back(flag);
+#include "adapters/trt_precisions.def"
+#undef TRT_PRECISION
+  return flags;
+}
 
 std::string_view trt_tool_name(TrtTool tool) {
   switch (tool) {
@@ -78,18 +97,14 @@ std::string_view trt_tool_name(TrtTool tool) {
 
 Expected<TrtOptions> parse_trt_options(std::string_view options) {
   TrtOptions out;
-  if (options.empty()) return make_error("empty options after 'trt:' (known: " + std::string(kKnownOptions) + ")");
+  if (options.empty()) return make_error("empty options after 'trt:' (known: " + trt_option_words() + ")");
   for (size_t start = 0;;) {
     const size_t comma = options.find(',', start);
     const std::string_view word = options.substr(start, comma == std::string_view::npos ? comma : comma - start);
     if (word.empty()) return make_error("empty option in '" + std::string(options) + "'");
-    if (word == "fp16") out.fp16 = true;
-    else if (word == "bf16") out.bf16 = true;
-    else if (word == "int8") out.int8 = true;
-    else if (word == "fp8") out.fp8 = true;
-    else if (word == "int4") out.int4 = true;
-    else if (word == "tf32") out.tf32 = true;
-    else if (word.substr(0, 5) == "fp32=") {
+    if (set_flag(out, word)) {
+      // a word without a value
+    } else if (word.substr(0, 5) == "fp32=") {
       REDUCE_ASSIGN(Fp32Nodes nodes, parse_fp32_nodes(word.substr(5)));
       for (auto& name : nodes.names)
         if (!out.fp32_nodes.contains(name)) out.fp32_nodes.names.push_back(std::move(name));
@@ -103,7 +118,7 @@ Expected<TrtOptions> parse_trt_options(std::string_view options) {
     else if (word.substr(0, 5) == "tool=")
       return make_error("unknown tool '" + std::string(word.substr(5)) + "' (known: polygraphy, trtexec)");
     else
-      return make_error("unknown option '" + std::string(word) + "' (known: " + std::string(kKnownOptions) + ")");
+      return make_error("unknown option '" + std::string(word) + "' (known: " + trt_option_words() + ")");
     if (comma == std::string_view::npos) return out;
     start = comma + 1;
   }
@@ -111,11 +126,10 @@ Expected<TrtOptions> parse_trt_options(std::string_view options) {
 
 std::string to_string(const TrtOptions& o) {
   std::vector<std::string> words;
-  if (o.fp16) words.push_back("fp16");
-  if (o.bf16) words.push_back("bf16");
-  if (o.int8) words.push_back("int8");
-  if (o.fp8) words.push_back("fp8");
-  if (o.int4) words.push_back("int4");
+#define TRT_PRECISION(word, member, trtexec_flag, polygraphy_flag, quantized) \
+  if (o.member) words.push_back(word);
+#include "adapters/trt_precisions.def"
+#undef TRT_PRECISION
   if (o.tf32) words.push_back("tf32");
   if (!o.fp32_nodes.empty()) words.push_back("fp32=" + to_string(o.fp32_nodes));
   if (o.tool != TrtTool::Auto) words.push_back("tool=" + std::string(trt_tool_name(o.tool)));
@@ -127,9 +141,10 @@ std::string to_string(const TrtOptions& o) {
 
 std::vector<std::string> TrtOptions::quantized_words() const {
   std::vector<std::string> out;
-  if (int8) out.push_back("int8");
-  if (fp8) out.push_back("fp8");
-  if (int4) out.push_back("int4");
+#define TRT_PRECISION(word, member, trtexec_flag, polygraphy_flag, quantized) \
+  if (quantized && member) out.push_back(word);
+#include "adapters/trt_precisions.def"
+#undef TRT_PRECISION
   return out;
 }
 

@@ -55,9 +55,12 @@ struct OracleOptions {
   std::vector<int> fail_codes;
   std::vector<int> ignore_fail_codes;
   RecordOptions record;
-  // Concurrent evaluations get a slot each (0..slots-1); `{slot}` in environment.env entries is
-  // replaced by the slot number (e.g. CUDA_VISIBLE_DEVICES={slot} pins a device per slot).
+  // Concurrent evaluations get a slot each (0..slots-1); `{slot}` in environment.env entries and in
+  // a cmd:/check: template is replaced by the slot number (e.g. CUDA_VISIBLE_DEVICES={slot} pins a
+  // device per slot), and then no two runs hold one slot at once.
   int slots = 1;
+  // At most `slots` engine runs at once even when nothing names {slot} (`--slots` given).
+  bool exclusive_slots = false;
   // Flaky engines (`--repeat N`): every evaluation runs the candidate N times. Before the target is
   // set (the original's own runs) the majority decides; after, a candidate shows the target's
   // failure when it does so in a majority of its runs and at least as often as the original did
@@ -207,6 +210,7 @@ class Oracle {
   std::vector<std::shared_ptr<Engine>> slot_engines_;  // one per slot when the environment names {slot}; none for check:
   std::vector<EngineEnvironment> slot_environments_;
   std::unique_ptr<SlotPool> slots_;
+  bool per_slot_ = false;  // an engine and environment per slot ({slot} named), else one for all
   std::unique_ptr<CheckScript> check_script_;
   std::unique_ptr<FailCriteria> criteria_;
   std::unique_ptr<VerdictCache> cache_;
