@@ -256,6 +256,126 @@ void interpolate(const T* in, T* out, const Shape& in_shape, const Shape& out_sh
   });
 }
 
+// The output of one Resize: its shape, the scale of each axis and tf_crop_and_resize's region.
+struct ResizeGeometry {
+  Shape out_shape;
+  std::vector<double> scale;
+  std::vector<double> roi_start, roi_end;
+};
+
+// The axes scales, sizes and roi refer to: all of them, or opset 18's `axes` (no repeats).
+Expected<std::vector<size_t>> resize_axes(const ResizeAttrs& a, size_t rank) {
+  std::vector<size_t> axes;
+  if (a.axes.empty()) {
+    for (size_t d = 0; d < rank; ++d) axes.push_back(d);
+    return axes;
+  }
+  for (int64_t ax : a.axes) {
+    REDUCE_ASSIGN(size_t d, normalize_axis(ax, rank));
+    for (size_t seen : axes)
+      if (seen == d) return make_error("axes has a repeated axis");
+    axes.push_back(d);
+  }
+  return axes;
+}
+
+// Output lengths are floor(scale * input length).
+Status apply_scales(const std::vector<double>& s, const Shape& in, const std::vector<size_t>& axes, ResizeGeometry& g) {
+  if (s.size() != axes.size())
+    return make_error("scales has " + std::to_string(s.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (!(s[i] > 0) || !std::isfinite(s[i])) return make_error("scales must be positive");
+    const double len = s[i] * static_cast<double>(in[axes[i]]);
+    if (len > 9.0e15) return make_error("scales give a too large output");
+    g.scale[axes[i]] = s[i];
+    g.out_shape[axes[i]] = static_cast<int64_t>(std::floor(len));
+  }
+  return {};
+}
+
+// Sizes are taken as they are ("stretch") or give one scale for all axes, the smallest or the largest
+// ratio (keep_aspect_ratio_policy), and the lengths are rounded from it.
+Status apply_sizes(const ResizeAttrs& a, const Tensor& sizes, const Shape& in, const std::vector<size_t>& axes, ResizeGeometry& g) {
+  if (sizes.dtype() != DType::Int64 || sizes.elements() != axes.size())
+    return make_error("sizes must be int64 with one value per axis");
+  auto sz = sizes.data<int64_t>();
+  for (int64_t v : sz)
+    if (v < 0) return make_error("sizes must not be negative");
+  if (a.keep_aspect == "stretch") {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      g.out_shape[axes[i]] = sz[i];
+      g.scale[axes[i]] = static_cast<double>(sz[i]) / static_cast<double>(in[axes[i]]);
+    }
+    return {};
+  }
+  const bool not_larger = a.keep_aspect == "not_larger";
+  double sc = not_larger ? INFINITY : 0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const double r = static_cast<double>(sz[i]) / static_cast<double>(in[axes[i]]);
+    sc = not_larger ? std::min(sc, r) : std::max(sc, r);
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    g.scale[axes[i]] = sc;
+    const double len = std::round(sc * static_cast<double>(in[axes[i]]));
+    if (!(len < 9.0e15)) return make_error("sizes give a too large output");
+    g.out_shape[axes[i]] = static_cast<int64_t>(len);
+  }
+  return {};
+}
+
+// tf_crop_and_resize's roi: the starts of the axes, then their ends, in float or double.
+Status apply_roi(const Tensor* roi, const std::vector<size_t>& axes, ResizeGeometry& g) {
+  if (!roi) return make_error("tf_crop_and_resize needs roi");
+  REDUCE_ASSIGN(Tensor wr, widen(*roi));
+  if (wr.elements() != 2 * axes.size()) return make_error("roi must have 2 values per axis");
+  const uint64_t e = axes.size();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    g.roi_start[axes[i]] = wr.dtype() == DType::Double ? wr.data<double>()[i] : wr.data<float>()[i];
+    g.roi_end[axes[i]] = wr.dtype() == DType::Double ? wr.data<double>()[i + e] : wr.data<float>()[i + e];
+  }
+  return {};
+}
+
+// An antialiased axis has about 4 / scale taps per output coordinate.
+double axis_taps_bound(const ResizeAttrs& a, double scale) { return antialiased(a, scale) ? 4.0 / scale + 2 : 4.0; }
+
+// The axis maps hold output length * taps entries per axis: refused before they are built when
+// they would exceed the tensor size limit (summed in double so that a huge output cannot wrap).
+Status check_axis_maps_fit(const ResizeAttrs& a, const ResizeGeometry& g) {
+  double map_size = 0;
+  for (size_t d = 0; d < g.out_shape.size(); ++d) {
+    if (g.out_shape[d] == 0) continue;
+    if (axis_taps_bound(a, g.scale[d]) > static_cast<double>(max_tensor_bytes()))
+      return make_error("scale " + std::to_string(g.scale[d]) + " needs too many filter taps");
+    map_size += static_cast<double>(g.out_shape[d]) * static_cast<double>(axis_taps(a, g.scale[d]));
+    if (map_size > static_cast<double>(max_tensor_bytes() / 8)) return make_error("output " + shape_to_string(g.out_shape) + " is too large");
+  }
+  return {};
+}
+
+Status gather_by_size(const Tensor& x, Tensor& out, const std::vector<AxisMap>& maps) {
+  const Shape& out_shape = out.shape();
+  switch (dtype_size(x.dtype())) {
+    case 1: gather_nearest(x.data<uint8_t>().data(), out.mutable_data<uint8_t>().data(), x.shape(), out_shape, maps); return {};
+    case 2: gather_nearest(x.data<uint16_t>().data(), out.mutable_data<uint16_t>().data(), x.shape(), out_shape, maps); return {};
+    case 4: gather_nearest(x.data<uint32_t>().data(), out.mutable_data<uint32_t>().data(), x.shape(), out_shape, maps); return {};
+    case 8: gather_nearest(x.data<uint64_t>().data(), out.mutable_data<uint64_t>().data(), x.shape(), out_shape, maps); return {};
+    default: return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
+  }
+}
+
+// Half types are widened to float for the sums and rounded once at the end.
+Expected<Tensor> interpolate_widened(const Tensor& x, const Shape& out_shape, const std::vector<AxisMap>& maps, double extrapolation) {
+  if (x.dtype() == DType::Bool || x.dtype() == DType::String) return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
+  REDUCE_ASSIGN(Tensor wx, widen(x));
+  REDUCE_ASSIGN(Tensor wout, Tensor::allocate(wx.dtype(), out_shape));
+  visit_dtype(wx.dtype(), [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>)
+      interpolate<T>(wx.data<T>().data(), wout.mutable_data<T>().data(), x.shape(), out_shape, maps, extrapolation);
+  });
+  return narrow(wout, x.dtype());
+}
+
 class ResizeKernel : public Kernel {
  public:
   explicit ResizeKernel(ResizeAttrs a) : a_(std::move(a)) {}
@@ -264,6 +384,28 @@ class ResizeKernel : public Kernel {
     const Tensor& x = *ctx.input(0);
     const size_t rank = x.rank();
     if (rank == 0) return make_error("input must have at least one dim");
+    REDUCE_ASSIGN(ResizeGeometry g, geometry(ctx, x));
+    for (size_t d = 0; d < rank; ++d)
+      if (x.shape()[d] == 0 && g.out_shape[d] > 0) return make_error("cannot resize an empty axis to a non-empty one");
+    REDUCE_TRY(check_axis_maps_fit(a_, g));
+    REDUCE_ASSIGN(Tensor* out, ctx.allocate_output(0, x.dtype(), g.out_shape));
+    if (out->elements() == 0) return {};
+    std::vector<AxisMap> maps;
+    for (size_t d = 0; d < rank; ++d) maps.push_back(map_axis(a_, x.shape()[d], g.out_shape[d], g.scale[d], g.roi_start[d], g.roi_end[d]));
+    bool gather = a_.mode == Mode::Nearest;
+    if (!gather) {
+      gather = true;
+      for (const auto& m : maps) gather = gather && m.identity;
+    }
+    if (gather && a_.transform != Transform::TfCropAndResize) return gather_by_size(x, *out, maps);
+    REDUCE_ASSIGN(Tensor result, interpolate_widened(x, g.out_shape, maps, a_.extrapolation));
+    ctx.set_output(0, std::move(result));
+    return {};
+  }
+
+ private:
+  // Scales (attribute or input) or sizes, and the roi, as the geometry of the output.
+  Expected<ResizeGeometry> geometry(const KernelContext& ctx, const Tensor& x) const {
     auto optional = [&](int i) -> const Tensor* {
       if (i < 0 || static_cast<size_t>(i) >= ctx.input_count()) return nullptr;
       const Tensor* t = ctx.input(static_cast<size_t>(i));
@@ -271,20 +413,9 @@ class ResizeKernel : public Kernel {
     };
     const Tensor* scales_t = optional(a_.scales_input);
     const Tensor* sizes_t = optional(a_.sizes_input);
-    const Tensor* roi_t = optional(a_.roi_input);
-    std::vector<size_t> axes;
-    if (a_.axes.empty()) {
-      for (size_t d = 0; d < rank; ++d) axes.push_back(d);
-    } else {
-      for (int64_t ax : a_.axes) {
-        REDUCE_ASSIGN(size_t d, normalize_axis(ax, rank));
-        for (size_t seen : axes)
-          if (seen == d) return make_error("axes has a repeated axis");
-        axes.push_back(d);
-      }
-    }
-    std::vector<double> scale(rank, 1.0);
-    Shape out_shape = x.shape();
+    const size_t rank = x.rank();
+    REDUCE_ASSIGN(std::vector<size_t> axes, resize_axes(a_, rank));
+    ResizeGeometry g{x.shape(), std::vector<double>(rank, 1.0), std::vector<double>(rank, 0), std::vector<double>(rank, 1)};
     if (!a_.attr_scales.empty() || scales_t) {
       std::vector<double> s;
       if (scales_t) {
@@ -294,95 +425,16 @@ class ResizeKernel : public Kernel {
         for (float v : a_.attr_scales) s.push_back(v);
       }
       if (sizes_t) return make_error("only one of scales and sizes may be given");
-      if (s.size() != axes.size()) return make_error("scales has " + std::to_string(s.size()) + " values for " + std::to_string(axes.size()) + " axes");
-      for (size_t i = 0; i < axes.size(); ++i) {
-        if (!(s[i] > 0) || !std::isfinite(s[i])) return make_error("scales must be positive");
-        const double len = s[i] * static_cast<double>(x.shape()[axes[i]]);
-        if (len > 9.0e15) return make_error("scales give a too large output");
-        scale[axes[i]] = s[i];
-        out_shape[axes[i]] = static_cast<int64_t>(std::floor(len));
-      }
+      REDUCE_TRY(apply_scales(s, x.shape(), axes, g));
     } else if (sizes_t) {
-      if (sizes_t->dtype() != DType::Int64 || sizes_t->elements() != axes.size())
-        return make_error("sizes must be int64 with one value per axis");
-      auto sz = sizes_t->data<int64_t>();
-      for (int64_t v : sz)
-        if (v < 0) return make_error("sizes must not be negative");
-      if (a_.keep_aspect == "stretch") {
-        for (size_t i = 0; i < axes.size(); ++i) {
-          out_shape[axes[i]] = sz[i];
-          scale[axes[i]] = static_cast<double>(sz[i]) / static_cast<double>(x.shape()[axes[i]]);
-        }
-      } else {
-        double sc = a_.keep_aspect == "not_larger" ? INFINITY : 0;
-        for (size_t i = 0; i < axes.size(); ++i) {
-          const double r = static_cast<double>(sz[i]) / static_cast<double>(x.shape()[axes[i]]);
-          sc = a_.keep_aspect == "not_larger" ? std::min(sc, r) : std::max(sc, r);
-        }
-        for (size_t i = 0; i < axes.size(); ++i) {
-          scale[axes[i]] = sc;
-          const double len = std::round(sc * static_cast<double>(x.shape()[axes[i]]));
-          if (!(len < 9.0e15)) return make_error("sizes give a too large output");
-          out_shape[axes[i]] = static_cast<int64_t>(len);
-        }
-      }
+      REDUCE_TRY(apply_sizes(a_, *sizes_t, x.shape(), axes, g));
     } else {
       return make_error("one of scales and sizes must be given");
     }
-    std::vector<double> roi_start(rank, 0), roi_end(rank, 1);
-    if (a_.transform == Transform::TfCropAndResize) {
-      if (!roi_t) return make_error("tf_crop_and_resize needs roi");
-      REDUCE_ASSIGN(Tensor wr, widen(*roi_t));
-      if (wr.elements() != 2 * axes.size()) return make_error("roi must have 2 values per axis");
-      for (size_t i = 0; i < axes.size(); ++i) {
-        const uint64_t e = axes.size();
-        roi_start[axes[i]] = wr.dtype() == DType::Double ? wr.data<double>()[i] : wr.data<float>()[i];
-        roi_end[axes[i]] = wr.dtype() == DType::Double ? wr.data<double>()[i + e] : wr.data<float>()[i + e];
-      }
-    }
-    for (size_t d = 0; d < rank; ++d)
-      if (x.shape()[d] == 0 && out_shape[d] > 0) return make_error("cannot resize an empty axis to a non-empty one");
-    std::vector<AxisMap> maps;
-    double map_size = 0;  // in entries; double so that a huge output cannot wrap it
-    for (size_t d = 0; d < rank; ++d) {
-      if (out_shape[d] == 0) continue;
-      // Bounded before the product: an antialiased axis has about 4 / scale taps per output.
-      if (axis_taps_bound(scale[d]) > static_cast<double>(max_tensor_bytes()))
-        return make_error("scale " + std::to_string(scale[d]) + " needs too many filter taps");
-      map_size += static_cast<double>(out_shape[d]) * static_cast<double>(axis_taps(a_, scale[d]));
-      if (map_size > static_cast<double>(max_tensor_bytes() / 8)) return make_error("output " + shape_to_string(out_shape) + " is too large");
-    }
-    REDUCE_ASSIGN(Tensor* out, ctx.allocate_output(0, x.dtype(), out_shape));
-    if (out->elements() == 0) return {};
-    for (size_t d = 0; d < rank; ++d) maps.push_back(map_axis(a_, x.shape()[d], out_shape[d], scale[d], roi_start[d], roi_end[d]));
-    bool gather = a_.mode == Mode::Nearest;
-    if (!gather) {
-      gather = true;
-      for (const auto& m : maps) gather = gather && m.identity;
-    }
-    if (gather && a_.transform != Transform::TfCropAndResize) {
-      switch (dtype_size(x.dtype())) {
-        case 1: gather_nearest(x.data<uint8_t>().data(), out->mutable_data<uint8_t>().data(), x.shape(), out_shape, maps); return {};
-        case 2: gather_nearest(x.data<uint16_t>().data(), out->mutable_data<uint16_t>().data(), x.shape(), out_shape, maps); return {};
-        case 4: gather_nearest(x.data<uint32_t>().data(), out->mutable_data<uint32_t>().data(), x.shape(), out_shape, maps); return {};
-        case 8: gather_nearest(x.data<uint64_t>().data(), out->mutable_data<uint64_t>().data(), x.shape(), out_shape, maps); return {};
-        default: return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
-      }
-    }
-    if (x.dtype() == DType::Bool || x.dtype() == DType::String) return make_error("unsupported input type " + std::string(dtype_name(x.dtype())));
-    REDUCE_ASSIGN(Tensor wx, widen(x));
-    REDUCE_ASSIGN(Tensor wout, Tensor::allocate(wx.dtype(), out_shape));
-    visit_dtype(wx.dtype(), [&]<typename T>() {
-      if constexpr (!std::is_same_v<T, bool>)
-        interpolate<T>(wx.data<T>().data(), wout.mutable_data<T>().data(), x.shape(), out_shape, maps, a_.extrapolation);
-    });
-    REDUCE_ASSIGN(Tensor result, narrow(wout, x.dtype()));
-    ctx.set_output(0, std::move(result));
-    return {};
+    if (a_.transform == Transform::TfCropAndResize) REDUCE_TRY(apply_roi(optional(a_.roi_input), axes, g));
+    return g;
   }
 
- private:
-  double axis_taps_bound(double scale) const { return antialiased(a_, scale) ? 4.0 / scale + 2 : 4.0; }
   ResizeAttrs a_;
 };
 
