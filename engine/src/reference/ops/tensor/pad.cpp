@@ -68,6 +68,92 @@ std::vector<std::byte> constant_bytes(DType dtype, double v) {
   return b;
 }
 
+// Where the output of Pad reads the input: per dim the output length, the positive leading pad and
+// the `n` input elements left after cropping, starting at `lo`.
+struct PadGeometry {
+  Shape out_shape;
+  std::vector<int64_t> before, lo, n;
+};
+
+// `pads` holds the leading pads of `axes`, then their trailing pads; the output dims are checked for
+// overflow: pads come from data and may be absurd.
+Expected<PadGeometry> pad_geometry(PadMode mode, const Shape& in, const std::vector<int64_t>& pads,
+                                   const std::vector<int64_t>& axes) {
+  const size_t rank = in.size();
+  if (pads.size() != 2 * axes.size())
+    return make_error("pads " + shape_to_string(pads) + " must have two values per padded axis of " + shape_to_string(in));
+  std::vector<int64_t> before(rank, 0), after(rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    REDUCE_ASSIGN(size_t d, normalize_axis(axes[k], rank));
+    if (d >= rank || seen[d]) return make_error("axes " + shape_to_string(axes) + " are invalid");
+    seen[d] = true;
+    before[d] = pads[k];
+    after[d] = pads[k + axes.size()];
+  }
+  PadGeometry g{Shape(rank), std::vector<int64_t>(rank), std::vector<int64_t>(rank), std::vector<int64_t>(rank)};
+  for (size_t d = 0; d < rank; ++d) {
+    const __int128 o = static_cast<__int128>(in[d]) + before[d] + after[d];
+    if (o < 0 || o > std::numeric_limits<int64_t>::max())
+      return make_error("pads " + shape_to_string(pads) + " give an invalid size for dim " + std::to_string(d) + " of " +
+                        shape_to_string(in));
+    g.out_shape[d] = static_cast<int64_t>(o);
+    g.before[d] = std::max<int64_t>(0, before[d]);
+    g.lo[d] = std::max<int64_t>(0, -before[d]);
+    g.n[d] = in[d] - g.lo[d] - std::max<int64_t>(0, -after[d]);
+    if (mode != PadMode::Constant && g.n[d] <= 0 && g.out_shape[d] > 0) return make_error("cannot pad an empty dim in this mode");
+  }
+  return g;
+}
+
+// Per-dim lookup tables (sizes bounded by the allocated output) turn the copy into table reads:
+// the input offset each output coordinate reads, or -1 for the constant.
+std::vector<std::vector<int64_t>> source_offsets(PadMode mode, const Shape& in, const PadGeometry& g) {
+  const auto in_strides = contiguous_strides(in);
+  std::vector<std::vector<int64_t>> map(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    map[d].resize(static_cast<size_t>(g.out_shape[d]));
+    for (int64_t o = 0; o < g.out_shape[d]; ++o) {
+      const int64_t i = source_coordinate(mode, o, g.before[d], g.lo[d], g.n[d]);
+      map[d][static_cast<size_t>(o)] = i < 0 ? -1 : i * in_strides[d];
+    }
+  }
+  return map;
+}
+
+// Fills the output row by row: a row whose outer coordinates hit a pad is all constant.
+void copy_padded(const Tensor& in, Tensor& out, const std::vector<std::vector<int64_t>>& map, const std::vector<std::byte>& fill) {
+  const Shape& out_shape = out.shape();
+  const size_t rank = out_shape.size();
+  const size_t inner = static_cast<size_t>(out_shape[rank - 1]);
+  const size_t rows = out.elements() / inner;
+  visit_element_size(dtype_size(in.dtype()), [&]<typename T>() {
+    T c;
+    std::memcpy(&c, fill.data(), sizeof(T));
+    const T* src = reinterpret_cast<const T*>(in.bytes().data());
+    T* dst = reinterpret_cast<T*>(out.mutable_bytes().data());
+    parallel_for(rows, std::max<size_t>(1, 65536 / inner), [&](size_t begin, size_t end) {
+      for (size_t row = begin; row < end; ++row) {
+        int64_t base = 0;
+        bool constant_row = false;
+        for (size_t d = rank - 1, r = row; d-- > 0;) {
+          const int64_t m = map[d][r % static_cast<size_t>(out_shape[d])];
+          r /= static_cast<size_t>(out_shape[d]);
+          if (m < 0) constant_row = true;
+          base += m;
+        }
+        T* o = dst + row * inner;
+        if (constant_row) {
+          std::fill(o, o + inner, c);
+          continue;
+        }
+        const auto& last = map[rank - 1];
+        for (size_t j = 0; j < inner; ++j) o[j] = last[j] < 0 ? c : src[base + last[j]];
+      }
+    });
+  });
+}
+
 class PadKernel : public Kernel {
  public:
   PadKernel(PadMode mode, bool from_inputs, std::vector<int64_t> pads, double value)
@@ -92,76 +178,14 @@ class PadKernel : public Kernel {
     }
     if (axes.empty() && !(from_inputs_ && ctx.input(3)))
       for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
-    if (pads.size() != 2 * axes.size())
-      return make_error("pads " + shape_to_string(pads) + " must have two values per padded axis of " +
-                        shape_to_string(in.shape()));
-    std::vector<int64_t> before(rank, 0), after(rank, 0);
-    std::vector<bool> seen(rank, false);
-    for (size_t k = 0; k < axes.size(); ++k) {
-      REDUCE_ASSIGN(size_t d, normalize_axis(axes[k], rank));
-      if (d >= rank || seen[d]) return make_error("axes " + shape_to_string(axes) + " are invalid");
-      seen[d] = true;
-      before[d] = pads[k];
-      after[d] = pads[k + axes.size()];
-    }
-    // Output dims, checked for overflow: pads come from data and may be absurd.
-    Shape out_shape(rank);
-    std::vector<int64_t> lo(rank), n(rank);
-    for (size_t d = 0; d < rank; ++d) {
-      const __int128 dim = in.shape()[d];
-      const __int128 o = dim + before[d] + after[d];
-      if (o < 0 || o > std::numeric_limits<int64_t>::max())
-        return make_error("pads " + shape_to_string(pads) + " give an invalid size for dim " + std::to_string(d) + " of " +
-                          shape_to_string(in.shape()));
-      out_shape[d] = static_cast<int64_t>(o);
-      lo[d] = std::max<int64_t>(0, -before[d]);
-      n[d] = in.shape()[d] - lo[d] - std::max<int64_t>(0, -after[d]);
-      if (mode_ != PadMode::Constant && n[d] <= 0 && out_shape[d] > 0)
-        return make_error("cannot pad an empty dim in this mode");
-    }
-    REDUCE_ASSIGN(Tensor * out, ctx.allocate_output(0, in.dtype(), out_shape));
+    REDUCE_ASSIGN(PadGeometry g, pad_geometry(mode_, in.shape(), pads, axes));
+    REDUCE_ASSIGN(Tensor * out, ctx.allocate_output(0, in.dtype(), g.out_shape));
     if (out->elements() == 0) return {};
     if (rank == 0) {
       std::memcpy(out->mutable_bytes().data(), in.bytes().data(), in.byte_size());
       return {};
     }
-    // Per-dim lookup tables (sizes bounded by the allocated output) turn the copy into table reads.
-    const auto in_strides = contiguous_strides(in.shape());
-    std::vector<std::vector<int64_t>> map(rank);
-    for (size_t d = 0; d < rank; ++d) {
-      map[d].resize(static_cast<size_t>(out_shape[d]));
-      for (int64_t o = 0; o < out_shape[d]; ++o) {
-        const int64_t i = source_coordinate(mode_, o, std::max<int64_t>(0, before[d]), lo[d], n[d]);
-        map[d][static_cast<size_t>(o)] = i < 0 ? -1 : i * in_strides[d];
-      }
-    }
-    const size_t inner = static_cast<size_t>(out_shape[rank - 1]);
-    const size_t rows = out->elements() / inner;
-    visit_element_size(dtype_size(in.dtype()), [&]<typename T>() {
-      T c;
-      std::memcpy(&c, fill.data(), sizeof(T));
-      const T* src = reinterpret_cast<const T*>(in.bytes().data());
-      T* dst = reinterpret_cast<T*>(out->mutable_bytes().data());
-      parallel_for(rows, std::max<size_t>(1, 65536 / inner), [&](size_t begin, size_t end) {
-        for (size_t row = begin; row < end; ++row) {
-          int64_t base = 0;
-          bool constant_row = false;
-          for (size_t d = rank - 1, r = row; d-- > 0;) {
-            const int64_t m = map[d][r % static_cast<size_t>(out_shape[d])];
-            r /= static_cast<size_t>(out_shape[d]);
-            if (m < 0) constant_row = true;
-            base += m;
-          }
-          T* o = dst + row * inner;
-          if (constant_row) {
-            std::fill(o, o + inner, c);
-            continue;
-          }
-          const auto& last = map[rank - 1];
-          for (size_t j = 0; j < inner; ++j) o[j] = last[j] < 0 ? c : src[base + last[j]];
-        }
-      });
-    });
+    copy_padded(in, *out, source_offsets(mode_, in.shape(), g), fill);
     return {};
   }
 
