@@ -71,11 +71,8 @@ struct Plan {
   std::vector<std::vector<size_t>> strides;
 };
 
-Expected<Plan> make_plan(const Equation& e, const std::vector<const Tensor*>& in) {
-  if (e.inputs.size() != in.size())
-    return make_error("the equation has " + std::to_string(e.inputs.size()) + " inputs, the node " +
-                      std::to_string(in.size()));
-  // Ellipsis dims: broadcast across inputs, right-aligned.
+// Each input's ellipsis dims (empty without an ellipsis), after checking its rank against its term.
+Expected<std::vector<Shape>> ellipsis_shapes(const Equation& e, const std::vector<const Tensor*>& in) {
   std::vector<Shape> ell_shapes;
   for (size_t i = 0; i < in.size(); ++i) {
     const Term& t = e.inputs[i];
@@ -86,27 +83,40 @@ Expected<Plan> make_plan(const Equation& e, const std::vector<const Tensor*>& in
     const Shape& s = in[i]->shape();
     ell_shapes.emplace_back(s.begin() + std::max(t.ellipsis, 0), s.begin() + std::max(t.ellipsis, 0) + ne);
   }
-  REDUCE_ASSIGN(Shape ell, broadcast_shapes(ell_shapes));
+  return ell_shapes;
+}
+
+// The size of every letter (equal wherever it appears) and how many times it appears.
+struct Labels {
   std::map<char, int64_t> dim;
   std::map<char, int> count;
+};
+
+Expected<Labels> label_sizes(const Equation& e, const std::vector<const Tensor*>& in, const std::vector<Shape>& ell_shapes) {
+  Labels l;
   for (size_t i = 0; i < in.size(); ++i) {
     const Term& t = e.inputs[i];
     const size_t ne = ell_shapes[i].size();
     for (size_t p = 0; p < t.labels.size(); ++p) {
       const size_t axis = p + (t.ellipsis >= 0 && static_cast<int>(p) >= t.ellipsis ? ne : 0);
       const int64_t d = in[i]->shape()[axis];
-      auto [it, fresh] = dim.emplace(t.labels[p], d);
+      auto [it, fresh] = l.dim.emplace(t.labels[p], d);
       if (!fresh && it->second != d)
         return make_error(std::string("label '") + t.labels[p] + "' has sizes " + std::to_string(it->second) +
                           " and " + std::to_string(d));
-      ++count[t.labels[p]];
+      ++l.count[t.labels[p]];
     }
   }
+  return l;
+}
+
+// The output term: as written, or implicit (the ellipsis, then the letters seen once, sorted).
+Expected<Term> output_term(const Equation& e, const Shape& ell, const Labels& l) {
   Term out = e.output;
   if (!e.explicit_output) {
     out = Term{};
     if (!ell.empty()) out.ellipsis = 0;
-    for (auto [c, n] : count)
+    for (auto [c, n] : l.count)
       if (n == 1) out.labels += c;
   } else if (out.ellipsis < 0 && !ell.empty()) {
     bool any = false;
@@ -114,48 +124,64 @@ Expected<Plan> make_plan(const Equation& e, const std::vector<const Tensor*>& in
     if (any) return make_error("the output must keep the ellipsis dims");
   }
   for (char c : out.labels) {
-    if (!dim.count(c)) return make_error(std::string("output label '") + c + "' is not in any input");
+    if (!l.dim.count(c)) return make_error(std::string("output label '") + c + "' is not in any input");
     if (std::count(out.labels.begin(), out.labels.end(), c) > 1)
       return make_error(std::string("output label '") + c + "' appears twice");
   }
-  // Axes: ellipsis dims are labelled 0..E-1 (as negative ids), letters by themselves.
-  std::vector<int> axes;  // ids: -1-k for ellipsis dim k, char code for letters
+  return out;
+}
+
+// Axis ids: -1-k for ellipsis dim k, the char code for letters; the output's axes come first.
+constexpr int ellipsis_axis(size_t k) { return -1 - static_cast<int>(k); }
+
+// An input's element stride along every plan axis: repeated letters add up (a diagonal), and an
+// ellipsis dim of 1 broadcast to more keeps stride 0.
+std::vector<size_t> input_strides(const Term& t, const Shape& s, size_t ne, const Shape& ell, const std::vector<int>& axes) {
+  std::vector<size_t> elem_stride(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) elem_stride[d - 1] = elem_stride[d] * static_cast<size_t>(s[d]);
+  std::vector<size_t> st(axes.size(), 0);
+  const size_t e0 = static_cast<size_t>(std::max(t.ellipsis, 0));
+  for (size_t axis = 0; axis < s.size(); ++axis) {
+    int id;
+    if (t.ellipsis >= 0 && axis >= e0 && axis < e0 + ne) {
+      const size_t k = ell.size() - ne + (axis - e0);  // right-aligned broadcast
+      if (s[axis] == 1 && ell[k] != 1) continue;       // broadcast: stride 0
+      id = ellipsis_axis(k);
+    } else {
+      id = t.labels[axis < e0 || t.ellipsis < 0 ? axis : axis - ne];
+    }
+    const size_t a = static_cast<size_t>(std::find(axes.begin(), axes.end(), id) - axes.begin());
+    st[a] += elem_stride[axis];
+  }
+  return st;
+}
+
+Expected<Plan> make_plan(const Equation& e, const std::vector<const Tensor*>& in) {
+  if (e.inputs.size() != in.size())
+    return make_error("the equation has " + std::to_string(e.inputs.size()) + " inputs, the node " +
+                      std::to_string(in.size()));
+  // Ellipsis dims: broadcast across inputs, right-aligned.
+  REDUCE_ASSIGN(std::vector<Shape> ell_shapes, ellipsis_shapes(e, in));
+  REDUCE_ASSIGN(Shape ell, broadcast_shapes(ell_shapes));
+  REDUCE_ASSIGN(Labels labels, label_sizes(e, in, ell_shapes));
+  REDUCE_ASSIGN(Term out, output_term(e, ell, labels));
+  auto size_of = [&](int id) { return id < 0 ? ell[static_cast<size_t>(-1 - id)] : labels.dim[static_cast<char>(id)]; };
+  std::vector<int> axes;
   Plan plan;
   for (size_t p = 0; p <= out.labels.size(); ++p) {
     if (out.ellipsis == static_cast<int>(p))
-      for (size_t k = 0; k < ell.size(); ++k) axes.push_back(-1 - static_cast<int>(k));
+      for (size_t k = 0; k < ell.size(); ++k) axes.push_back(ellipsis_axis(k));
     if (p < out.labels.size()) axes.push_back(out.labels[p]);
   }
   plan.out_axes = axes.size();
-  for (int id : axes) plan.out_shape.push_back(id < 0 ? ell[static_cast<size_t>(-1 - id)] : dim[static_cast<char>(id)]);
+  for (int id : axes) plan.out_shape.push_back(size_of(id));
   if (out.ellipsis < 0)
-    for (size_t k = 0; k < ell.size(); ++k) axes.push_back(-1 - static_cast<int>(k));  // summed (all size 1)
-  for (auto [c, n] : dim)
+    for (size_t k = 0; k < ell.size(); ++k) axes.push_back(ellipsis_axis(k));  // summed (all size 1)
+  for (auto [c, n] : labels.dim)
     if (out.labels.find(c) == std::string::npos) axes.push_back(c);
-  for (size_t a = 0; a < axes.size(); ++a)
-    plan.sizes.push_back(static_cast<size_t>(axes[a] < 0 ? ell[static_cast<size_t>(-1 - axes[a])] : dim[static_cast<char>(axes[a])]));
-  for (size_t i = 0; i < in.size(); ++i) {
-    const Term& t = e.inputs[i];
-    const Shape& s = in[i]->shape();
-    std::vector<size_t> elem_stride(s.size(), 1);
-    for (size_t d = s.size(); d-- > 1;) elem_stride[d - 1] = elem_stride[d] * static_cast<size_t>(s[d]);
-    std::vector<size_t> st(axes.size(), 0);
-    const size_t ne = ell_shapes[i].size();
-    for (size_t axis = 0; axis < s.size(); ++axis) {
-      int id;
-      const size_t e0 = static_cast<size_t>(std::max(t.ellipsis, 0));
-      if (t.ellipsis >= 0 && axis >= e0 && axis < e0 + ne) {
-        const size_t k = ell.size() - ne + (axis - e0);  // right-aligned broadcast
-        if (s[axis] == 1 && ell[k] != 1) continue;       // broadcast: stride 0
-        id = -1 - static_cast<int>(k);
-      } else {
-        id = t.labels[axis < e0 || t.ellipsis < 0 ? axis : axis - ne];
-      }
-      const size_t a = static_cast<size_t>(std::find(axes.begin(), axes.end(), id) - axes.begin());
-      st[a] += elem_stride[axis];
-    }
-    plan.strides.push_back(std::move(st));
-  }
+  for (int id : axes) plan.sizes.push_back(static_cast<size_t>(size_of(id)));
+  for (size_t i = 0; i < in.size(); ++i)
+    plan.strides.push_back(input_strides(e.inputs[i], in[i]->shape(), ell_shapes[i].size(), ell, axes));
   return plan;
 }
 
