@@ -111,6 +111,49 @@ class Recurrence {
   int64_t S_, B_, I_, H_;
 };
 
+// The dims of one run: sequence length S, batch B, input size I, hidden size H, directions D, gates G.
+struct RecurrentDims {
+  int64_t S, B, I, H, D, G;
+};
+
+// The optional inputs of the three ops, null when omitted or empty.
+struct RecurrentInputs {
+  const Tensor *W, *R, *Bias, *lens, *h0, *c0, *P;
+};
+
+// W, R, B, the initial states and the peepholes must have X's type and the shapes the dims give.
+Status check_recurrent_inputs(const RecurrentAttrs& a, const RecurrentDims& n, DType dt, const RecurrentInputs& in) {
+  auto expect = [&](const Tensor* t, const char* name, Shape shape) -> Status {
+    if (!t) return {};
+    if (t->dtype() != dt) return make_error(std::string(name) + " must have X's type");
+    if (t->shape() != shape) return make_error(std::string(name) + " must have shape " + shape_to_string(shape) + ", got " + shape_to_string(t->shape()));
+    return {};
+  };
+  if (!in.W || !in.R) return make_error("W and R are required");
+  const Shape state = a.batch_first ? Shape{n.B, n.D, n.H} : Shape{n.D, n.B, n.H};
+  REDUCE_TRY(expect(in.W, "W", {n.D, n.G * n.H, n.I}));
+  REDUCE_TRY(expect(in.R, "R", {n.D, n.G * n.H, n.H}));
+  REDUCE_TRY(expect(in.Bias, "B", {n.D, 2 * n.G * n.H}));
+  REDUCE_TRY(expect(in.h0, "initial_h", state));
+  REDUCE_TRY(expect(in.c0, "initial_c", state));
+  REDUCE_TRY(expect(in.P, "P", {n.D, 3 * n.H}));
+  return {};
+}
+
+// Steps per batch entry: sequence_lens (int32, within [0, S]) or S for all.
+Expected<std::vector<int64_t>> sequence_lengths(const Tensor* lens, int64_t B, int64_t S) {
+  std::vector<int64_t> len(static_cast<size_t>(B), S);
+  if (!lens) return len;
+  if (lens->dtype() != DType::Int32 || lens->elements() != static_cast<uint64_t>(B))
+    return make_error("sequence_lens must be int32 with one value per batch entry");
+  for (size_t b = 0; b < len.size(); ++b) {
+    len[b] = lens->data<int32_t>()[b];
+    if (len[b] < 0 || len[b] > S)
+      return make_error("sequence_lens value " + std::to_string(len[b]) + " is outside [0, " + std::to_string(S) + "]");
+  }
+  return len;
+}
+
 class RecurrentKernel : public Kernel {
  public:
   explicit RecurrentKernel(RecurrentAttrs a) : a_(std::move(a)) {}
@@ -124,36 +167,15 @@ class RecurrentKernel : public Kernel {
     const DType dt = x.dtype();
     if (!dtype_is_float(dt)) return make_error("unsupported input type " + std::string(dtype_name(dt)));
     if (x.rank() != 3) return make_error("X must be 3-d, got " + shape_to_string(x.shape()));
-    const int64_t S = a_.batch_first ? x.shape()[1] : x.shape()[0], B = a_.batch_first ? x.shape()[0] : x.shape()[1];
-    const int64_t I = x.shape()[2], H = a_.hidden, D = static_cast<int64_t>(a_.directions);
-    const int64_t G = static_cast<int64_t>(gate_count(a_.cell));
-    auto expect = [&](const Tensor* t, const char* name, Shape shape) -> Status {
-      if (!t) return {};
-      if (t->dtype() != dt) return make_error(std::string(name) + " must have X's type");
-      if (t->shape() != shape) return make_error(std::string(name) + " must have shape " + shape_to_string(shape) + ", got " + shape_to_string(t->shape()));
-      return {};
-    };
-    const Tensor *W = in(1), *R = in(2), *Bias = in(3), *lens = in(4), *h0 = in(5);
-    const Tensor* c0 = a_.cell == Cell::Lstm ? in(6) : nullptr;
-    const Tensor* P = a_.cell == Cell::Lstm ? in(7) : nullptr;
-    if (!W || !R) return make_error("W and R are required");
+    const RecurrentDims n{a_.batch_first ? x.shape()[1] : x.shape()[0], a_.batch_first ? x.shape()[0] : x.shape()[1],
+                          x.shape()[2], a_.hidden, static_cast<int64_t>(a_.directions), static_cast<int64_t>(gate_count(a_.cell))};
+    const int64_t S = n.S, B = n.B, I = n.I, H = n.H, D = n.D, G = n.G;
+    const RecurrentInputs inputs{in(1), in(2), in(3), in(4), in(5), a_.cell == Cell::Lstm ? in(6) : nullptr,
+                                 a_.cell == Cell::Lstm ? in(7) : nullptr};
+    const Tensor *W = inputs.W, *R = inputs.R, *Bias = inputs.Bias, *h0 = inputs.h0, *c0 = inputs.c0, *P = inputs.P;
+    REDUCE_TRY(check_recurrent_inputs(a_, n, dt, inputs));
     const Shape state = a_.batch_first ? Shape{B, D, H} : Shape{D, B, H};
-    REDUCE_TRY(expect(W, "W", {D, G * H, I}));
-    REDUCE_TRY(expect(R, "R", {D, G * H, H}));
-    REDUCE_TRY(expect(Bias, "B", {D, 2 * G * H}));
-    REDUCE_TRY(expect(h0, "initial_h", state));
-    REDUCE_TRY(expect(c0, "initial_c", state));
-    REDUCE_TRY(expect(P, "P", {D, 3 * H}));
-    std::vector<int64_t> len(static_cast<size_t>(B), S);
-    if (lens) {
-      if (lens->dtype() != DType::Int32 || lens->elements() != static_cast<uint64_t>(B))
-        return make_error("sequence_lens must be int32 with one value per batch entry");
-      for (int64_t b = 0; b < B; ++b) {
-        len[static_cast<size_t>(b)] = lens->data<int32_t>()[static_cast<size_t>(b)];
-        if (len[static_cast<size_t>(b)] < 0 || len[static_cast<size_t>(b)] > S)
-          return make_error("sequence_lens value " + std::to_string(len[static_cast<size_t>(b)]) + " is outside [0, " + std::to_string(S) + "]");
-      }
-    }
+    REDUCE_ASSIGN(const std::vector<int64_t> len, sequence_lengths(inputs.lens, B, S));
     const DType wt = is_half(dt) ? DType::Float : dt;
     const Shape y_shape = a_.batch_first ? Shape{B, S, D, H} : Shape{S, D, B, H};
     REDUCE_ASSIGN(Tensor y, Tensor::allocate(wt, ctx.output_count() > 0 ? y_shape : Shape{0}));
