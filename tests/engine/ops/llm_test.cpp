@@ -1,4 +1,5 @@
-// RMSNormalization, RotaryEmbedding and Attention (opsets 23/24): hand-computed values and invalid attributes.
+// Attention, RotaryEmbedding, LinearAttention, CausalConvWithState and TensorScatter (ops/llm/, opsets
+// 23 to 27): hand-computed values, invalid attributes and shapes, thread-count determinism.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,47 +12,7 @@
 namespace reduce {
 namespace {
 
-using testing::parse_model;
 using namespace op_test;
-
-Tensor bools(Shape shape, std::vector<bool> v) {
-  std::vector<uint8_t> bytes(v.begin(), v.end());
-  return Tensor::copy_of(DType::Bool, std::move(shape), std::as_bytes(std::span(bytes))).value();
-}
-
-
-// -- RMSNormalization
-
-TEST(RMSNormalization, DividesByTheRootMeanSquareOfTheLastAxisAndScales) {
-  auto out = run(R"(
-<ir_version: 10, opset_import: ["" : 23]>
-g (float[1, 4] X, float[4] S) => (float[1, 4] Y) { Y = RMSNormalization <epsilon = 0.0> (X, S) }
-)", {{"X", floats({1, 4}, {2, -2, 2, -2})}, {"S", floats({4}, {1, 2, 3, 4})}});
-  ASSERT_TRUE(out.ok()) << out.error().message();
-  expect_near(values(out->at("Y")), {1, -2, 3, -4});
-}
-
-TEST(RMSNormalization, AxisZeroNormalizesEverythingWithABroadcastScale) {
-  // mean of squares (9 + 16 + 0 + 0) / 4 = 6.25, root 2.5; the scale [1, 10] broadcasts over rows.
-  auto out = run(R"(
-<ir_version: 10, opset_import: ["" : 23]>
-g (float[2, 2] X, float[2] S) => (float[2, 2] Y) { Y = RMSNormalization <axis = 0, epsilon = 0.0> (X, S) }
-)", {{"X", floats({2, 2}, {3, 4, 0, 0})}, {"S", floats({2}, {1, 10})}});
-  ASSERT_TRUE(out.ok()) << out.error().message();
-  expect_near(values(out->at("Y")), {1.2f, 16, 0, 0});
-}
-
-TEST(RMSNormalization, InvalidStashTypeOrAxisIsAnError) {
-  const TensorMap in{{"X", floats({1, 2}, {1, 2})}, {"S", floats({2}, {1, 1})}};
-  expect_error(run(R"(
-<ir_version: 10, opset_import: ["" : 23]>
-g (float[1, 2] X, float[2] S) => (float[1, 2] Y) { Y = RMSNormalization <stash_type = 7> (X, S) }
-)", in), "stash_type");
-  expect_error(run(R"(
-<ir_version: 10, opset_import: ["" : 23]>
-g (float[1, 2] X, float[2] S) => (float[1, 2] Y) { Y = RMSNormalization <axis = 2> (X, S) }
-)", in), "axis");
-}
 
 // -- RotaryEmbedding
 
@@ -276,6 +237,175 @@ g (float[2, 4, 33, 8] Q, float[2, 2, 33, 8] K, float[2, 2, 33, 8] V) => (float[2
   auto one = run(model, in, {"Y"}, 1), many = run(model, in, {"Y"}, 4);
   ASSERT_TRUE(one.ok() && many.ok());
   EXPECT_EQ(values(one->at("Y")), values(many->at("Y")));
+}
+
+// -- TensorScatter
+
+TEST(TensorScatter, CircularModeWrapsTheWriteIndex) {
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 24]>
+g (float[1, 3, 1] P, float[1, 2, 1] U, int64[1] W) => (float[1, 3, 1] Y) { Y = TensorScatter <mode = "circular"> (P, U, W) }
+)", {{"P", floats({1, 3, 1}, {1, 2, 3})}, {"U", floats({1, 2, 1}, {10, 20})}, {"W", int64s({1}, {2})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {20, 2, 10});
+}
+
+TEST(TensorScatter, LinearModeWritesEachBatchAtItsIndexAlongTheAxis) {
+  // axis 1 of [2, 3]: batch 0 writes at 0, batch 1 at 2; no write_indices would mean 0 for all.
+  auto out = run(R"(
+<ir_version: 10, opset_import: ["" : 24]>
+g (float[2, 3] P, float[2, 1] U, int64[2] W) => (float[2, 3] Y) { Y = TensorScatter <axis = 1> (P, U, W) }
+)", {{"P", floats({2, 3}, {0, 0, 0, 0, 0, 0})}, {"U", floats({2, 1}, {5, 6})}, {"W", int64s({2}, {0, 2})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {5, 0, 0, 0, 0, 6});
+}
+
+TEST(TensorScatter, LinearWritesPastTheEndTheBatchAxisOrABadModeAreErrors) {
+  const TensorMap in{{"P", floats({1, 3, 1}, {1, 2, 3})}, {"U", floats({1, 2, 1}, {10, 20})}, {"W", int64s({1}, {2})}};
+  expect_error(run(R"(
+<ir_version: 10, opset_import: ["" : 24]>
+g (float[1, 3, 1] P, float[1, 2, 1] U, int64[1] W) => (float[1, 3, 1] Y) { Y = TensorScatter (P, U, W) }
+)", in), "does not fit");
+  expect_error(run(R"(
+<ir_version: 10, opset_import: ["" : 24]>
+g (float[1, 3, 1] P, float[1, 2, 1] U, int64[1] W) => (float[1, 3, 1] Y) { Y = TensorScatter <axis = 0> (P, U, W) }
+)", in), "batch");
+  expect_error(run(R"(
+<ir_version: 10, opset_import: ["" : 24]>
+g (float[1, 3, 1] P, float[1, 2, 1] U, int64[1] W) => (float[1, 3, 1] Y) { Y = TensorScatter <mode = "ring"> (P, U, W) }
+)", in), "mode");
+}
+
+// -- LinearAttention
+
+TEST(LinearAttention, LinearRuleAccumulatesKeyValueProducts) {
+  // d_k = d_v = 1: S1 = 1*3 = 3, o1 = 1*3; S2 = 3 + 1*4 = 7, o2 = 2*7.
+  auto out = run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 2, 1] Q, float[1, 2, 1] K, float[1, 2, 1] V) => (float[1, 2, 1] Y, float[1, 1, 1, 1] S) {
+  Y, S = LinearAttention <q_num_heads = 1, kv_num_heads = 1, update_rule = "linear", scale = 1.0> (Q, K, V)
+}
+)", {{"Q", floats({1, 2, 1}, {1, 2})}, {"K", floats({1, 2, 1}, {1, 1})}, {"V", floats({1, 2, 1}, {3, 4})}}, {"Y", "S"});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {3, 14});
+  expect_near(values(out->at("S")), {7});
+}
+
+TEST(LinearAttention, GatedDeltaRuleDecaysThenCorrectsTowardsTheValue) {
+  // t1: S = 0, delta = 1*(2 - 0) = 2, S = 1*2 = 2, o = 2.
+  // t2: S = 0.5*2 = 1, retrieved = 1*2, delta = 0.5*(3 - 2) = 0.5, S = 1 + 2*0.5 = 2, o = 3*2.
+  // The default scale is 1/sqrt(d_k) = 1; past_state starts the recurrence.
+  auto out = run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 2, 1] Q, float[1, 2, 1] K, float[1, 2, 1] V, float[1, 1, 1, 1] P, float[1, 2, 1] G, float[1, 2, 1] B)
+    => (float[1, 2, 1] Y, float[1, 1, 1, 1] S) {
+  Y, S = LinearAttention <q_num_heads = 1, kv_num_heads = 1> (Q, K, V, P, G, B)
+}
+)", {{"Q", floats({1, 2, 1}, {1, 3})}, {"K", floats({1, 2, 1}, {1, 2})}, {"V", floats({1, 2, 1}, {2, 3})},
+     {"P", floats({1, 1, 1, 1}, {0})}, {"G", floats({1, 2, 1}, {0, std::log(0.5f)})}, {"B", floats({1, 2, 1}, {1, 0.5f})}},
+                 {"Y", "S"});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {2, 6});
+  expect_near(values(out->at("S")), {2});
+}
+
+TEST(LinearAttention, QueryHeadsOfAGroupReadTheirSharedKvState) {
+  // Two query heads share one KV head with state 5: outputs 1*5 and 2*5.
+  auto out = run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 1, 2] Q, float[1, 1, 1] K, float[1, 1, 1] V) => (float[1, 1, 2] Y) {
+  Y = LinearAttention <q_num_heads = 2, kv_num_heads = 1, update_rule = "linear"> (Q, K, V)
+}
+)", {{"Q", floats({1, 1, 2}, {1, 2})}, {"K", floats({1, 1, 1}, {1})}, {"V", floats({1, 1, 1}, {5})}});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {5, 10});
+}
+
+TEST(LinearAttention, BadRuleHeadCountsOrAMissingBetaAreErrors) {
+  const TensorMap in{{"Q", floats({1, 1, 2}, {1, 2})}, {"K", floats({1, 1, 2}, {1, 1})}, {"V", floats({1, 1, 2}, {5, 6})}};
+  expect_error(run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 1, 2] Q, float[1, 1, 2] K, float[1, 1, 2] V) => (float[1, 1, 2] Y) {
+  Y = LinearAttention <q_num_heads = 2, kv_num_heads = 2, update_rule = "softmax"> (Q, K, V)
+}
+)", in), "update_rule");
+  expect_error(run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 1, 2] Q, float[1, 1, 2] K, float[1, 1, 2] V) => (float[1, 1, 2] Y) {
+  Y = LinearAttention <q_num_heads = 3, kv_num_heads = 2, update_rule = "linear"> (Q, K, V)
+}
+)", in), "q_num_heads");
+  expect_error(run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 1, 2] Q, float[1, 1, 2] K, float[1, 1, 2] V) => (float[1, 1, 2] Y) {
+  Y = LinearAttention <q_num_heads = 2, kv_num_heads = 2, update_rule = "delta"> (Q, K, V)
+}
+)", in), "beta");
+}
+
+TEST(LinearAttention, ResultsDoNotDependOnTheThreadCount) {
+  const std::string text = R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[3, 5, 32] Q, float[3, 5, 16] K, float[3, 5, 24] V, float[3, 5, 16] G, float[3, 5, 2] B)
+    => (float[3, 5, 48] Y, float[3, 2, 8, 12] S) {
+  Y, S = LinearAttention <q_num_heads = 4, kv_num_heads = 2> (Q, K, V, , G, B)
+}
+)";
+  expect_same_for_thread_counts(text,
+                                {{"Q", random_floats({3, 5, 32}, 1)}, {"K", random_floats({3, 5, 16}, 2)},
+                                 {"V", random_floats({3, 5, 24}, 3)}, {"G", random_floats({3, 5, 16}, 4, -1, 0)},
+                                 {"B", random_floats({3, 5, 2}, 5, 0, 1)}},
+                                {"Y", "S"});
+}
+
+// -- CausalConvWithState
+
+TEST(CausalConvWithState, ConvolvesThePastStateThenTheInputAndKeepsTheLastTaps) {
+  // Padded sequence [5 | 1 2 3], weights [1 2], bias 1: 1+5+2, 1+1+4, 1+2+6; the new state is [3].
+  auto out = run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 1, 3] X, float[1, 1, 2] W, float[1] B, float[1, 1, 1] P) => (float[1, 1, 3] Y, float[1, 1, 1] S) {
+  Y, S = CausalConvWithState (X, W, B, P)
+}
+)", {{"X", floats({1, 1, 3}, {1, 2, 3})}, {"W", floats({1, 1, 2}, {1, 2})}, {"B", floats({1}, {1})},
+     {"P", floats({1, 1, 1}, {5})}}, {"Y", "S"});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {8, 6, 9});
+  expect_near(values(out->at("S")), {3});
+}
+
+TEST(CausalConvWithState, SiluIsAppliedAfterTheConvolutionWithZeroInitialState) {
+  auto out = run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 1, 2] X, float[1, 1, 2] W) => (float[1, 1, 2] Y, float[1, 1, 1] S) {
+  Y, S = CausalConvWithState <activation = "silu"> (X, W)
+}
+)", {{"X", floats({1, 1, 2}, {1, 2})}, {"W", floats({1, 1, 2}, {0, 1})}}, {"Y", "S"});
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  expect_near(values(out->at("Y")), {static_cast<float>(1 / (1 + std::exp(-1.0))), static_cast<float>(2 / (1 + std::exp(-2.0)))});
+  expect_near(values(out->at("S")), {2});
+}
+
+TEST(CausalConvWithState, BadWeightShapeOrActivationAreErrors) {
+  const TensorMap in{{"X", floats({1, 2, 2}, {1, 2, 3, 4})}, {"W", floats({1, 1, 2}, {0, 1})}};
+  expect_error(run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 2, 2] X, float[1, 1, 2] W) => (float[1, 2, 2] Y) { Y = CausalConvWithState (X, W) }
+)", in), "weight");
+  expect_error(run(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[1, 2, 2] X, float[1, 1, 2] W) => (float[1, 2, 2] Y) { Y = CausalConvWithState <activation = "gelu"> (X, W) }
+)", in), "activation");
+}
+
+TEST(CausalConvWithState, ResultsDoNotDependOnTheThreadCount) {
+  expect_same_for_thread_counts(R"(
+<ir_version: 13, opset_import: ["" : 27]>
+g (float[8, 128, 40] X, float[128, 1, 4] W, float[128] B, float[8, 128, 3] P) => (float[8, 128, 40] Y, float[8, 128, 3] S) {
+  Y, S = CausalConvWithState <activation = "silu"> (X, W, B, P)
+}
+)", {{"X", random_floats({8, 128, 40}, 1)}, {"W", random_floats({128, 1, 4}, 2)}, {"B", random_floats({128}, 3)},
+     {"P", random_floats({8, 128, 3}, 4)}}, {"Y", "S"});
 }
 
 }  // namespace
