@@ -6,7 +6,7 @@
 
 #include "core/validate.h"
 #include "engine/engine.h"
-#include "op_test_support.h"
+#include "ops/op_test_support.h"
 
 namespace reduce {
 namespace {

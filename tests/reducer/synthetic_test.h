@@ -2,10 +2,13 @@
 // optionally after a delay; every call is checked for well-formedness and counted.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -16,6 +19,7 @@
 #include "core/extract.h"
 #include "core/model_io.h"
 #include "reducer/candidate.h"
+#include "reducer/parallelism.h"
 #include "reducer/reducer.h"
 
 namespace reduce::testing {
@@ -203,5 +207,52 @@ inline std::string residual_model_text(size_t blocks, bool side_outputs = true) 
   }
   return "<ir_version: 8, opset_import: [\"\" : 17]>\nresidual (float[2, 8] x) => (" + outs + ") {\n" + body + "}\n";
 }
+
+// As the executable's main: -j checks in flight beyond the cores of this machine. One object for
+// the whole test binary (an inline variable), whichever test files it links.
+inline const CheckParallelism kTestParallelism(64);
+
+// The first output names of the candidate's nodes (node identity in text models).
+inline std::set<std::string> kept_names(const Model& m, const Candidate& c) {
+  std::set<std::string> out;
+  for (size_t n : c.nodes) out.insert(m.graph.nodes[n].outputs[0]);
+  return out;
+}
+
+// reduce_model on a synthetic test, which must succeed and see only well-formed candidates.
+inline ReduceResult reduce_checked(const Model& m, SyntheticTest& t, ReduceOptions opts = {}) {
+  auto r = reduce_model(m, t, opts);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  EXPECT_EQ(t.malformed, 0u);
+  EXPECT_EQ(t.unextractable, 0u);
+  return r.ok() ? std::move(r).value() : ReduceResult{};
+}
+
+// Prints the counts of a reduction into the test log (for reading, never asserted on here).
+inline void log_counts(const std::string& what, const ReduceResult& r) {
+  std::printf("[ counts ] %s: %zu checks (%zu cached), %zu nodes%s\n", what.c_str(), r.checks, r.cache_hits,
+              r.best.nodes.size(), r.one_minimal ? ", 1-minimal" : "");
+}
+
+// A predicate: interesting when every one of `nodes` is kept.
+inline auto needs(std::vector<std::string> nodes) {
+  return [nodes](const CandidateView& v) {
+    return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return v.has(n); });
+  };
+}
+
+// Two initializers and a transposing attribute to fill and drop: x -> MatMul(w) -> Transpose ->
+// Add(b) -> LeakyRelu = y.
+inline constexpr const char* kWeighted = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+weighted (float[2, 2] x) => (float[2, 2] y)
+<float[2, 2] w = {1.0, 2.0, 3.0, 4.0}, float[2, 2] b = {0.5, 0.5, 0.5, 0.5}>
+{
+  m = MatMul(x, w)
+  t = Transpose<perm = [1, 0]>(m)
+  a = Add(t, b)
+  y = LeakyRelu<alpha = 0.2>(a)
+}
+)";
 
 }  // namespace reduce::testing

@@ -74,6 +74,27 @@ struct Frame {
   std::unordered_map<std::string, uint64_t> counted_;  // computed values held, by name: their bytes
 };
 
+// What one run of a graph tracks about its values: the remaining reads of each by the needed nodes,
+// so values are freed after their last use; the wanted ones; and in a streaming run whether each
+// wanted value was handed to frame.on_output yet.
+struct RunValues {
+  std::unordered_map<std::string_view, size_t> reads;
+  std::unordered_set<std::string_view> keep;
+  std::unordered_map<std::string_view, bool> streamed;
+
+  bool was_streamed(std::string_view v) const {
+    auto it = streamed.find(v);
+    return it != streamed.end() && it->second;
+  }
+  // A node read `v`: the frame drops it after its last read unless it is wanted and not handed over yet.
+  void release(Frame& frame, const std::string& v) {
+    auto it = reads.find(v);
+    if (it != reads.end() && --it->second == 0 && (!keep.count(v) || was_streamed(v))) frame.drop(v);
+  }
+};
+
+class NodeContext;
+
 // A graph whose kernels are resolved, ready to run any number of times.
 class GraphProgram {
  public:
@@ -132,6 +153,10 @@ class GraphProgram {
   Expected<std::vector<Tensor>> run(Frame& frame, const std::vector<std::string>& wanted) const;
 
  private:
+  Expected<RunValues> plan_values(const Frame& frame, const std::vector<std::string>& wanted, std::vector<bool>& needed) const;
+  Status run_node(size_t i, Frame& frame, RunValues& values) const;
+  Status store_outputs(const Node& node, NodeContext& ctx, Frame& frame, RunValues& values) const;
+  Expected<std::vector<Tensor>> wanted_values(Frame& frame, const std::vector<std::string>& wanted, RunValues& values) const;
   GraphProgram(const Graph& graph, std::shared_ptr<const ExecutorHooks> hooks) : graph_(&graph), hooks_(std::move(hooks)) {}
   const Graph* graph_;
   std::shared_ptr<const ExecutorHooks> hooks_;
@@ -235,77 +260,82 @@ class NodeContext : public KernelContext {
   size_t missing_output_ = SIZE_MAX;
 };
 
-Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<std::string>& wanted) const {
+// Marks the nodes `wanted` needs and counts the reads of every value by them.
+Expected<RunValues> GraphProgram::plan_values(const Frame& frame, const std::vector<std::string>& wanted,
+                                              std::vector<bool>& needed) const {
   const Graph& g = *graph_;
   std::vector<size_t> roots;
   for (const auto& w : wanted) {
     if (auto p = index_.producer(w)) roots.push_back(*p);
     else if (!frame.find(w)) return make_error("no value named '" + w + "' in graph '" + g.name + "'");
   }
-  const std::vector<bool> needed = ancestors(index_, roots);
-  // Remaining reads of each value by needed nodes, so values are freed after their last use.
-  std::unordered_map<std::string_view, size_t> reads;
+  needed = ancestors(index_, roots);
+  RunValues values;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!needed[i]) continue;
-    for (const auto& v : g.nodes[i].inputs) if (!v.empty()) ++reads[v];
-    for (const auto& v : g.nodes[i].implicit_inputs) ++reads[v];
+    for (const auto& v : g.nodes[i].inputs) if (!v.empty()) ++values.reads[v];
+    for (const auto& v : g.nodes[i].implicit_inputs) ++values.reads[v];
   }
-  const std::unordered_set<std::string_view> keep(wanted.begin(), wanted.end());
-  // Wanted value -> handed to frame.on_output yet. Filled before the run: an allocation that lives
-  // through the run, made between two large ones, would split the freed large blocks malloc could
-  // otherwise reuse, and the heap would grow by every value handed over.
-  std::unordered_map<std::string_view, bool> streamed;
+  values.keep = std::unordered_set<std::string_view>(wanted.begin(), wanted.end());
+  // Filled before the run: an allocation that lives through the run, made between two large ones,
+  // would split the freed large blocks malloc could otherwise reuse, and the heap would grow by every
+  // value handed over.
   if (frame.on_output) {
-    streamed.reserve(wanted.size());
-    for (const auto& w : wanted) streamed.emplace(w, false);
+    values.streamed.reserve(wanted.size());
+    for (const auto& w : wanted) values.streamed.emplace(w, false);
   }
-  auto was_streamed = [&](std::string_view v) {
-    auto it = streamed.find(v);
-    return it != streamed.end() && it->second;
-  };
-  for (size_t i : index_.topological_order()) {
-    if (!needed[i]) continue;
-    const Node& node = g.nodes[i];
-    if (Status b = frame.budget->check(); !b.ok()) return at_node(node, b.error());
-    NodeContext ctx(node, frame, *this);
-    for (size_t k = 0; k < node.inputs.size(); ++k)
-      if (!node.inputs[k].empty() && !ctx.input(k))
-        return make_error(node_label(node) + ": input '" + node.inputs[k] + "' has no value");
-    if (Status r = ctx.require_inputs(required_[i]); !r.ok()) return make_error(node_label(node) + ": " + r.error().what);
-    Status s = kernels_[i]->compute(ctx);
-    if (!s.ok()) return at_node(node, s.error());
-    if (auto k = ctx.missing_output()) return make_error(node_label(node) + ": output " + std::to_string(*k) + " is required");
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      if (node.outputs[k].empty()) continue;
-      if (!ctx.is_set(k)) return make_error(node_label(node) + ": output " + std::to_string(k) + " was not produced");
-      if (hooks_->finish_output)
-        if (Status f = hooks_->finish_output(node, ctx.output(k)); !f.ok()) return make_error(node_label(node) + ": " + f.error().what);
-      if (Status held = frame.put(node.outputs[k], std::move(ctx.output(k))); !held.ok())
-        return make_error(node_label(node) + ": " + held.error().what);
-      if (frame.on_output && keep.count(node.outputs[k]) && !was_streamed(node.outputs[k])) {
-        // Handed over now; the frame keeps it only while later nodes read it.
-        const std::string& name = node.outputs[k];
-        if (Status st = (*frame.on_output)(name, *frame.find(name)); !st.ok()) return st.error();
-        streamed.find(name)->second = true;
-        if (auto it = reads.find(name); it == reads.end() || it->second == 0) frame.drop(name);
-      }
+  return values;
+}
+
+// Runs node i on values of `frame`, stores its outputs, then releases the inputs it read.
+Status GraphProgram::run_node(size_t i, Frame& frame, RunValues& values) const {
+  const Node& node = graph_->nodes[i];
+  if (Status b = frame.budget->check(); !b.ok()) return at_node(node, b.error());
+  NodeContext ctx(node, frame, *this);
+  for (size_t k = 0; k < node.inputs.size(); ++k)
+    if (!node.inputs[k].empty() && !ctx.input(k))
+      return make_error(node_label(node) + ": input '" + node.inputs[k] + "' has no value");
+  if (Status r = ctx.require_inputs(required_[i]); !r.ok()) return make_error(node_label(node) + ": " + r.error().what);
+  Status s = kernels_[i]->compute(ctx);
+  if (!s.ok()) return at_node(node, s.error());
+  if (auto k = ctx.missing_output()) return make_error(node_label(node) + ": output " + std::to_string(*k) + " is required");
+  REDUCE_TRY(store_outputs(node, ctx, frame, values));
+  for (const auto& v : node.inputs) if (!v.empty()) values.release(frame, v);
+  for (const auto& v : node.implicit_inputs) values.release(frame, v);
+  return {};
+}
+
+Status GraphProgram::store_outputs(const Node& node, NodeContext& ctx, Frame& frame, RunValues& values) const {
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k].empty()) continue;
+    if (!ctx.is_set(k)) return make_error(node_label(node) + ": output " + std::to_string(k) + " was not produced");
+    if (hooks_->finish_output)
+      if (Status f = hooks_->finish_output(node, ctx.output(k)); !f.ok()) return make_error(node_label(node) + ": " + f.error().what);
+    if (Status held = frame.put(node.outputs[k], std::move(ctx.output(k))); !held.ok())
+      return make_error(node_label(node) + ": " + held.error().what);
+    if (frame.on_output && values.keep.count(node.outputs[k]) && !values.was_streamed(node.outputs[k])) {
+      // Handed over now; the frame keeps it only while later nodes read it.
+      const std::string& name = node.outputs[k];
+      if (Status st = (*frame.on_output)(name, *frame.find(name)); !st.ok()) return st.error();
+      values.streamed.find(name)->second = true;
+      if (auto it = values.reads.find(name); it == values.reads.end() || it->second == 0) frame.drop(name);
     }
-    auto release = [&](const std::string& v) {
-      auto it = reads.find(v);
-      if (it != reads.end() && --it->second == 0 && (!keep.count(v) || was_streamed(v))) frame.drop(v);
-    };
-    for (const auto& v : node.inputs) if (!v.empty()) release(v);
-    for (const auto& v : node.implicit_inputs) release(v);
   }
+  return {};
+}
+
+// The wanted values in order, or in a streaming frame the ones no node computed here (inputs,
+// initializers, values of enclosing scopes) handed to frame.on_output, and nothing returned.
+Expected<std::vector<Tensor>> GraphProgram::wanted_values(Frame& frame, const std::vector<std::string>& wanted,
+                                                          RunValues& values) const {
   std::vector<Tensor> out;
   if (frame.on_output) {
-    // Wanted values no node computed here: inputs, initializers, values of enclosing scopes.
     for (const auto& w : wanted) {
-      if (was_streamed(w)) continue;
+      if (values.was_streamed(w)) continue;
       const Tensor* t = frame.find(w);
       if (!t) return make_error("value '" + w + "' was not computed");
       REDUCE_TRY((*frame.on_output)(w, *t));
-      streamed.find(w)->second = true;
+      values.streamed.find(w)->second = true;
     }
     return out;
   }
@@ -315,6 +345,14 @@ Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<
     out.push_back(*t);
   }
   return out;
+}
+
+Expected<std::vector<Tensor>> GraphProgram::run(Frame& frame, const std::vector<std::string>& wanted) const {
+  std::vector<bool> needed;
+  REDUCE_ASSIGN(RunValues values, plan_values(frame, wanted, needed));
+  for (size_t i : index_.topological_order())
+    if (needed[i]) REDUCE_TRY(run_node(i, frame, values));
+  return wanted_values(frame, wanted, values);
 }
 
 Status check_input(const ValueInfo& vi, const Tensor& t) {
