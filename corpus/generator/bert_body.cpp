@@ -14,14 +14,9 @@ constexpr size_t kFfnNodes = 2 + 5 + 2 + 1 + 9;
 
 // x @ W + b, W uniform in +-scale sqrt(3/in), b in +-0.1 scale: the Linear layers of the export.
 Value linear(GraphBuilder& b, const Value& x, int64_t out, Random& rng, double scale) {
-  const int64_t in = x.shape.back();
-  const double a = scale * std::sqrt(3.0 / static_cast<double>(in));
-  auto w = b.uniform_weight("w", {in, out}, rng, -a, a);
-  Shape shape = x.shape;
-  shape.back() = out;
-  auto y = b.node("MatMul", {x.name, w.name}, shape);
+  auto y = projection(b, x, out, rng, scale);
   auto bias = b.uniform_weight("b", {out}, rng, -0.1 * scale, 0.1 * scale);
-  return b.node("Add", {y.name, bias.name}, shape);
+  return b.node("Add", {y.name, bias.name}, y.shape);
 }
 
 // [1, T, D] -> [1, H, T, dh] (or [1, H, dh, T] for keys): Reshape then Transpose, as exported.
@@ -73,12 +68,6 @@ void ffn_unit(GraphBuilder& b, Value& h, Random& rng) {
   auto down = linear(b, gelu(b, up), h.shape[2], rng, 1.0);
   auto sum = b.node("Add", {h.name, down.name}, h.shape);
   h = layer_norm(b, sum, rng);
-}
-
-void feature_scale(GraphBuilder& b, Value& h, Random& rng) {
-  b.begin_block();
-  auto s = b.uniform_weight("scale", {h.shape[2]}, rng, 0.95, 1.05);
-  h = b.node("Mul", {h.name, s.name}, h.shape);
 }
 
 }  // namespace

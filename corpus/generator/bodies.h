@@ -16,6 +16,9 @@ inline constexpr int64_t kCnnChannels = 8;
 inline constexpr int64_t kCnnSide = 8;
 // Appends exactly `nodes` nodes to the stream.
 void grow_cnn(GraphBuilder& b, Value& stream, size_t nodes, Random& rng);
+// One node: a per-channel scale near 1 as a rank-3 [C, 1, 1] operand (never a rank-4 broadcast),
+// what fills a [1, C, H, W] body where no block fits.
+void channel_scale(GraphBuilder& b, Value& h, Random& rng);
 
 // Transformer-like: a [1, T, D] stream through pre-LayerNorm attention and MLP blocks (LayerNorm
 // decomposed as exporters write it; attention decomposed too, or the standard Attention op when
@@ -26,6 +29,10 @@ inline constexpr int64_t kTokens = 8;
 inline constexpr int64_t kWidth = 16;
 inline constexpr int64_t kAttentionHeads = 2;  // heads of the standard Attention op (opset 23+)
 void grow_transformer(GraphBuilder& b, Value& stream, size_t nodes, Random& rng);
+// x @ W, W [in, out] uniform in +-scale sqrt(3/in): the bodies' projections.
+Value projection(GraphBuilder& b, const Value& x, int64_t out, Random& rng, double scale);
+// One node: a per-feature scale [D] near 1, what fills a [1, T, D] body where no block fits.
+void feature_scale(GraphBuilder& b, Value& h, Random& rng);
 // x @ W (square, uniform in +-sqrt(3/d)) plus a bias uniform in [bias_lo, bias_hi) unless bias_hi is 0:
 // the attention triggers' projections, whose large bias makes every logit large.
 Value biased_projection(GraphBuilder& b, const Value& x, Random& rng, double bias_lo, double bias_hi);
@@ -85,7 +92,6 @@ Value unet_downsample(GraphBuilder& b, const Value& h, Random& rng);
 Value unet_conv_transpose_up(GraphBuilder& b, const Value& h, Random& rng);
 Value unet_skip_join(GraphBuilder& b, const Value& up, const Value& skip, Random& rng);
 Value unet_head(GraphBuilder& b, const Value& h, Random& rng);
-void unet_channel_scale(GraphBuilder& b, Value& h, Random& rng);
 
 // Scale of each residual contribution for a body of `blocks` blocks: keeps the stream about 1.
 double residual_scale(size_t blocks);

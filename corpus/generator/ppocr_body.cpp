@@ -45,12 +45,6 @@ Value squeeze_excite(GraphBuilder& b, const Value& x, Random& rng) {
   return b.node("Mul", {x.name, gate.name}, x.shape);
 }
 
-void channel_scale(GraphBuilder& b, Value& h, Random& rng) {
-  b.begin_block();
-  auto s = b.uniform_weight("scale", {h.shape[1], 1, 1}, rng, 0.95, 1.05);
-  h = b.node("Mul", {h.name, s.name}, h.shape);
-}
-
 }  // namespace
 
 Value batch_norm(GraphBuilder& b, const Value& x, Random& rng, double gamma_scale, double var_lo, double var_hi) {

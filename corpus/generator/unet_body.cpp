@@ -79,10 +79,4 @@ Value unet_head(GraphBuilder& b, const Value& h, Random& rng) {
   return conv3x3(b, silu(b, group_norm(b, h, rng)), rng, 1.0);
 }
 
-void unet_channel_scale(GraphBuilder& b, Value& h, Random& rng) {
-  b.begin_block();
-  auto s = b.uniform_weight("scale", {h.shape[1], 1, 1}, rng, 0.95, 1.05);
-  h = b.node("Mul", {h.name, s.name}, h.shape);
-}
-
 }  // namespace reduce::corpus

@@ -54,7 +54,7 @@ void build_resize_half_pixel_unet(GraphBuilder& b, size_t target, Random& rng) {
   auto skip0 = blocks(b, stem, l.enc0, rng, residual);
   auto skip1 = blocks(b, unet_downsample(b, skip0, rng), l.enc1, rng, residual);
   auto h = blocks(b, unet_downsample(b, skip1, rng), l.mid, rng, residual);
-  for (size_t i = 0; i < l.scales_before; ++i) unet_channel_scale(b, h, rng);
+  for (size_t i = 0; i < l.scales_before; ++i) channel_scale(b, h, rng);
   b.begin_block();
   auto scales = b.weight("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
   auto up1 = b.node("Resize", {h.name, "", scales.name}, {1, kUnetChannels, 2 * h.shape[2], 2 * h.shape[3]},
@@ -62,7 +62,7 @@ void build_resize_half_pixel_unet(GraphBuilder& b, size_t target, Random& rng) {
   b.mark_minimal();
   h = blocks(b, unet_skip_join(b, up1, skip1, rng), l.dec1, rng, residual);
   h = blocks(b, unet_skip_join(b, unet_conv_transpose_up(b, h, rng), skip0, rng), l.dec0, rng, residual);
-  for (size_t i = 0; i < l.scales_after; ++i) unet_channel_scale(b, h, rng);
+  for (size_t i = 0; i < l.scales_after; ++i) channel_scale(b, h, rng);
   b.output(unet_head(b, h, rng));
 }
 
