@@ -28,14 +28,13 @@ void conv_block(GraphBuilder& b, Value& h, Random& rng, double eps) {
   h = b.node("Add", {h.name, c2.name}, h.shape);
 }
 
-// One node: a per-channel scale near 1, as a rank-3 [C, 1, 1] operand (never a rank-4 broadcast).
+}  // namespace
+
 void channel_scale(GraphBuilder& b, Value& h, Random& rng) {
   b.begin_block();
   auto s = b.uniform_weight("scale", {h.shape[1], 1, 1}, rng, 0.95, 1.05);
   h = b.node("Mul", {h.name, s.name}, h.shape);
 }
-
-}  // namespace
 
 void grow_cnn(GraphBuilder& b, Value& stream, size_t nodes, Random& rng) {
   const size_t blocks = nodes / kBlockNodes;

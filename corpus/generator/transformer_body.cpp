@@ -5,6 +5,21 @@
 
 namespace reduce::corpus {
 
+Value projection(GraphBuilder& b, const Value& x, int64_t out, Random& rng, double scale) {
+  const int64_t in = x.shape.back();
+  const double a = scale * std::sqrt(3.0 / static_cast<double>(in));
+  auto w = b.uniform_weight("w", {in, out}, rng, -a, a);
+  Shape shape = x.shape;
+  shape.back() = out;
+  return b.node("MatMul", {x.name, w.name}, shape);
+}
+
+void feature_scale(GraphBuilder& b, Value& h, Random& rng) {
+  b.begin_block();
+  auto s = b.uniform_weight("scale", {h.shape[2]}, rng, 0.95, 1.05);
+  h = b.node("Mul", {h.name, s.name}, h.shape);
+}
+
 namespace {
 
 constexpr size_t kLayerNormNodes = 9;
@@ -14,15 +29,6 @@ constexpr size_t kSmallNodes = 3;
 // Attention blocks are decomposed (10 nodes after the LayerNorm) before opset 23, as exporters
 // wrote them, and the standard Attention op from opset 23 on (6 nodes).
 size_t attention_nodes(const GraphBuilder& b) { return kLayerNormNodes + (b.opset() >= 23 ? 6 : 10); }
-
-Value projection(GraphBuilder& b, const Value& x, int64_t out, Random& rng, double scale) {
-  const int64_t in = x.shape.back();
-  const double a = scale * std::sqrt(3.0 / static_cast<double>(in));
-  auto w = b.uniform_weight("w", {in, out}, rng, -a, a);
-  Shape shape = x.shape;
-  shape.back() = out;
-  return b.node("MatMul", {x.name, w.name}, shape);
-}
 
 // Self-attention; logits q.k / sqrt(head size) of LayerNorm-ed rows stay about 1. Decomposed, one
 // head; from opset 23 the Attention op with kAttentionHeads heads.
@@ -66,12 +72,6 @@ void small_block(GraphBuilder& b, Value& h, Random& rng, double eps) {
   auto m = projection(b, h, h.shape[2], rng, eps);
   auto act = b.node("Tanh", {m.name}, m.shape);
   h = b.node("Add", {h.name, act.name}, h.shape);
-}
-
-void feature_scale(GraphBuilder& b, Value& h, Random& rng) {
-  b.begin_block();
-  auto s = b.uniform_weight("scale", {h.shape[2]}, rng, 0.95, 1.05);
-  h = b.node("Mul", {h.name, s.name}, h.shape);
 }
 
 }  // namespace
