@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Rounds and engine runs at -j 1/2/4/8/16 on every corpus family (issue 48), beside Polygraphy
-# bisect's engine runs on the same boolean oracle: a `check:` script (bench/slow_check.sh) that
-# sleeps SLEEP seconds, then says whether the engine fails. Rounds are counted as a dependency
-# chain (docs/reducer.md, "Rounds"), not timed: a tiny sleep gives the same counts as a TensorRT
-# build would, and only makes the runs overlap as slow ones do. Also checks that every -j gives the
-# same reproducer (model.onnx byte for byte). Prints a Markdown table for bench/RESULTS.md.
+# Rounds and engine runs at -j 1/2/4/8/16 on every corpus family and on the exported fixtures with a
+# fault of bench/fixture_faults.tsv injected (issue 48), beside Polygraphy bisect's engine runs on the
+# same boolean oracle: a `check:` script (bench/slow_engine.sh --check) that sleeps SLEEP seconds,
+# then says whether the engine fails. Rounds are counted as a dependency chain (docs/reducer.md,
+# "Rounds"), not timed: a tiny sleep gives the same counts as a TensorRT build would, and only makes
+# the runs overlap as slow ones do. Also checks that every -j gives the same reproducer (model.onnx
+# byte for byte). Prints a Markdown table for bench/RESULTS.md.
 # usage: bench/rounds.sh [BUILD_DIR (build-test)] [SIZES (100)] [SLEEP (0.05)] [JOBS ("1 2 4 8 16")] [FAULTS (all)]
+#   FAULTS: the corpus families (reduce-corpus --faults), "none": no corpus.
+#   FIXTURES (env): the fixture folder (default ../shared/fixtures/exported), "none": no fixtures;
+#   FIXTURE_FAULTS (env): the table of a fault per fixture (default bench/fixture_faults.tsv).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build-test}" && pwd)"
@@ -13,9 +17,13 @@ sizes="${2:-100}"
 sleep_s="${3:-0.05}"
 jobs_list="${4:-1 2 4 8 16}"
 faults="${5:-all}"
+fixtures="${FIXTURES:-$root/../shared/fixtures/exported}"
+table="${FIXTURE_FAULTS:-$root/bench/fixture_faults.tsv}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-"$build/reduce-corpus" "$work/corpus" --sizes "$sizes" --faults "$faults" >/dev/null
+# shellcheck source=bench/reduction_cases.sh
+. "$root/bench/reduction_cases.sh"
+reduction_cases "$build" "$work" "$sizes" "$faults" "$fixtures" "$table" >"$work/cases"
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"; }
 
 printf "| model | nodes | bisect: runs / nodes |"
@@ -23,11 +31,13 @@ for j in $jobs_list; do printf " -j %s: rounds / runs |" "$j"; done
 printf " reproducer nodes | same for every -j |\n|---|---:|---|"
 for j in $jobs_list; do printf -- "---|"; done
 printf -- "---:|---|\n"
-tail -n +2 "$work/corpus/manifest.tsv" | while IFS=$'\t' read -r model engine _kind _ops nodes_in _desc; do
-  check="check:$root/bench/slow_check.sh $sleep_s $build/reduce $engine {model} {inputs}"
-  out="$work/bisect-${model%.onnx}"
-  row="| ${model%.onnx} | $nodes_in |"
-  if "$build/reduce" "$work/corpus/$model" --engine "$check" --strategy polygraphy-bisect -j 1 -o "$out" >/dev/null 2>&1; then
+while IFS=$'\t' read -r model path engine nodes_in inputs options; do
+  # The comparison's options (a tolerance) go to the check inside the script: its verdict is the oracle.
+  check="check:$root/bench/slow_engine.sh --check $sleep_s $build/reduce $engine {model} {inputs}${options:+ $options}"
+  out="$work/bisect-$model"
+  row="| $model | $nodes_in |"
+  # shellcheck disable=SC2086  # inputs is a list of options
+  if "$build/reduce" "$path" --engine "$check" --strategy polygraphy-bisect -j 1 $inputs -o "$out" </dev/null >/dev/null 2>&1; then
     row="$row $(json "$out/report.json" "r['engine_runs']") / $(json "$out/report.json" "r['reduced']['nodes']") |"
   else
     row="$row failed |"
@@ -35,8 +45,9 @@ tail -n +2 "$work/corpus/manifest.tsv" | while IFS=$'\t' read -r model engine _k
   sums=""
   reduced=-
   for j in $jobs_list; do
-    out="$work/j$j-${model%.onnx}"
-    if "$build/reduce" "$work/corpus/$model" --engine "$check" -j "$j" -o "$out" >/dev/null 2>&1; then
+    out="$work/j$j-$model"
+    # shellcheck disable=SC2086
+    if "$build/reduce" "$path" --engine "$check" -j "$j" $inputs -o "$out" </dev/null >/dev/null 2>&1; then
       row="$row $(json "$out/report.json" "r['rounds']") / $(json "$out/report.json" "r['engine_runs']") |"
       sums="$sums $(sha256sum < "$out/model.onnx" | cut -c1-16)"
       reduced=$(json "$out/report.json" "r['reduced']['nodes']")
@@ -47,4 +58,4 @@ tail -n +2 "$work/corpus/manifest.tsv" | while IFS=$'\t' read -r model engine _k
   done
   same=$([ "$(echo $sums | tr ' ' '\n' | sort -u | wc -l)" = 1 ] && echo yes || echo "**no**")
   echo "$row $reduced | $same |"
-done
+done <"$work/cases"

@@ -99,7 +99,7 @@ std::string GeneratedModel::minimal_ops() const {
   return out;
 }
 
-Value bury(GraphBuilder& b, Value stream, size_t target, size_t trigger_nodes, GrowFn grow, Random& rng,
+Value bury(GraphBuilder& b, Value stream, size_t target, size_t trigger_nodes, const GrowFn& grow, Random& rng,
            const TriggerFn& trigger) {
   const size_t before = b.node_count();
   const size_t body = target > before + trigger_nodes ? target - before - trigger_nodes : 0;
@@ -200,7 +200,10 @@ void wrap_in_if(GeneratedModel& g) {
   for (const auto& vi : graph.outputs) wrapper.outputs.push_back(vi.name);
   wrapper.attributes.push_back(graph_attribute("then_branch", network_as_body(graph, "then")));
   wrapper.attributes.push_back(graph_attribute("else_branch", network_as_body(graph, "else")));
-  auto zero = Tensor::from_vector(DType::Float, {}, std::vector<float>{0.0f});
+  // Greater needs both operands of one type: the zero is of the first input's (token ids are int64).
+  const bool int64_input = graph.inputs.at(0).type.elem_type == static_cast<int32_t>(DType::Int64);
+  auto zero = int64_input ? Tensor::from_vector(DType::Int64, {}, std::vector<int64_t>{0})
+                          : Tensor::from_vector(DType::Float, {}, std::vector<float>{0.0f});
   graph.initializers.push_back({"if_condition/zero", std::move(zero).value(), {}});
   graph.nodes = {std::move(abs), std::move(sum), std::move(greater), std::move(wrapper)};
   wrapped(g, "if", ops);

@@ -90,9 +90,9 @@ enum class Wrapping { None, If, Loop };
 
 // Lays out a model: a body of about half the nodes left by the trigger, the trigger, then the body
 // again up to `target` nodes in all. `trigger` continues the stream (and marks its minimal nodes).
-using GrowFn = void (*)(GraphBuilder& b, Value& stream, size_t nodes, Random& rng);
+using GrowFn = std::function<void(GraphBuilder& b, Value& stream, size_t nodes, Random& rng)>;
 using TriggerFn = std::function<Value(GraphBuilder& b, const Value& stream, Random& rng)>;
-Value bury(GraphBuilder& b, Value stream, size_t target, size_t trigger_nodes, GrowFn grow, Random& rng,
+Value bury(GraphBuilder& b, Value stream, size_t target, size_t trigger_nodes, const GrowFn& grow, Random& rng,
            const TriggerFn& trigger);
 
 // The manifest: a header line, then one tab-separated line per model.

@@ -75,8 +75,8 @@ std::string GraphBuilder::fresh(std::string_view stem) {
   return name;
 }
 
-Value GraphBuilder::input(std::string name, Shape shape) {
-  model_.graph.inputs.push_back({name, ValueType::tensor(DType::Float, shape), {}});
+Value GraphBuilder::input(std::string name, Shape shape, DType dtype) {
+  model_.graph.inputs.push_back({name, ValueType::tensor(dtype, shape), {}});
   return {std::move(name), std::move(shape)};
 }
 

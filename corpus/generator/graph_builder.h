@@ -39,7 +39,7 @@ class GraphBuilder {
   // Starts a new block: the following nodes and weights are named "<block>/...".
   void begin_block();
 
-  Value input(std::string name, Shape shape);
+  Value input(std::string name, Shape shape, DType dtype = DType::Float);
   void output(const Value& value);
 
   Value weight(std::string_view stem, Shape shape, std::vector<float> values);

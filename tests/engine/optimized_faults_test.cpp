@@ -226,6 +226,46 @@ TEST(OptimizedFaults, ConvBnFoldEpsDisappearsWhenTheConvOutputIsRequested) {
   expect_matches_reference("opt:fault=conv-bn-fold-eps", m, {{"X", ramp({1, 1, 3, 3})}}, 1e-5, both);
 }
 
+// --- hardsigmoid-default-alpha ---
+// A squeeze-excite gate as PyTorch exports it: Conv, then HardSigmoid with alpha 1/6.
+Model hard_sigmoid_model(const std::string& attributes, const std::string& outputs = "float[1, 2, 1, 1] Y") {
+  return parse_model(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 1, 1] X) => ()" + outputs + R"()
+<float[2, 2, 1, 1] W = {1.0, 0.5, -0.5, 1.0}>
+{
+  c = Conv(X, W)
+  Y = HardSigmoid )" + attributes + R"( (c)
+}
+)");
+}
+
+const TensorMap kGateInput = {{"X", floats({1, 2, 1, 1}, {1.5f, -1.0f})}};
+
+TEST(OptimizedFaults, HardSigmoidDefaultAlphaGivesWrongValuesForPyTorchsAlpha) {
+  Model m = hard_sigmoid_model("<alpha = 0.16666667>");
+  EXPECT_TRUE(report_of("opt:fault=hardsigmoid-default-alpha", m).armed(Fault::HardSigmoidDefaultAlpha));
+  // c = {1, -1.75}: 1/6 gives {0.667, 0.208}, 0.2 gives {0.7, 0.15}.
+  EXPECT_GT(max_abs_diff(run_spec("ref", m, kGateInput).at("Y"), run_spec("opt:fault=hardsigmoid-default-alpha", m, kGateInput).at("Y")),
+            0.03);
+  expect_matches_reference("opt", m, kGateInput, 1e-6);
+}
+
+TEST(OptimizedFaults, HardSigmoidDefaultAlphaIsSilentWithTheDefaultParameters) {
+  Model m = hard_sigmoid_model("");
+  EXPECT_FALSE(report_of("opt:fault=hardsigmoid-default-alpha", m).armed(Fault::HardSigmoidDefaultAlpha));
+  expect_matches_reference("opt:fault=hardsigmoid-default-alpha", m, kGateInput, 1e-6);
+}
+
+TEST(OptimizedFaults, HardSigmoidDefaultAlphaNeedsTheFusion) {
+  // The Conv's output requested: nothing fuses, the reference HardSigmoid reads its attributes.
+  Model m = hard_sigmoid_model("<alpha = 0.16666667>", "float[1, 2, 1, 1] Y, float[1, 2, 1, 1] c");
+  EXPECT_FALSE(report_of("opt:fault=hardsigmoid-default-alpha", m, {"Y", "c"}).armed(Fault::HardSigmoidDefaultAlpha));
+  RunOptions both;
+  both.outputs = {"Y", "c"};
+  expect_matches_reference("opt:fault=hardsigmoid-default-alpha", m, kGateInput, 1e-6, both);
+}
+
 // --- cast-fp16-conflict ---
 const char* kCast = R"(
 <ir_version: 8, opset_import: ["" : 17]>

@@ -12,6 +12,9 @@ namespace {
 
 enum class Activation { Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Clip };
 
+// HardSigmoid's attribute defaults (ONNX): alpha 0.2, beta 0.5.
+constexpr float kHardSigmoidAlpha = 0.2f, kHardSigmoidBeta = 0.5f;
+
 float attribute_or(const Node& n, std::string_view name, float fallback) {
   const Attribute* a = n.attribute(name);
   return a && a->kind == Attribute::Kind::Float ? a->f : fallback;
@@ -96,8 +99,13 @@ Expected<KernelPtr> make_fused_activation(const FusedKernelSpec& spec) {
   else if (act.op_type == "LeakyRelu") kind = Activation::LeakyRelu, alpha = attribute_or(act, "alpha", 0.01f);
   else if (act.op_type == "Sigmoid") kind = Activation::Sigmoid;
   else if (act.op_type == "Tanh") kind = Activation::Tanh;
-  else if (act.op_type == "HardSigmoid")
-    kind = Activation::HardSigmoid, alpha = attribute_or(act, "alpha", 0.2f), beta = attribute_or(act, "beta", 0.5f);
+  else if (act.op_type == "HardSigmoid") {
+    kind = Activation::HardSigmoid;
+    // The fault (docs/faults.md) reads no attribute: PyTorch's 1/6 becomes ONNX's default 0.2.
+    const bool defaults = spec.options.has(Fault::HardSigmoidDefaultAlpha);
+    alpha = defaults ? kHardSigmoidAlpha : attribute_or(act, "alpha", kHardSigmoidAlpha);
+    beta = defaults ? kHardSigmoidBeta : attribute_or(act, "beta", kHardSigmoidBeta);
+  }
   else if (act.op_type == "HardSwish") kind = Activation::HardSwish;
   else if (act.op_type == "Clip") {
     kind = Activation::Clip;

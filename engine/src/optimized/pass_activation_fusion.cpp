@@ -1,6 +1,7 @@
 // Pass activation-fusion: an elementwise activation that alone consumes the output of a Conv,
 // ConvTranspose, Gemm, MatMul, BatchNormalization or Add/Sub/Mul/Div is applied in that node's
-// kernel, on its output buffer (fused op FusedActivation; parts: producer, activation).
+// kernel, on its output buffer (fused op FusedActivation; parts: producer, activation). With the
+// hardsigmoid-default-alpha fault a fused HardSigmoid loses its alpha and beta (the kernel's side).
 #include <unordered_set>
 
 #include "plan_graph.h"
@@ -25,6 +26,14 @@ bool is_activation(const PlanGraph& g, const Node& n) {
   return true;
 }
 
+// A HardSigmoid whose alpha or beta is not ONNX's default (PyTorch writes alpha 1/6): where
+// hardsigmoid-default-alpha changes values.
+bool has_own_parameters(const Node& n) {
+  const Attribute* alpha = n.attribute("alpha");
+  const Attribute* beta = n.attribute("beta");
+  return (alpha && alpha->f != 0.2f) || (beta && beta->f != 0.5f);
+}
+
 }  // namespace
 
 Expected<int> fuse_activation(PlanGraph& g) {
@@ -46,6 +55,8 @@ Expected<int> fuse_activation(PlanGraph& g) {
     f.inputs = producer.inputs;
     for (size_t k = 1; k < activation.inputs.size(); ++k) f.inputs.push_back(activation.inputs[k]);
     f.outputs = activation.outputs;
+    if (activation.op_type == "HardSigmoid" && g.fault(Fault::HardSigmoidDefaultAlpha) && has_own_parameters(activation))
+      g.arm_fault(Fault::HardSigmoidDefaultAlpha);
     const size_t nodes[] = {i, *act};
     g.replace(nodes, std::move(f));
     ++fused;
