@@ -295,3 +295,37 @@ TEST(Rounds, EightSlotsStartAtMostTwoAndAHalfTimesTheTestsOfOne) {
 
 }  // namespace
 }  // namespace reduce
+
+namespace reduce {
+namespace {
+
+// The next pass starts on the likely outcome of the previous pass's last pending verdict: its first
+// candidates are tested beside that verdict, and dropped when it does not hold; only real answers
+// move the reduction, so the result is -j 1's. Chain of 200, n120 reported wrong: the fully marked
+// model's check names it; then the prefix ending at n120, n120 with its ancestors (first-divergence's
+// last probe), n120 alone (input-cut) and with its input frozen (cut-as-constant) go side by side;
+// fill-weights after. -j 1 takes 6 rounds; passes one after another would take 5 with any slots.
+TEST(Rounds, TheNextPassStartsBesideThePreviousPassesLastVerdict) {
+  Model m = parse_model(testing::chain_model_text(200));
+  auto wrong = [](const std::string& o) { return o[0] == 'n' && std::stoi(o.substr(1)) >= 120; };
+  auto pred = [&](const CandidateView& v) { return v.has("n120") && std::any_of(v.outputs.begin(), v.outputs.end(), wrong); };
+  SyntheticTest sequential(m, pred);
+  sequential.failing_outputs = wrong;
+  auto one = reduce_model(m, sequential, {});
+  ASSERT_TRUE(one.ok());
+  SyntheticTest inner(m, pred);
+  inner.failing_outputs = wrong;
+  OneAnswerAtATime test(inner);
+  ReduceOptions opts;
+  opts.jobs = 16;
+  opts.on_wait = test.observer();
+  auto r = reduce_model(m, test, opts);
+  ASSERT_TRUE(r.ok());
+  std::printf("[ counts ] chain 200, n120 reported wrong, one answer at a time: -j 1 %zu rounds; -j 16 %zu rounds, %zu started\n",
+              one->rounds, r->rounds, test.started());
+  EXPECT_EQ(r->best, one->best);
+  EXPECT_LE(r->rounds, 3u);
+}
+
+}  // namespace
+}  // namespace reduce
