@@ -77,7 +77,9 @@ class CheckRunner {
   // Makes the tests in flight follow `wanted` (distinct candidates without a verdict, most
   // wanted first; the first is the one the reduction waits for): the first `jobs` of them run,
   // starting while slots are free; a test not among them is cancelled when a slot is needed for
-  // one that is (tests not in `wanted` at all first, the most recently started first).
+  // one that is (tests not in `wanted` at all first, the most recently started first). Nothing
+  // starts or is cancelled while a listed test of a batch (one call's starts) that has already
+  // given an answer still runs: the next tests are chosen on all of a batch's answers.
   void schedule(const std::vector<Wanted>& wanted);
   // Blocks until a test ends (telling on_wait before and after) and records the verdicts that
   // came in; returns the candidates that got one. Returns at once when stopped.
@@ -98,8 +100,8 @@ class CheckRunner {
   struct Job;
   bool well_formed(const Candidate& c) const;
   void launch(const Wanted& w);
-  // A listed test started no later than one that has answered still runs: its answer is
-  // imminent, so new tests wait for it.
+  // A listed test of a batch no later than the latest one that has answered still runs: its
+  // answer is imminent, so new tests wait for it.
   bool answers_imminent(const std::unordered_map<Candidate, size_t>& rank) const;
   std::vector<Candidate> collect(std::unique_lock<std::mutex>& lock);
 
