@@ -12,6 +12,8 @@ struct CheckRunner::Job {
   bool cancelled = false;  // by the runner (the slot is held until the test ends)
   size_t order = 0;        // start order
   size_t round = 0;        // the round it starts after (Wanted::rests_on)
+  size_t pass = 0;         // Wanted::pass
+  size_t batch = 0;        // the schedule() call that started it (CheckRunner::batch_)
   TestResult result;
   std::optional<std::string> error;  // what the test threw
 };
@@ -44,6 +46,10 @@ const Verdict* CheckRunner::known(const Candidate& c) {
   return nullptr;
 }
 
+void CheckRunner::use(const Candidate& c) {
+  if (auto it = verdicts_.find(c); it != verdicts_.end()) it->second.used = true;
+}
+
 bool CheckRunner::stopped() {
   if (!stopped_ && ((stop_ && stop_->load()) || failure_)) {
     stopped_ = true;
@@ -57,6 +63,8 @@ void CheckRunner::launch(const Wanted& w) {
   job->candidate = w.candidate;
   job->order = launched_++;
   job->round = w.rests_on;
+  job->pass = w.pass;
+  job->batch = batch_;
   inflight_.emplace(w.candidate, job);
   arena_->enqueue([this, job] {
     try {
@@ -83,6 +91,8 @@ void CheckRunner::schedule(const std::vector<Wanted>& wanted) {
     const Candidate& c = wanted[i].candidate;
     if (!inflight_.count(c) && !verdicts_.count(c) && well_formed(c)) missing.push_back(&wanted[i]);
   }
+  if (missing.empty() || answers_imminent(rank)) return;
+  ++batch_;
   // Make room: cancel the least wanted running tests outside the top.
   const size_t free = running() < slots ? slots - running() : 0;
   if (missing.size() > free) {
@@ -109,6 +119,15 @@ void CheckRunner::schedule(const std::vector<Wanted>& wanted) {
   }
 }
 
+bool CheckRunner::answers_imminent(const std::unordered_map<Candidate, size_t>& rank) const {
+  // Tests started together end together when runs take as long: planning on the first answers of
+  // a batch starts guesses that its next answers refute (cancelled after they started, or answered
+  // in vain), for no round (a test's round is the answers it rests on, not when it starts).
+  for (const auto& [c, job] : inflight_)
+    if (job->batch <= answered_batch_ && rank.count(c)) return true;
+  return false;
+}
+
 std::vector<Candidate> CheckRunner::collect(std::unique_lock<std::mutex>& lock) {
   auto finished = std::move(done_);
   done_.clear();
@@ -124,16 +143,19 @@ std::vector<Candidate> CheckRunner::collect(std::unique_lock<std::mutex>& lock) 
     const TestOutcome outcome = job->result.outcome;
     if (outcome == TestOutcome::Cancelled) {
       ++counts_.cancelled;
+      if (cancelled_by_pass_.size() <= job->pass) cancelled_by_pass_.resize(job->pass + 1, 0);
+      ++cancelled_by_pass_[job->pass];
       continue;
     }
     ++counts_.checks;
+    answered_batch_ = std::max(answered_batch_, job->batch);
     if (job->result.cache_hit) ++counts_.cache_hits;
     if (outcome == TestOutcome::Slipped) ++counts_.slipped;
     if (outcome == TestOutcome::Invalid) ++counts_.invalid;
     const bool ran = outcome != TestOutcome::Invalid && !job->result.cache_hit;
     const size_t round = std::max(job->round + (ran ? job->result.runs : 0), job->result.after_rounds);
     Verdict v{outcome, outcome == TestOutcome::Interesting ? std::move(job->result.failing_outputs) : std::vector<std::string>{},
-              round};
+              round, job->pass, ran};
     const auto [it, added] = verdicts_.emplace(job->candidate, std::move(v));
     if (on_verdict_) on_verdict_(it->first, it->second, job->result.cache_hit);
     out.push_back(job->candidate);
@@ -176,7 +198,11 @@ void CheckRunner::drain() {
     finished_.wait(lock, [&] { return !done_.empty(); });
     // Verdicts of work nobody waits for are dropped: the reduction may be over.
     for (auto& job : done_)
-      if (job->cancelled) --cancelling_;
+      if (job->cancelled) {
+        --cancelling_;
+        if (cancelled_by_pass_.size() <= job->pass) cancelled_by_pass_.resize(job->pass + 1, 0);
+        ++cancelled_by_pass_[job->pass];
+      }
     done_.clear();
   }
 }

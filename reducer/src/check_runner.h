@@ -35,6 +35,7 @@ struct CheckCounts {
 struct Wanted {
   Candidate candidate;
   size_t rests_on = 0;
+  size_t pass = 0;  // the pass of the path that planned it (where the tests went, for the log)
 };
 
 struct Verdict {
@@ -46,6 +47,9 @@ struct Verdict {
   // A test that found no slot is planned again later, on more answers: slots count through that.
   // ReduceResult::rounds is the real path's longest.
   size_t round = 0;
+  size_t pass = 0;    // Wanted::pass of the test that gave it
+  bool ran = false;   // it reached the engine (not a cache hit, not refused as invalid)
+  bool used = false;  // the real path read it (CheckRunner::use)
   bool interesting() const { return outcome == TestOutcome::Interesting; }
 };
 
@@ -65,11 +69,17 @@ class CheckRunner {
   const Verdict* known(const Candidate& c);
   // Every verdict so far.
   const std::unordered_map<Candidate, Verdict>& verdicts() const { return verdicts_; }
+  // Records that the reduction's real path read the verdict of `c` (Verdict::used).
+  void use(const Candidate& c);
+  // Tests cancelled after they started, by Wanted::pass.
+  const std::vector<size_t>& cancelled_by_pass() const { return cancelled_by_pass_; }
 
   // Makes the tests in flight follow `wanted` (distinct candidates without a verdict, most
   // wanted first; the first is the one the reduction waits for): the first `jobs` of them run,
   // starting while slots are free; a test not among them is cancelled when a slot is needed for
-  // one that is (tests not in `wanted` at all first, the most recently started first).
+  // one that is (tests not in `wanted` at all first, the most recently started first). Nothing
+  // starts or is cancelled while a listed test of a batch (one call's starts) that has already
+  // given an answer still runs: the next tests are chosen on all of a batch's answers.
   void schedule(const std::vector<Wanted>& wanted);
   // Blocks until a test ends (telling on_wait before and after) and records the verdicts that
   // came in; returns the candidates that got one. Returns at once when stopped.
@@ -90,6 +100,9 @@ class CheckRunner {
   struct Job;
   bool well_formed(const Candidate& c) const;
   void launch(const Wanted& w);
+  // A listed test of a batch no later than the latest one that has answered still runs: its
+  // answer is imminent, so new tests wait for it.
+  bool answers_imminent(const std::unordered_map<Candidate, size_t>& rank) const;
   std::vector<Candidate> collect(std::unique_lock<std::mutex>& lock);
 
   CandidateTest& test_;
@@ -102,6 +115,7 @@ class CheckRunner {
   std::unordered_map<Candidate, Verdict> verdicts_;
   CheckCounts counts_;
   size_t malformed_ = 0;
+  std::vector<size_t> cancelled_by_pass_;
   bool stopped_ = false;
   std::optional<std::string> failure_;
   const Verdict not_interesting_{};
@@ -109,6 +123,8 @@ class CheckRunner {
   std::unordered_map<Candidate, std::shared_ptr<Job>> inflight_;  // running, not cancelled
   size_t cancelling_ = 0;  // cancelled tests still holding their slot
   size_t launched_ = 0;    // start order
+  size_t batch_ = 0;           // schedule() calls that started tests
+  size_t answered_batch_ = 0;  // the latest batch a test of which has answered
 
   std::mutex mutex_;
   std::condition_variable finished_;

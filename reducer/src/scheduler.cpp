@@ -215,7 +215,7 @@ std::vector<Wanted> Scheduler::plan() {
     }
     if (!probe) return std::nullopt;
     if (listed.insert(probe->candidate).second) {
-      wanted.push_back({probe->candidate, node.path.rests_on});
+      wanted.push_back({probe->candidate, node.path.rests_on, node.path.pass});
       if (!probe->removed.empty()) planned_removals_.emplace(probe->candidate, probe->removed);
     }
     const double p = prior(node.path, *probe);
@@ -263,8 +263,11 @@ std::vector<Wanted> Scheduler::plan() {
 
 const Verdict* Scheduler::obtain(const Probe& probe) {
   while (!runner_.stopped()) {
-    if (const Verdict* v = runner_.known(probe.candidate)) return v;
-    runner_.schedule(runner_.jobs() == 1 ? std::vector<Wanted>{{probe.candidate, real_.rests_on}} : plan());
+    if (const Verdict* v = runner_.known(probe.candidate)) {
+      runner_.use(probe.candidate);
+      return v;
+    }
+    runner_.schedule(runner_.jobs() == 1 ? std::vector<Wanted>{{probe.candidate, real_.rests_on, real_.pass}} : plan());
     for (const auto& c : runner_.wait()) {
       auto it = planned_removals_.find(c);
       if (it == planned_removals_.end()) continue;
@@ -290,8 +293,27 @@ Status Scheduler::run() {
   }
   if (!finished_ && real_.state) end_pass();
   runner_.drain();
+  if (options_.verbose) log_spending();
   if (runner_.failure()) return make_error("internal error: a candidate test threw: " + *runner_.failure());
   return {};
+}
+
+void Scheduler::log_spending() const {
+  // By the pass of the path that planned them: answers the real path read, answers it never read
+  // (speculation down a branch not taken), tests cancelled after they started (at the end too).
+  const size_t n = strategy_.passes.size();
+  std::vector<size_t> used(n, 0), unused(n, 0);
+  for (const auto& [c, v] : runner_.verdicts())
+    if (v.ran && v.pass < n) ++(v.used ? used : unused)[v.pass];
+  const auto& cancelled = runner_.cancelled_by_pass();
+  std::string line = "tests by the pass that planned them (used / answered, not used / cancelled):";
+  for (size_t p = 0; p < n; ++p) {
+    const size_t c = p < cancelled.size() ? cancelled[p] : 0;
+    if (used[p] + unused[p] + c == 0) continue;
+    line += std::string(" ") + strategy_.passes[p].name + " " + std::to_string(used[p]) + "/" + std::to_string(unused[p]) +
+            "/" + std::to_string(c) + ";";
+  }
+  log(line);
 }
 
 }  // namespace reduce::detail

@@ -72,6 +72,8 @@ class Scheduler {
   void end_pass();
   void committed(size_t size_before);
   void report_progress() const;
+  // Where the tests went, by pass (verbose log, at the end).
+  void log_spending() const;
 
   // Moves `path` to its next probe: starts passes, takes the results of passes that end (real
   // path: tells it). Returns the probe, or nullptr when the strategy is over on this path.
