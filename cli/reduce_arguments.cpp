@@ -11,7 +11,7 @@
 #include "command.h"
 #include "command_line.h"
 #include "input_options.h"
-#include "mpi_launch.h"
+#include "cluster/mpi_launch.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
 
@@ -207,7 +207,7 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   }
   parsed.flatten.max_unrolled_nodes = static_cast<size_t>(budget);
   parsed.rank_timeout = vm["rank-timeout"].as<double>();
-  if (Status t = check_rank_timeout(parsed.rank_timeout); !t.ok()) {
+  if (Status t = cluster::check_rank_timeout(parsed.rank_timeout); !t.ok()) {
     std::cerr << "error: " << t.error().message() << "\n";
     return kExitUsage;
   }
