@@ -13,11 +13,12 @@
 
 #include "batch/attempts.h"
 #include "batch/manifest.h"
+#include "batch/order.h"
 #include "batch/summary.h"
-#include "cluster_reduction.h"
+#include "cluster/mpi_job.h"
+#include "cluster/mpi_launch.h"
 #include "command.h"
 #include "command_line.h"
-#include "mpi_launch.h"
 #include "core/mapped_file.h"
 #include "adapters/process.h"
 #include "oracle_options.h"
@@ -74,7 +75,7 @@ std::vector<std::string> reduce_arguments_of(const BatchItem& item, const fs::pa
 }
 
 // The row's status, and what the reduction printed (`output`).
-std::string reduce_one(const BatchRow& row, const fs::path& dir, const po::variables_map& vm, const MpiLaunch& launch,
+std::string reduce_one(const BatchRow& row, const fs::path& dir, const po::variables_map& vm, const cluster::MpiLaunch& launch,
                        std::stop_token stop, std::string& output) {
   const BatchItem& item = row.item;
   const std::vector<std::string> args = reduce_arguments_of(item, dir, vm, row.resume);
@@ -103,16 +104,15 @@ std::string reduce_one(const BatchRow& row, const fs::path& dir, const po::varia
   return "reduced";
 }
 
-// Reduces the models not reduced yet, in order (in an MPI job: largest first, one rank each, each
-// try in a folder of its own), until all are done or `stop` is requested. Other ranks than 0 get
-// their exit code once there is nothing left.
+// Reduces the models not reduced yet, in their order (batch/order.h; in an MPI job one rank each,
+// each try in a folder of its own), until all are done or `stop` is requested. Other ranks than 0
+// get their exit code once there is nothing left.
 std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>& items, const fs::path& out,
                                                    const po::variables_map& vm, std::stop_token stop, int& ranks_lost) {
-  const MpiLaunch launch = mpi_launch_from_environment();
+  const cluster::MpiLaunch launch = cluster::mpi_launch_from_environment();
+  const bool shared = cluster::job_plan(launch) == cluster::JobPlan::Join;
   std::vector<BatchRow> rows = batch_rows(items, out, vm.count("retry") > 0);
-  std::vector<size_t> todo;
-  for (size_t i = 0; i < items.size(); ++i)
-    if (!rows[i].already_done) todo.push_back(i);
+  const std::vector<size_t> todo = reduction_order(rows, shared);
   auto bundle = [&](size_t i) { return out / items[i].folder; };
   std::vector<std::string> outputs(items.size());
   auto reduce_item = [&](size_t i, const fs::path& dir, std::stop_token gone) {
@@ -126,21 +126,18 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
     return reduce_one(rows[i], dir, vm, launch, either.get_token(), outputs[i]);
   };
   std::vector<std::optional<std::string>> statuses(items.size());
-  if (launch.under_mpi && launch.size != 1) {
-    std::error_code ec;
-    std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) {
-      return fs::file_size(items[a].model, ec) > fs::file_size(items[b].model, ec);
-    });
-    BatchShare share{todo, [&](size_t i, int attempt) { return make_attempt_folder(bundle(i), attempt).string(); },
+  if (shared) {
+    cluster::BatchShare share{todo, [&](size_t i, int attempt) { return make_attempt_folder(bundle(i), attempt).string(); },
                      [&](size_t i, const std::string& place, std::stop_token gone) {
                        return reduce_item(i, place, std::move(gone));
                      },
                      [&](size_t i, const std::string& place, const std::string& status) {
                        return accept_attempt_folder(place, bundle(i), status);
                      }};
-    auto shared = share_batch(items.size(), share, vm["rank-timeout"].as<double>(), stop);
-    if (const int* worker_exit = std::get_if<int>(&shared)) return *worker_exit;
-    BatchOutcome& outcome = std::get<BatchOutcome>(shared);
+    auto spread = cluster::share_batch(items.size(), share, vm["rank-timeout"].as<double>(), print_stderr_line, stop);
+    if (const auto* worker = std::get_if<cluster::WorkerRankEnd>(&spread))
+      return worker->rank_zero_lost ? kExitRankZeroLost : kExitOk;
+    cluster::BatchOutcome& outcome = std::get<cluster::BatchOutcome>(spread);
     statuses = std::move(outcome.statuses);
     for (size_t i : todo) rows[i].lost_ranks = outcome.lost_ranks[i];
     ranks_lost = outcome.ranks_lost;
@@ -161,7 +158,7 @@ Status claim_batch_output(const std::vector<BatchItem>& items, const fs::path& o
     models.push_back(item.model);
   }
   for (const char* summary : {"summary.md", "summary.json"}) REDUCE_TRY(check_output_spares(out / summary, models, "-o"));
-  if (mpi_launch_from_environment().rank == 0) {
+  if (cluster::mpi_launch_from_environment().rank == 0) {
     REDUCE_ASSIGN(BundleLock claimed, BundleLock::acquire(out));
     lock.emplace(std::move(claimed));
     return {};
@@ -184,8 +181,12 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     std::cerr << "error: batch: missing -o OUT\n";
     return kExitUsage;
   }
-  if (!built_with_mpi() && refuse_without_mpi(mpi_launch_from_environment())) return kExitUsage;
-  if (Status t = check_rank_timeout(vm["rank-timeout"].as<double>()); !t.ok()) {
+  const cluster::MpiLaunch launch = cluster::mpi_launch_from_environment();
+  if (cluster::job_plan(launch) == cluster::JobPlan::Refuse) {
+    if (const std::string line = cluster::refusal_line(launch); !line.empty()) print_stderr_line(line);
+    return kExitUsage;
+  }
+  if (Status t = cluster::check_rank_timeout(vm["rank-timeout"].as<double>()); !t.ok()) {
     std::cerr << "error: " << t.error().message() << "\n";
     return kExitUsage;
   }

@@ -8,6 +8,7 @@
 #include "command_line.h"
 #include "input_options.h"
 #include "oracle/diagnosis.h"
+#include "oracle/layer_comparison.h"
 #include "oracle/release_scan.h"
 #include "oracle_options.h"
 #include "oracle/verdict_report.h"
@@ -23,7 +24,7 @@ namespace {
 void print_binding_diagnosis(Oracle& oracle, const Verdict& verdict, const std::atomic<bool>* cancel,
                              std::ostream& out) {
   if (!compares_outputs(verdict.signature.kind)) return;
-  auto mapping = oracle.diagnose_input_binding(cancel);
+  auto mapping = diagnose_input_binding(oracle, cancel);
   if (!mapping) return;
   out << "diagnosis: engine binds inputs in a different order than declared; it agrees with the reference when";
   bool first = true;

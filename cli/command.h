@@ -1,6 +1,7 @@
 // Subcommands of the `reduce` executable: each parses its own options and returns an exit code.
 #pragma once
 
+#include <iostream>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ inline constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C, SIGTERM, SIG
 
 // `check --confirm`, `reduce --confirm`: each confirmation is one more engine run.
 inline constexpr int kMaxConfirm = 1000;
+
+// A line for stderr in one write: under mpirun every rank's stderr goes to the same place, and
+// pieces of two lines would interleave.
+inline void print_stderr_line(const std::string& line) { std::cerr << line + "\n"; }
 
 int info_command(const std::vector<std::string>& args);
 int convert_command(const std::vector<std::string>& args);

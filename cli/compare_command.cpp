@@ -146,7 +146,7 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
     return code != 0 ? code : exit_code;
   }
 
-  auto layers = o.compare_layers(cancel.flag());
+  auto layers = compare_layers(o, cancel.flag());
   if (cancel.requested()) return interrupted();
   std::cout << "\n## layers (accumulated: every value requested as an output; local: each node alone on its "
                "reference inputs)\n\n";

@@ -10,7 +10,7 @@
 #include "adapters/library_settings.h"
 #include "command_line.h"
 #include "oracle_options.h"
-#include "adapters/conformance.h"
+#include "conformance/conformance.h"
 #include "adapters/engine_spec.h"
 
 namespace reduce::cli {

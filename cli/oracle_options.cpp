@@ -11,7 +11,7 @@
 #include "adapters/engine_spec.h"
 #include "adapters/library_settings.h"
 #include "input_options.h"
-#include "mpi_launch.h"
+#include "cluster/mpi_launch.h"
 #include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
@@ -162,7 +162,7 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
       if (c < 0 || c > 255) return Error{flag, std::to_string(c) + " is not an exit code (0..255)"};
   REDUCE_TRY(run_limits_from(vm, o.environment));
   if (vm.count("slot-env")) o.environment.env = vm["slot-env"].as<std::vector<std::string>>();
-  substitute_rank(o.environment.env, mpi_launch_from_environment());
+  cluster::substitute_rank(o.environment.env, cluster::mpi_launch_from_environment());
   for (const auto& e : o.environment.env)
     if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
   o.environment.threads = vm["threads"].as<int>();
@@ -200,7 +200,7 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
   // A node name names one node, in reports, sets of nodes and reproducers alike (every rank renames
   // the same way).
   const size_t shared = make_node_names_unique(model, false).duplicates;
-  if (shared > 0 && mpi_launch_from_environment().rank == 0)
+  if (shared > 0 && cluster::mpi_launch_from_environment().rank == 0)
     std::cerr << "note: " << model_path.string() << ": " << shared
               << " nodes have a name an earlier node has; they are renamed NAME_K, so that every name means one node\n";
   REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));

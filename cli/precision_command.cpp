@@ -18,6 +18,7 @@
 #include "session/bundle.h"
 #include "core/bundle_lock.h"
 #include "core/model_io.h"
+#include "adapters/script_words.h"
 #include "precision/question.h"
 #include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
@@ -32,18 +33,7 @@ constexpr int kMaxLocalRuns = 1000000;
 
 // The command line again, each argument a shell word (for the report's "reproduce" line).
 std::string command_line(const std::vector<std::string>& args) {
-  std::string s = "reduce precision";
-  for (const auto& a : args) {
-    const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`!*?[](){};<>|&#~") == std::string::npos;
-    if (plain) {
-      s += " " + a;
-      continue;
-    }
-    s += " '";
-    for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    s += "'";
-  }
-  return s;
+  return args.empty() ? "reduce precision" : "reduce precision " + shell_command_line(args);
 }
 
 // --strategy's help: one line per strategy of precision/src/strategies/strategies.def.

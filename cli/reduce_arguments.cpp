@@ -11,7 +11,8 @@
 #include "command.h"
 #include "command_line.h"
 #include "input_options.h"
-#include "mpi_launch.h"
+#include "adapters/script_words.h"
+#include "cluster/mpi_launch.h"
 #include "oracle_options.h"
 #include "session/bundle.h"
 
@@ -95,19 +96,9 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+") == std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // The exact command to reproduce: `reduce MODEL options...`.
 std::string command_line(const std::vector<std::string>& args) {
-  std::string command = "reduce";
-  for (const auto& a : args) command += ' ' + shell_quote(a);
-  return command;
+  return args.empty() ? "reduce" : "reduce " + shell_command_line(args);
 }
 
 // Search options; -j 0 means one check per --slots slot when slots are given, else one per core.
@@ -207,7 +198,7 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   }
   parsed.flatten.max_unrolled_nodes = static_cast<size_t>(budget);
   parsed.rank_timeout = vm["rank-timeout"].as<double>();
-  if (Status t = check_rank_timeout(parsed.rank_timeout); !t.ok()) {
+  if (Status t = cluster::check_rank_timeout(parsed.rank_timeout); !t.ok()) {
     std::cerr << "error: " << t.error().message() << "\n";
     return kExitUsage;
   }

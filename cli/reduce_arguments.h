@@ -21,7 +21,7 @@ struct ReduceArguments {
   boost::program_options::variables_map vm;  // also holds the oracle and input options
   SessionOptions session;
   FlattenOptions flatten;  // control flow before the search
-  double rank_timeout = 30;  // MPI: seconds a silent worker rank is kept (cli/cluster_reduction.cpp)
+  double rank_timeout = 30;  // MPI: seconds a silent worker rank is kept (cluster/mpi_job.h)
 };
 
 // The parsed arguments, or the exit code when the command is done (help, --print-passes, usage

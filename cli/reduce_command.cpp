@@ -8,9 +8,9 @@
 #include <iostream>
 #include <optional>
 
-#include "cluster_reduction.h"
+#include "cluster/mpi_job.h"
+#include "cluster/mpi_launch.h"
 #include "command.h"
-#include "mpi_launch.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
 #include "core/bundle_lock.h"
@@ -25,8 +25,8 @@ namespace {
 void print_start(const SessionOptions& s, const Model& model, const Oracle& oracle) {
   std::cerr << "reduce: " << s.model_path.string() << " (" << count_nodes(model.graph) << " nodes) on "
             << oracle.options().engine << ", reference " << oracle.options().reference << " (recorded in "
-            << format_number(oracle.reference_seconds()) << " s)\n";
-  if (const std::string note = oracle.reference_refusal_note(); !note.empty()) std::cerr << "note: " << note << "\n";
+            << format_number(oracle.recording().seconds) << " s)\n";
+  if (const std::string& note = oracle.recording().refusal_note; !note.empty()) std::cerr << "note: " << note << "\n";
 }
 
 void print_reduced(const ReductionReport& r, const SessionOptions& s) {
@@ -106,9 +106,14 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
   return kExitUsage;
 }
 
+// A worker rank's exit code: 0 once rank 0 said stop, 5 when it fell silent.
+int serve(cluster::ClusterRole& role, Oracle* oracle, const Model* model, const std::string& error) {
+  return role.serve(oracle, model, error) ? kExitOk : kExitRankZeroLost;
+}
+
 // Loads the model, builds the oracle, runs the session and prints its outcome; the exit code. In an
 // MPI job (`cluster`), worker ranks do the same up to the session, print nothing, and serve checks.
-int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole* cluster) {
+int run_reduction(const ReduceArguments& args, std::stop_token stop, cluster::ClusterRole* cluster) {
   const SessionOptions& s = args.session;
   const bool worker = cluster && cluster->worker();
   // Rank 0 (or the only process) owns the bundle folder from here to the end.
@@ -123,7 +128,7 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole
   }
   Model model;
   auto samples = load_and_create_oracles(args.vm, s.model_path, model, SampleUse::FirstFailing, stop);
-  if (worker && !samples) return cluster->serve(nullptr, nullptr, samples.error().message());
+  if (worker && !samples) return serve(*cluster, nullptr, nullptr, samples.error().message());
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!samples) {
     std::cerr << "error: " << samples.error().message() << "\n";
@@ -140,7 +145,7 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole
   const bool quiet = worker;
   auto flat = flatten_when_failing(given, args.flatten, [quiet](const std::string& line) { if (!quiet) std::cerr << line << "\n"; },
                                    stop);
-  if (worker && !flat) return cluster->serve(nullptr, nullptr, flat.error().message());
+  if (worker && !flat) return serve(*cluster, nullptr, nullptr, flat.error().message());
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!flat) {
     std::cerr << "error: " << s.model_path.string() << ": " << flat.error().message() << "\n";
@@ -148,7 +153,7 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, ClusterRole
   }
   Oracle& oracle = *flat ? *(*flat)->oracle : given;
   const Model& reduced_model = *flat ? *(*flat)->model : model;
-  if (worker) return cluster->serve(&oracle, &reduced_model, "");
+  if (worker) return serve(*cluster, &oracle, &reduced_model, "");
   if (*flat) {
     const FlattenedModel& f = **flat;
     session.control_flow = {f.inlined.inlined, f.inlined.body_nodes, count_nodes(model.graph), 0,
@@ -169,9 +174,18 @@ int reduce_command(const std::vector<std::string>& args, std::stop_token stop) {
   auto parsed = parse_reduce_arguments(args);
   if (const int* code = std::get_if<int>(&parsed)) return *code;
   const ReduceArguments& arguments = std::get<ReduceArguments>(parsed);
-  const MpiLaunch launch = mpi_launch_from_environment();
-  if (!launch.under_mpi || launch.size == 1) return run_reduction(arguments, std::move(stop), nullptr);
-  return in_mpi_job(arguments.rank_timeout, [&](ClusterRole* role) { return run_reduction(arguments, stop, role); });
+  const cluster::MpiLaunch launch = cluster::mpi_launch_from_environment();
+  switch (cluster::job_plan(launch)) {
+    case cluster::JobPlan::Alone:
+      return run_reduction(arguments, std::move(stop), nullptr);
+    case cluster::JobPlan::Refuse:
+      if (const std::string line = cluster::refusal_line(launch); !line.empty()) print_stderr_line(line);
+      return kExitUsage;
+    case cluster::JobPlan::Join:
+      break;
+  }
+  return cluster::in_mpi_job(arguments.rank_timeout, print_stderr_line,
+                             [&](cluster::ClusterRole* role) { return run_reduction(arguments, stop, role); });
 }
 
 }  // namespace reduce::cli

@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_set>
 
+#include "oracle/layer_comparison.h"
+
 namespace reduce {
 
 namespace {
@@ -138,7 +140,7 @@ DiagnosisLine binding_variant(Oracle& oracle, const std::atomic<bool>* cancel) {
     not_applicable(l, "a check: script gives no outputs to compare", "only engines that return outputs can be compared per order");
     return l;
   }
-  auto mapping = oracle.diagnose_input_binding(cancel);
+  auto mapping = diagnose_input_binding(oracle, cancel);
   if (mapping) {
     l.outcome = VariantOutcome::Passes;
     l.verdict = "passes when";

@@ -130,7 +130,7 @@ NodeMask failing_cone(const GraphIndex& index, const std::vector<ValueError>& va
 
 }  // namespace
 
-ErrorOrigin trace_error_origin(Oracle& oracle, const std::vector<Oracle::LayerError>& layers,
+ErrorOrigin trace_error_origin(Oracle& oracle, const std::vector<LayerError>& layers,
                                const ErrorOriginOptions& options, const std::atomic<bool>* cancel) {
   const Graph& graph = oracle.model().graph;
   ErrorOrigin origin;

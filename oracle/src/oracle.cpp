@@ -69,84 +69,102 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
   o->model_ = &model;
   o->inputs_ = std::move(inputs);
   o->options_ = std::move(options);
+  REDUCE_TRY(o->make_engines());
+  REDUCE_TRY(o->record_reference());
+  REDUCE_TRY(o->index_model());
+  return o;
+}
+
+Status Oracle::make_engines() {
   // An engine instance needs no spec: `engine` only names it then.
   EngineSpec spec;
-  if (!o->options_.engine_instance) {
-    REDUCE_ASSIGN(spec, parse_engine_spec(o->options_.engine));
+  if (!options_.engine_instance) {
+    REDUCE_ASSIGN(spec, parse_engine_spec(options_.engine));
   }
-  REDUCE_ASSIGN(const EngineSpec reference, parse_engine_spec(o->options_.reference));
-  o->external_ = !o->options_.engine_instance && spec.external();
+  REDUCE_ASSIGN(const EngineSpec reference, parse_engine_spec(options_.reference));
+  external_ = !options_.engine_instance && spec.external();
   // Asked once per reduction (TensorRT's version), not by every candidate engine made from it.
-  if (!o->options_.engine_instance) spec = settled(spec, o->options_.environment);
-  o->spec_ = spec;
-  if (o->options_.slots < 1) return make_error("the number of slots must be at least 1");
+  if (!options_.engine_instance) spec = settled(spec, options_.environment);
+  spec_ = spec;
+  if (options_.slots < 1) return make_error("the number of slots must be at least 1");
   bool per_slot = false;
-  for (const auto& e : o->options_.environment.env) per_slot |= e.find("{slot}") != std::string::npos;
+  for (const auto& e : options_.environment.env) per_slot |= e.find("{slot}") != std::string::npos;
   per_slot |= spec.external() && spec.command.find("{slot}") != std::string::npos;
-  o->per_slot_ = per_slot;
-  const int slots = per_slot ? o->options_.slots : 1;
+  per_slot_ = per_slot;
+  const int slots = per_slot ? options_.slots : 1;
   for (int slot = 0; slot < slots; ++slot) {
-    EngineEnvironment env = o->options_.environment;
+    EngineEnvironment env = options_.environment;
     for (auto& e : env.env) e = fill_placeholders(e, {{"slot", std::to_string(slot)}});
     env.slot = slot;
-    o->slot_environments_.push_back(env);
-    if (o->options_.engine_instance) {
-      o->slot_engines_.push_back(o->options_.engine_instance);
+    slot_environments_.push_back(env);
+    if (options_.engine_instance) {
+      slot_engines_.push_back(options_.engine_instance);
     } else if (spec.gives_values()) {
       REDUCE_ASSIGN(auto engine, make_engine(spec, env));
-      o->slot_engines_.push_back(std::move(engine));
+      slot_engines_.push_back(std::move(engine));
     }
   }
   // A slot named in the environment or the command is a device: one run at a time on each.
-  o->slots_ = std::make_unique<SlotPool>(o->options_.slots, !per_slot && !o->options_.exclusive_slots);
-  if (!o->options_.engine_instance && !spec.gives_values()) {
+  slots_ = std::make_unique<SlotPool>(options_.slots, !per_slot && !options_.exclusive_slots);
+  if (!options_.engine_instance && !spec.gives_values()) {
     REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.command, spec.fp32_nodes));
-    o->check_script_ = std::make_unique<CheckScript>(std::move(script));
+    check_script_ = std::make_unique<CheckScript>(std::move(script));
   }
-  REDUCE_ASSIGN(o->reference_, make_engine(reference, o->options_.environment));
-  REDUCE_ASSIGN(FailCriteria criteria, FailCriteria::create(o->options_.fail_regexes, o->options_.fail_codes,
-                                                             o->options_.ignore_fail_codes));
-  o->criteria_ = std::make_unique<FailCriteria>(std::move(criteria));
-  if (!o->options_.record.ledger) o->options_.record.ledger = o->options_.environment.ledger;
-  Oracle* self = o.get();
-  if (!o->options_.record.given.empty() && !o->options_.record.on_given)
-    o->options_.record.on_given = [self](const std::string& name, const Tensor& computed, const Tensor& given) {
-      OutputComparison c = compare_tensors(name, computed, given, self->options_.tolerance);
-      if (!c.passed) self->given_disagreements_.push_back(std::move(c));
+  REDUCE_ASSIGN(reference_, make_engine(reference, options_.environment));
+  REDUCE_ASSIGN(FailCriteria criteria, FailCriteria::create(options_.fail_regexes, options_.fail_codes,
+                                                             options_.ignore_fail_codes));
+  criteria_ = std::make_unique<FailCriteria>(std::move(criteria));
+  return {};
+}
+
+Status Oracle::record_reference() {
+  const Model& model = *model_;
+  if (!options_.record.ledger) options_.record.ledger = options_.environment.ledger;
+  if (!options_.record.given.empty() && !options_.record.on_given)
+    options_.record.on_given = [this](const std::string& name, const Tensor& computed, const Tensor& given) {
+      OutputComparison c = compare_tensors(name, computed, given, options_.tolerance);
+      if (!c.passed) recording_.given_disagreements.push_back(std::move(c));
     };
   // Expected values from elsewhere (a check: script decides alone; --expected gives every graph
   // output): a node the reference cannot run stops nothing, only the values that depend on it are
   // unknown.
-  bool outputs_given = !o->options_.record.given.empty();
+  bool outputs_given = !options_.record.given.empty();
   for (const auto& vi : model.graph.outputs)
-    outputs_given &= std::any_of(o->options_.record.given.begin(), o->options_.record.given.end(),
+    outputs_given &= std::any_of(options_.record.given.begin(), options_.record.given.end(),
                                  [&](const NamedTensor& g) { return g.name == vi.name; });
-  o->options_.record.partial = o->check_script_ != nullptr || outputs_given;
+  options_.record.partial = check_script_ != nullptr || outputs_given;
   const auto start = std::chrono::steady_clock::now();
-  auto recorded = RecordedValues::record(model, *o->reference_, o->inputs_, o->options_.record);
-  if (!recorded) return make_error("the reference (" + o->options_.reference + ") cannot run the model: " + recorded.error().message());
-  o->recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
-  o->options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
-  o->given_values_ = o->options_.record.given.size();
-  o->options_.record.given.clear();     // recorded now: no second copy
-  o->options_.record.on_given = nullptr;
-  o->reference_seconds_ = seconds_since(start);
+  auto recorded = RecordedValues::record(model, *reference_, inputs_, options_.record);
+  if (!recorded) return make_error("the reference (" + options_.reference + ") cannot run the model: " + recorded.error().message());
+  recorded_ = std::make_unique<RecordedValues>(std::move(*recorded));
+  options_.record.cancel = nullptr;  // the caller's flag need not outlive create()
+  recording_.seconds = seconds_since(start);
+  recording_.given_values = options_.record.given.size();
+  recording_.given_source = options_.record.given_source;
+  recording_.reference_ran = recorded_->reference_ran();
+  recording_.refusal_note = refusal_note();
+  options_.record.given.clear();     // recorded now: no second copy
+  options_.record.on_given = nullptr;
+  return {};
+}
+
+Status Oracle::index_model() {
+  const Model& model = *model_;
   // The run's shapes of the inputs and of what control-flow nodes return, for the types inside bodies.
   std::map<std::string, Shape, std::less<>> run_shapes;
-  for (const auto& in : o->inputs_) run_shapes.emplace(in.name, in.tensor.shape());
+  for (const auto& in : inputs_) run_shapes.emplace(in.name, in.tensor.shape());
   for (const Node& n : model.graph.nodes)
     if (n.has_subgraphs())
       for (const auto& out : n.outputs)
-        if (const Tensor* t = o->recorded_->find(out); t && !out.empty()) run_shapes.emplace(out, t->shape());
+        if (const Tensor* t = recorded_->find(out); t && !out.empty()) run_shapes.emplace(out, t->shape());
   REDUCE_ASSIGN(Extractor extractor, Extractor::create(model, run_shapes));
-  o->extractor_ = std::make_unique<Extractor>(std::move(extractor));
-  learn_recorded_types(model, *o->recorded_, *o->extractor_);
-  add_names(model.graph, o->names_);
-  remove_op_types(model.graph, o->names_);
-  o->materializer_ = std::make_unique<CandidateMaterializer>(model, *o->extractor_, *o->recorded_, *o->reference_,
-                                                             o->check_script_ != nullptr);
-  o->cache_ = std::make_unique<VerdictCache>(o->options_.environment.ledger);
-  return o;
+  extractor_ = std::make_unique<Extractor>(std::move(extractor));
+  learn_recorded_types(model, *recorded_, *extractor_);
+  add_names(model.graph, names_);
+  remove_op_types(model.graph, names_);
+  materializer_ = std::make_unique<CandidateMaterializer>(model, *extractor_, *recorded_, *reference_, check_script_ != nullptr);
+  cache_ = std::make_unique<VerdictCache>(options_.environment.ledger);
+  return {};
 }
 
 Oracle::Oracle() = default;
@@ -392,7 +410,12 @@ SignatureMatch Oracle::classify(const Verdict& v) {
   return m;
 }
 
-std::string Oracle::reference_refusal_note() const {
+Expected<std::unique_ptr<PreparedModel>> Oracle::prepare_whole_model() {
+  if (!engine_under_test()) return std::unique_ptr<PreparedModel>();
+  return engine_under_test()->prepare(*model_);
+}
+
+std::string Oracle::refusal_note() const {
   const RecordedValues& r = *recorded_;
   if (r.refused_nodes() == 0) return {};
   return "the reference (" + options_.reference + ") cannot run " + std::to_string(r.refused_nodes()) + " node(s), the first: " +

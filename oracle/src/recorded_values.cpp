@@ -209,139 +209,174 @@ void RecordedValues::release_pages(const Tensor& value) const {
   if (spilled_ && value.owner().get() == static_cast<const void*>(spilled_.get())) spilled_->release_pages(value.bytes());
 }
 
-Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& reference,
-                                                const std::vector<NamedTensor>& inputs, const RecordOptions& options) {
-  RecordedValues rec;
-  rec.ledger_ = options.ledger;
-  auto hold = [&](uint64_t bytes) {
-    rec.bytes_in_memory_ += bytes;
-    if (rec.ledger_) rec.ledger_->charge(bytes);
-  };
-  TensorMap feed;
-  for (const auto& in : inputs) {
-    feed[in.name] = in.tensor;
-    rec.values_[in.name] = in.tensor;
-    hold(in.tensor.byte_size());
+// One recording as it is made: values kept in memory up to the budget, the others appended to the
+// spill file and mapped back at the end; given values first, then what the reference computes.
+class RecordedValues::Recorder {
+ public:
+  Recorder(const Model& model, const std::vector<NamedTensor>& inputs, const RecordOptions& options)
+      : model_(model), options_(options) {
+    rec_.ledger_ = options.ledger;
+    for (const auto& in : inputs) {
+      feed_[in.name] = in.tensor;
+      rec_.values_[in.name] = in.tensor;
+      hold(in.tensor.byte_size());
+    }
+    for (const Node& n : model.graph.nodes)
+      for (const auto& v : n.outputs)
+        if (!v.empty()) names_.push_back(v);
+    position_.reserve(names_.size());
+    for (size_t k = 0; k < names_.size(); ++k) position_.emplace(names_[k], k);
+    spilled_.reserve(names_.size());
+    dims_.reserve(names_.size() * 6);
   }
-  std::vector<std::string> names;  // node outputs in node order
-  for (const Node& n : model.graph.nodes)
-    for (const auto& v : n.outputs)
-      if (!v.empty()) names.push_back(v);
-  std::unordered_map<std::string_view, size_t> position;
-  position.reserve(names.size());
-  for (size_t k = 0; k < names.size(); ++k) position.emplace(names[k], k);
-  std::unique_ptr<SpillFile> file;
-  std::vector<SpilledValue> spilled;
-  std::vector<int64_t> dims;
-  spilled.reserve(names.size());
-  dims.reserve(names.size() * 6);
-  auto keep = [&](const std::string& name, Tensor value) -> Status {
+
+  // The given values (RecordOptions::given), kept as given.
+  Status take_given() {
+    for (const auto& g : options_.given) {
+      if (!position_.count(g.name))
+        return Error{options_.given_source, "'" + g.name + "' is not a value computed by a node of the model"};
+      given_.emplace(g.name, &g.tensor);
+      REDUCE_TRY(keep(g.name, g.tensor));
+    }
+    rec_.reference_ran_ = given_.empty() || given_.size() < names_.size();
+    return {};
+  }
+  // False when every value was given: nothing left for the reference to compute.
+  bool reference_needed() const { return rec_.reference_ran_; }
+
+  // The reference's values of the model, or of the part of it the reference can run when it
+  // refuses the whole model and the expected values come from elsewhere (values that depend on a
+  // refused node then stay unknown).
+  Status run_reference(Engine& reference) {
+    auto whole = reference.prepare(model_);
+    if (!whole && !options_.partial) {
+      Error e = whole.error();
+      e.what += " (give the expected values another way: --reference ENGINE that runs it, e.g. --reference ort, or "
+                "--expected FILE with every output)";
+      return e;
+    }
+    std::optional<Model> part;
+    if (!whole) {
+      REDUCE_ASSIGN(RunnablePart runnable, runnable_part(model_, reference, whole.error()));
+      rec_.refusal_ = runnable.first_refusal;
+      rec_.refused_nodes_ = runnable.refused;
+      rec_.unknown_values_ = runnable.unknown_values;
+      if (!runnable.model) return {};
+      part = std::move(runnable.model);
+      whole = reference.prepare(*part);
+      if (!whole) return whole.error();
+    }
+    return compute(**whole, part ? &*part : nullptr);
+  }
+
+  Expected<RecordedValues> finish() {
+    if (file_) {
+      REDUCE_ASSIGN(auto mapped, file_->map());
+      for (const auto& s : spilled_) {
+        Shape shape(dims_.begin() + static_cast<ptrdiff_t>(s.dims_at), dims_.begin() + static_cast<ptrdiff_t>(s.dims_at + s.rank));
+        REDUCE_ASSIGN(Tensor view, Tensor::view(s.dtype, std::move(shape), mapped, mapped->bytes().data() + s.offset, s.bytes));
+        rec_.values_[names_[s.name]] = std::move(view);
+      }
+      rec_.spilled_ = std::move(mapped);
+    }
+    return std::move(rec_);
+  }
+
+ private:
+  void hold(uint64_t bytes) {
+    rec_.bytes_in_memory_ += bytes;
+    if (rec_.ledger_) rec_.ledger_->charge(bytes);
+  }
+
+  // Every node output of what runs (`part`, or the whole model), fed its own inputs.
+  Status compute(PreparedModel& prepared, const Model* part) {
+    std::vector<std::string> wanted;
+    if (part) {
+      for (const Node& n : part->graph.nodes)
+        for (const auto& v : n.outputs)
+          if (!v.empty()) wanted.push_back(v);
+      std::erase_if(feed_, [&](const auto& entry) {
+        return std::none_of(part->graph.inputs.begin(), part->graph.inputs.end(),
+                            [&](const ValueInfo& vi) { return vi.name == entry.first; });
+      });
+    }
+    const std::vector<std::string>& to_compute = part ? wanted : names_;
+    const auto keep_computed = [this](const std::string& name, Tensor value) { return this->keep_computed(name, std::move(value)); };
+    RunOptions ro;
+    ro.cancel = options_.cancel;
+    if (prepared.streams_outputs()) {
+      ro.outputs = to_compute;
+      if (!ro.outputs.empty()) REDUCE_TRY(run_streaming(prepared, feed_, ro, keep_computed));
+      return {};
+    }
+    for (auto& group : value_groups(part ? *part : model_, to_compute, uint64_t{1} << 30)) {
+      if (group.empty()) continue;
+      ro.outputs = std::move(group);
+      REDUCE_TRY(run_streaming(prepared, feed_, ro, keep_computed));
+    }
+    return {};
+  }
+
+  // The reference's values, except the given ones: those are checked against it, not kept.
+  Status keep_computed(const std::string& name, Tensor value) {
+    auto at = given_.find(name);
+    if (at == given_.end()) return keep(name, std::move(value));
+    const Tensor& g = *at->second;
+    if (g.dtype() != value.dtype() || g.shape() != value.shape())
+      return Error{options_.given_source, "'" + name + "' is " + std::string(dtype_name(g.dtype())) + shape_to_string(g.shape()) +
+                                              " but the model computes " + std::string(dtype_name(value.dtype())) +
+                                              shape_to_string(value.shape())};
+    if (options_.on_given) options_.on_given(name, value, g);
+    return {};
+  }
+
+  Status keep(const std::string& name, Tensor value) {
     const uint64_t bytes = value.byte_size();
-    if (bytes < options.spill_bytes && rec.bytes_in_memory_ + bytes <= options.memory_budget) {
+    if (bytes < options_.spill_bytes && rec_.bytes_in_memory_ + bytes <= options_.memory_budget) {
       // A view (Reshape, Slice) would keep the whole buffer it views alive: keep a copy instead.
       if (!value.writable()) {
         REDUCE_ASSIGN(value, Tensor::copy_of(value.dtype(), value.shape(), value.bytes()));
       }
       hold(bytes);
-      rec.values_[name] = std::move(value);
+      rec_.values_[name] = std::move(value);
       return {};
     }
-    if (!file) {
-      fs::path dir = options.spill_dir;
+    if (!file_) {
+      fs::path dir = options_.spill_dir;
       if (dir.empty()) {
         REDUCE_ASSIGN(dir, make_temp_dir());
-        rec.spill_folder_ = std::make_shared<OwnedFolder>();  // not from a temporary: its destructor removes
-        rec.spill_folder_->path = dir;
+        rec_.spill_folder_ = std::make_shared<OwnedFolder>();  // not from a temporary: its destructor removes
+        rec_.spill_folder_->path = dir;
       }
-      REDUCE_ASSIGN(file, SpillFile::create(dir));
+      REDUCE_ASSIGN(file_, SpillFile::create(dir));
     }
-    REDUCE_ASSIGN(uint64_t offset, file->append(value));
-    auto at = position.find(name);
-    if (at == position.end()) return make_error("the reference returned an unrequested value '" + name + "'");
-    spilled.push_back({at->second, value.dtype(), dims.size(), value.rank(), offset, bytes});
-    dims.insert(dims.end(), value.shape().begin(), value.shape().end());
-    rec.bytes_spilled_ += bytes;
+    REDUCE_ASSIGN(uint64_t offset, file_->append(value));
+    auto at = position_.find(name);
+    if (at == position_.end()) return make_error("the reference returned an unrequested value '" + name + "'");
+    spilled_.push_back({at->second, value.dtype(), dims_.size(), value.rank(), offset, bytes});
+    dims_.insert(dims_.end(), value.shape().begin(), value.shape().end());
+    rec_.bytes_spilled_ += bytes;
     return {};
-  };
-  auto finish = [&]() -> Expected<RecordedValues> {
-    if (file) {
-      REDUCE_ASSIGN(auto mapped, file->map());
-      for (const auto& s : spilled) {
-        Shape shape(dims.begin() + static_cast<ptrdiff_t>(s.dims_at), dims.begin() + static_cast<ptrdiff_t>(s.dims_at + s.rank));
-        REDUCE_ASSIGN(Tensor view, Tensor::view(s.dtype, std::move(shape), mapped, mapped->bytes().data() + s.offset, s.bytes));
-        rec.values_[names[s.name]] = std::move(view);
-      }
-      rec.spilled_ = std::move(mapped);
-    }
-    return std::move(rec);
-  };
-  std::unordered_map<std::string_view, const Tensor*> given;
-  for (const auto& g : options.given) {
-    if (!position.count(g.name)) return Error{options.given_source, "'" + g.name + "' is not a value computed by a node of the model"};
-    given.emplace(g.name, &g.tensor);
-    REDUCE_TRY(keep(g.name, g.tensor));
   }
-  rec.reference_ran_ = given.empty() || given.size() < names.size();
-  if (!rec.reference_ran_) return finish();  // nothing left for the reference to compute
-  // The reference's values, except the given ones: those are checked against it, not kept.
-  auto keep_computed = [&](const std::string& name, Tensor value) -> Status {
-    auto at = given.find(name);
-    if (at == given.end()) return keep(name, std::move(value));
-    const Tensor& g = *at->second;
-    if (g.dtype() != value.dtype() || g.shape() != value.shape())
-      return Error{options.given_source, "'" + name + "' is " + std::string(dtype_name(g.dtype())) + shape_to_string(g.shape()) +
-                                             " but the model computes " + std::string(dtype_name(value.dtype())) + shape_to_string(value.shape())};
-    if (options.on_given) options.on_given(name, value, g);
-    return {};
-  };
-  auto whole = reference.prepare(model);
-  if (!whole && !options.partial) {
-    Error e = whole.error();
-    e.what += " (give the expected values another way: --reference ENGINE that runs it, e.g. --reference ort, or "
-              "--expected FILE with every output)";
-    return e;
-  }
-  // The part the reference can run, when it refuses the whole model and the expected values come
-  // from elsewhere: values that depend on a refused node stay unknown.
-  std::optional<Model> part;
-  const Model* ran = &model;
-  if (!whole) {
-    REDUCE_ASSIGN(RunnablePart runnable, runnable_part(model, reference, whole.error()));
-    rec.refusal_ = runnable.first_refusal;
-    rec.refused_nodes_ = runnable.refused;
-    rec.unknown_values_ = runnable.unknown_values;
-    if (!runnable.model) return finish();
-    part = std::move(runnable.model);
-    ran = &*part;
-    whole = reference.prepare(*ran);
-    if (!whole) return whole.error();
-  }
-  // The values to compute: every node output of what runs (and so the feed of its own inputs).
-  std::vector<std::string> wanted;
-  if (part) {
-    for (const Node& n : part->graph.nodes)
-      for (const auto& v : n.outputs)
-        if (!v.empty()) wanted.push_back(v);
-    std::erase_if(feed, [&](const auto& entry) {
-      return std::none_of(part->graph.inputs.begin(), part->graph.inputs.end(),
-                          [&](const ValueInfo& vi) { return vi.name == entry.first; });
-    });
-  }
-  const std::vector<std::string>& to_compute = part ? wanted : names;
-  auto& prepared = *whole;
-  RunOptions ro;
-  ro.cancel = options.cancel;
-  if (prepared->streams_outputs()) {
-    ro.outputs = to_compute;
-    if (!ro.outputs.empty()) REDUCE_TRY(run_streaming(*prepared, feed, ro, keep_computed));
-  } else {
-    for (auto& group : value_groups(*ran, to_compute, uint64_t{1} << 30)) {
-      if (group.empty()) continue;
-      ro.outputs = std::move(group);
-      REDUCE_TRY(run_streaming(*prepared, feed, ro, keep_computed));
-    }
-  }
-  return finish();
+
+  const Model& model_;
+  const RecordOptions& options_;
+  RecordedValues rec_;
+  TensorMap feed_;
+  std::vector<std::string> names_;  // node outputs in node order
+  std::unordered_map<std::string_view, size_t> position_;
+  std::unique_ptr<SpillFile> file_;
+  std::vector<SpilledValue> spilled_;
+  std::vector<int64_t> dims_;
+  std::unordered_map<std::string_view, const Tensor*> given_;
+};
+
+Expected<RecordedValues> RecordedValues::record(const Model& model, Engine& reference,
+                                                const std::vector<NamedTensor>& inputs, const RecordOptions& options) {
+  Recorder recorder(model, inputs, options);
+  REDUCE_TRY(recorder.take_given());
+  if (recorder.reference_needed()) REDUCE_TRY(recorder.run_reference(reference));
+  return recorder.finish();
 }
 
 }  // namespace reduce

@@ -40,8 +40,8 @@ Expected<SampleOracles> create_sample_oracles(const Model& model, const std::str
     if (!oracle) return oracle.error().at(samples.size() > 1 ? samples[i].source : model_source);
     out.oracles[i] = std::move(*oracle);
     if (warn)
-      for (const auto& d : out.oracles[i]->given_disagreements())
-        warn(out.oracles[i]->given_source() + ": the reference (" + options.reference + ") computes '" + d.name +
+      for (const auto& d : out.oracles[i]->recording().given_disagreements)
+        warn(out.oracles[i]->recording().given_source + ": the reference (" + options.reference + ") computes '" + d.name +
              "' differently (max abs error " + format_number(d.max_abs) +
              "); values not in the file come from the reference, so a reduction may find that difference");
     if (samples.size() == 1) break;

@@ -34,12 +34,13 @@ void print_oracle_header(const std::string& model_path, const Model& model, cons
   const Tolerance& t = o.options().tolerance;
   out << "model: " << model_path << " (" << count_nodes(model.graph) << " nodes)\n"
       << "engine: " << o.options().engine << "  reference: " << o.options().reference << "\n";
-  if (o.given_values() > 0)
-    out << "expected: " << o.given_source() << " ("
-        << (o.reference_skipped() ? "every value given; the reference did not run"
-                                  : std::to_string(o.given_values()) + " value(s) given; the reference computes the others")
+  const ReferenceRecording& recording = o.recording();
+  if (recording.given_values > 0)
+    out << "expected: " << recording.given_source << " ("
+        << (!recording.reference_ran ? "every value given; the reference did not run"
+                                     : std::to_string(recording.given_values) + " value(s) given; the reference computes the others")
         << ")\n";
-  if (const std::string note = o.reference_refusal_note(); !note.empty()) out << "note: " << note << "\n";
+  if (const std::string& note = recording.refusal_note; !note.empty()) out << "note: " << note << "\n";
   // A preset (`trt`) names the command it runs, placeholders and all, so that it can be rerun by hand.
   if (auto spec = parse_engine_spec(o.options().engine))
     if (const std::string line = preset_command_line(*spec, o.options().environment); !line.empty())

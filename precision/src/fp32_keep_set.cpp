@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "core/candidate.h"
+#include "oracle/layer_comparison.h"
 #include "engine/fp32_nodes.h"
 #include "reducer/reducer.h"
 
@@ -43,7 +44,7 @@ Verdict run_with_fp32_nodes(Oracle& sample, const Fp32Nodes& nodes, const std::a
 // accumulated error; nodes never compared come last.
 std::vector<size_t> rank_by_added_error(Oracle& oracle, const PrecisionOptions& options, const std::atomic<bool>* cancel,
                                         std::map<size_t, double>& local_error, std::optional<ErrorOrigin>& traced) {
-  auto layers = oracle.compare_layers(cancel);
+  auto layers = compare_layers(oracle, cancel);
   if (!layers) {
     if (options.log) options.log("ranking: layerwise run failed (" + layers.error().message() + "); nodes unranked");
     return {};

@@ -1,4 +1,4 @@
-// reduce_model: validates options, then runs the default passes in rounds, or a baseline strategy.
+// reduce_model: validates options, then runs a strategy of strategies.def (the default: the passes in rounds).
 #include <algorithm>
 #include <chrono>
 
@@ -10,23 +10,22 @@
 
 namespace reduce {
 
-namespace {
-
-struct PassEntry {
-  const char* name;
-  detail::PassStatePtr (*start)(const detail::ReductionGraph&, const Candidate&, const detail::Facts&);
-  bool simplifies;
-  const char* help;
-};
+namespace detail {
 
 const std::vector<PassEntry>& pass_table() {
   static const std::vector<PassEntry> table = {
-#define REDUCER_PASS(name, start, simplifies, help) {name, &detail::start, simplifies, help},
+#define REDUCER_PASS(name, start, simplifies, help) {name, &start, simplifies, help},
 #include "passes/passes.def"
 #undef REDUCER_PASS
   };
   return table;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::pass_table;
 
 // The index of a pass in pass_table(), or an error naming it.
 Expected<size_t> pass_index(const std::string& name) {
@@ -82,22 +81,6 @@ const std::vector<StrategyEntry>& strategy_table() {
 }
 
 }  // namespace
-
-namespace detail {
-
-// The default: the passes of passes.def that ReduceOptions::passes selects, in rounds; certified
-// 1-minimal when certify is one of them.
-Strategy build_default_strategy(const ReduceOptions& options) {
-  Strategy strategy;
-  for (size_t i = 0; i < pass_table().size(); ++i)
-    if (options.passes.runs(i))
-      strategy.passes.push_back({pass_table()[i].name, pass_table()[i].start, pass_table()[i].simplifies});
-  strategy.rounds = true;
-  strategy.certifies = options.passes.runs(static_cast<size_t>(PassId::start_certify));
-  return strategy;
-}
-
-}  // namespace detail
 
 const std::vector<StrategyInfo>& reduce_strategy_list() {
   static const std::vector<StrategyInfo> list = [] {

@@ -253,9 +253,10 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
     report.timing_cache_files = caches->files();
   }
   report.reference = oracle.options().reference;
-  report.expected_source = oracle.given_values() > 0 ? oracle.given_source() : "";
-  report.expected_values = oracle.given_values();
-  report.reference_ran = !oracle.reference_skipped();
+  const ReferenceRecording& recording = oracle.recording();
+  report.expected_source = recording.given_values > 0 ? recording.given_source : "";
+  report.expected_values = recording.given_values;
+  report.reference_ran = recording.reference_ran;
   report.tolerance = oracle.options().tolerance;
   report.environment = environment_line();
 }

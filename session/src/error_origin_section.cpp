@@ -22,7 +22,7 @@ Status trace_bundle_error_origin(const std::filesystem::path& dir, Oracle& oracl
   std::filesystem::remove(dir / "error.svg", ec);  // never the picture of an earlier reproducer
   const FailureKind kind = oracle.target().kind;
   if ((kind != FailureKind::Mismatch && kind != FailureKind::NonFinite) || (cancel && cancel->load())) return {};
-  auto layers = oracle.compare_layers(cancel);
+  auto layers = compare_layers(oracle, cancel);
   if (!layers || (cancel && cancel->load())) return {};
   ErrorOriginOptions options;
   options.max_local_runs = kBundleLocalRuns;

@@ -38,9 +38,7 @@ Status write_converted_model(const fs::path& dir, const EngineSpec& spec, DType 
   report.reproducer_model = stem + ".onnx";
   // The engine that runs the converted file: the typed wrapper's inner spec (TensorRT 11's preset
   // converts by itself: the same spec, which takes the typed model as it is).
-  const EngineSpec* inner = &spec;
-  while (inner->inner && (inner->kind == EngineKind::Isolated || inner->converts_to())) inner = inner->inner.get();
-  report.reproducer_engine = to_string(*inner);
+  report.reproducer_engine = to_string(spec.typed_model_runner());
   return {};
 }
 

@@ -210,10 +210,10 @@ TEST(EngineSpec, TypedWrappersOwnThePrecisionAndTheKeepSet) {
   EXPECT_EQ(fp16.kind, EngineKind::Fp16);
   EXPECT_EQ(fp16.precision(), Precision::FP16);
   EXPECT_TRUE(fp16.controls_precision());
-  EXPECT_EQ(fp16.converts_to(), DType::Float16);
-  EXPECT_EQ(parsed("bf16:ref").converts_to(), DType::BFloat16);
-  EXPECT_EQ(parsed("isolated:bf16:ref").converts_to(), DType::BFloat16);
-  EXPECT_FALSE(parsed("opt:fp16").converts_to());
+  EXPECT_EQ(to_string(fp16.typed_model_runner()), "ref");
+  EXPECT_EQ(to_string(parsed("isolated:bf16:ref").typed_model_runner()), "ref");
+  EXPECT_EQ(to_string(parsed("fp16:isolated:opt").typed_model_runner()), "opt");
+  EXPECT_EQ(to_string(parsed("opt:fp16").typed_model_runner()), "opt:fp16") << "nothing converts it";
   EXPECT_TRUE(fp16.in_process());
   EXPECT_FALSE(fp16.external());
   EXPECT_FALSE(parsed("fp16:ort").in_process());

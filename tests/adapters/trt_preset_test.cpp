@@ -244,6 +244,8 @@ TEST(TrtPreset, Fp32NodesBecomeEachToolsLayerPrecisionFlags) {
 TEST(TrtPreset, TheCommandLineShownToPeopleQuotesWhatAShellWouldSplit) {
   EXPECT_EQ(shell_command_line({"/opt/trt/bin/trtexec", "--onnx={model}", "--layerPrecisions=a b:fp32", "it's"}),
             "/opt/trt/bin/trtexec --onnx={model} '--layerPrecisions=a b:fp32' 'it'\\''s'");
+  // Words bash would brace-expand are quoted; reduce's own command lines (report.json) use the same words.
+  EXPECT_EQ(shell_command_line({"--fp32-nodes", "{a,b}", "x{1..3}", "ort@1.30.0"}), "--fp32-nodes '{a,b}' 'x{1..3}' ort@1.30.0");
   TempDir dir;
   EngineEnvironment environment;
   environment.env = {"PATH=" + tools_folder(dir, {"polygraphy"})};

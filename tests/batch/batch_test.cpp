@@ -7,6 +7,7 @@
 
 #include "batch/attempts.h"
 #include "batch/manifest.h"
+#include "batch/order.h"
 #include "batch/summary.h"
 #include "test_support.h"
 
@@ -171,6 +172,40 @@ TEST(BatchAttempts, EachTryGetsAFolderOfItsOwn) {
   write(first / "report.md", "x");
   EXPECT_EQ(accept_attempt_folder(first, dir / "m", "reduced"), "reduced");
   EXPECT_TRUE(fs::exists(dir / "m" / "report.md"));
+}
+
+// Rows of models of `bytes` bytes each, in that order; `done` of them already reduced.
+std::vector<BatchRow> rows_of_sizes(const fs::path& dir, const std::vector<size_t>& bytes, const std::vector<size_t>& done = {}) {
+  std::vector<BatchRow> rows;
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    BatchRow row;
+    row.item.model = dir / ("m" + std::to_string(k) + ".onnx");
+    write(row.item.model, std::string(bytes[k], 'x'));
+    row.already_done = std::find(done.begin(), done.end(), k) != done.end();
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(BatchOrder, OnOneHostTheRowsNotDoneGoInManifestOrder) {
+  TempDir dir;
+  const auto rows = rows_of_sizes(dir.path(), {3, 10, 1, 7}, {1});
+  EXPECT_EQ(reduction_order(rows, false), (std::vector<size_t>{0, 2, 3}));
+}
+
+TEST(BatchOrder, OverSeveralRanksTheLargestModelGoesFirstAndTiesKeepManifestOrder) {
+  TempDir dir;
+  const auto rows = rows_of_sizes(dir.path(), {3, 10, 1, 7, 3, 10}, {5});
+  EXPECT_EQ(reduction_order(rows, true), (std::vector<size_t>{1, 3, 0, 4, 2}));
+}
+
+TEST(BatchOrder, OverSeveralRanksAModelThatCannotBeReadGoesFirst) {
+  TempDir dir;
+  auto rows = rows_of_sizes(dir.path(), {3, 10});
+  BatchRow missing;
+  missing.item.model = dir / "gone.onnx";
+  rows.push_back(missing);
+  EXPECT_EQ(reduction_order(rows, true), (std::vector<size_t>{2, 1, 0}));
 }
 
 }  // namespace

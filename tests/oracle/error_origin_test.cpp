@@ -47,7 +47,7 @@ std::unique_ptr<Traced> trace(const char* text, const std::string& engine, std::
   auto oracle = Oracle::create(t->model, std::move(inputs), o);
   EXPECT_TRUE(oracle.ok()) << oracle.error().message();
   t->oracle = std::move(oracle).value();
-  auto layers = t->oracle->compare_layers();
+  auto layers = compare_layers(*t->oracle);
   EXPECT_TRUE(layers.ok()) << layers.error().message();
   t->origin = trace_error_origin(*t->oracle, *layers, options);
   return t;

@@ -8,6 +8,7 @@
 
 #include "core/model_io.h"
 #include "engine/engine.h"
+#include "oracle/layer_comparison.h"
 #include "oracle/oracle.h"
 #include "test_support.h"
 
@@ -483,7 +484,7 @@ TEST(Oracle, ExternalEnginesGetOnlyModelsTheOnnxCheckerAccepts) {
 TEST(Oracle, LayerwiseComparisonFindsTheFirstDivergingValue) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
-  auto layers = oracle->compare_layers();
+  auto layers = compare_layers(*oracle);
   ASSERT_TRUE(layers.ok()) << layers.error().message();
   ASSERT_EQ(layers->size(), 4u);
   EXPECT_TRUE((*layers)[0].comparison.passed);
@@ -506,7 +507,7 @@ g (float[3] A, float[3] B) => (float[3] Y)
   auto oracle = Oracle::create(m, inputs, o);
   ASSERT_TRUE(oracle.ok());
   EXPECT_EQ((*oracle)->evaluate(Candidate::whole(m.graph)).signature.kind, FailureKind::Mismatch);
-  auto mapping = (*oracle)->diagnose_input_binding();
+  auto mapping = diagnose_input_binding(**oracle);
   ASSERT_TRUE(mapping.has_value());
   EXPECT_EQ(mapping->at("A"), "B");
   EXPECT_EQ(mapping->at("B"), "A");

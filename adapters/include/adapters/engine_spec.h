@@ -72,9 +72,11 @@ struct EngineSpec {
   // The spec that decides the precision and the FP32 nodes: the first along the wrappers that takes
   // FP32 nodes (`fp16[fp32=...]:SPEC` itself), else the innermost.
   const EngineSpec& precision_owner() const;
-  // The type a typed wrapper (`fp16:SPEC`, `bf16:SPEC`) converts each model to at the ONNX level, if
-  // the spec has one deciding its precision; its FP32 nodes are then the model's keep set.
-  std::optional<DType> converts_to() const;
+  // The spec that runs the model a typed wrapper (`fp16:SPEC`, `bf16:SPEC`) converted, as it is:
+  // past isolated: and the wrappers that convert, to what they wrap (`isolated:bf16:ref` -> ref);
+  // the spec itself when no wrapper converts. The type itself is the engine's to say
+  // (Engine::converts_models_to: `trt:fp16` converts only on TensorRT 11, known once settled).
+  const EngineSpec& typed_model_runner() const;
   // The nodes the computing spec keeps in FP32: `opt:...,fp32=`, `trt:...,fp32=`, `cmd[fp32=...]:` or
   // `fp16[fp32=...]:` (empty: none).
   const Fp32Nodes& fp32() const;

@@ -2,7 +2,7 @@
 // `cmd:` and `check:` share.
 #include "reproduction/scripts.h"
 #include "kinds/command_kinds.h"
-#include "spec/engine_factories.h"
+#include "registry/engine_factories.h"
 
 namespace reduce::kinds {
 

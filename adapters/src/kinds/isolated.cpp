@@ -1,7 +1,7 @@
 // `isolated:SPEC`: SPEC in a worker process. A wrapper: what it computes, and in which precision,
 // is its inner spec's (EngineSpec::innermost).
 #include "kinds/engine_kinds.h"
-#include "spec/engine_factories.h"
+#include "registry/engine_factories.h"
 
 namespace reduce::kinds {
 

@@ -1,7 +1,7 @@
 // `trt[:OPTIONS]`: TensorRT through Polygraphy or trtexec, a command per run.
 #include "reproduction/scripts.h"
 #include "kinds/engine_kinds.h"
-#include "spec/engine_factories.h"
+#include "registry/engine_factories.h"
 
 namespace reduce::kinds {
 

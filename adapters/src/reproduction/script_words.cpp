@@ -13,10 +13,15 @@ bool shell_safe(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./-_{}").find(c) != std::string_view::npos;
 }
 
+// Braces stay readable (`--onnx={model}`), except where bash would expand them (`{a,b}`, `{1..3}`).
+bool brace_expands(const std::string& s) {
+  return s.find('{') != std::string::npos && (s.find(',') != std::string::npos || s.find("..") != std::string::npos);
+}
+
 }  // namespace
 
 std::string shell_word(const std::string& s) {
-  if (!s.empty() && std::all_of(s.begin(), s.end(), shell_safe)) return s;
+  if (!s.empty() && std::all_of(s.begin(), s.end(), shell_safe) && !brace_expands(s)) return s;
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";

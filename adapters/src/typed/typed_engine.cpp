@@ -6,7 +6,7 @@
 
 #include "core/half.h"
 #include "core/precision_conversion.h"
-#include "spec/engine_factories.h"
+#include "registry/engine_factories.h"
 
 namespace reduce {
 

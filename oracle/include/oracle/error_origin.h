@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "oracle/layer_comparison.h"
 #include "oracle/oracle.h"
 
 namespace reduce {
@@ -66,9 +67,9 @@ struct ErrorOriginOptions {
 };
 
 // Runs every node alone on the engine under test (through Oracle::evaluate: its cache, slots and
-// statistics) and combines the local errors with `layers` (Oracle::compare_layers). Deterministic
+// statistics) and combines the local errors with `layers` (compare_layers). Deterministic
 // for every `jobs`. `cancel` ends the runs early (the result is then incomplete: check it).
-ErrorOrigin trace_error_origin(Oracle& oracle, const std::vector<Oracle::LayerError>& layers,
+ErrorOrigin trace_error_origin(Oracle& oracle, const std::vector<LayerError>& layers,
                                const ErrorOriginOptions& options = {}, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace reduce

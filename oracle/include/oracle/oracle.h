@@ -3,6 +3,11 @@
 // Its jobs are done by parts of their own: CandidateMaterializer (materializer.h) makes candidates
 // concrete, VerdictCache remembers verdicts, SlotPool gives runs their --jobs slots, FailCriteria
 // runs check: scripts and applies the check options; the oracle runs engines, counts and decides.
+// Its verbs are few: run a candidate (evaluate, or adopt another rank's verdict), re-run one
+// (rerun), run a variant of the whole model (evaluate_probe), and hand out the whole model as the
+// engine prepared it (prepare_whole_model); layer comparison, input-binding diagnosis
+// (layer_comparison.h), probes (model_independence.h) and `check --diagnose` (diagnosis.h) are
+// built on them outside the class.
 #pragma once
 
 #include <atomic>
@@ -70,6 +75,23 @@ struct OracleOptions {
   int repeat = 1;
 };
 
+// What create() learned while it recorded the reference values.
+struct ReferenceRecording {
+  double seconds = 0;  // the reference's run of the full model
+  // How many values were given (RecordOptions::given, `--expected FILE`; 0: the reference computed
+  // them all) and where they came from.
+  size_t given_values = 0;
+  std::string given_source;
+  // Given values that the reference computed differently, beyond the tolerance: the reduction then
+  // takes those from the file and the other values from the reference, which disagree, so commands
+  // warn about them.
+  std::vector<OutputComparison> given_disagreements;
+  bool reference_ran = true;  // false when every value was given and the reference did not run the model
+  // One line when the reference could not run part of the model and the expected values come from
+  // elsewhere (RecordOptions::partial): what it refused and what is therefore unknown ("").
+  std::string refusal_note;
+};
+
 struct OracleStatistics {
   uint64_t evaluations = 0;  // engine runs
   uint64_t cache_hits = 0;
@@ -133,35 +155,10 @@ class Oracle {
   // classify without counting: the same answer, no statistics.
   SignatureMatch match(const Verdict& verdict) const;
 
-  // Runs the engine on the full model with every value requested and compares each with the
-  // recorded reference (for `reduce compare`); nodes in topological order.
-  struct LayerError {
-    size_t node = 0;
-    std::string value;
-    OutputComparison comparison;
-  };
-  // `cancel` (when set) abandons the engine run (see RunOptions::cancel).
-  Expected<std::vector<LayerError>> compare_layers(const std::atomic<bool>* cancel = nullptr);
-
-  // When the original mismatches and has several inputs of one dtype and shape: the permutation of
-  // those inputs (input name -> name of the tensor it should receive) under which the engine agrees
-  // with the reference, if any. At most `max_permutations` are tried.
-  // `cancel` (when set) ends the search without an answer.
-  std::optional<std::map<std::string, std::string>> diagnose_input_binding(const std::atomic<bool>* cancel = nullptr,
-                                                                          size_t max_permutations = 720);
-
-  // Given expected values (RecordOptions::given, `--expected FILE`) that the reference computed
-  // differently, beyond the tolerance: the reduction then takes those from the file and the other
-  // values from the reference, which disagree, so commands warn about them.
-  const std::vector<OutputComparison>& given_disagreements() const { return given_disagreements_; }
-  // How many values were given (0: the reference computed them all) and where they came from.
-  size_t given_values() const { return given_values_; }
-  const std::string& given_source() const { return options_.record.given_source; }
-  // True when every value was given and the reference did not run the model.
-  bool reference_skipped() const { return !recorded_->reference_ran(); }
-  // One line when the reference could not run part of the model and the expected values come
-  // from elsewhere (RecordOptions::partial): what it refused and what is therefore unknown ("").
-  std::string reference_refusal_note() const;
+  // The full model as the engine under test (slot 0) prepared it, to run as often as the caller
+  // likes with inputs and requested values of its own: not counted, cached or compared
+  // (layer_comparison.h). Null for a check: script, which gives no values.
+  Expected<std::unique_ptr<PreparedModel>> prepare_whole_model();
 
   // The type the engine under test converts each model to before running it (a strongly typed
   // engine: `fp16:SPEC`, `trt:fp16` on TensorRT 11); its FP32 nodes are then the keep set.
@@ -176,10 +173,17 @@ class Oracle {
   const OracleOptions& options() const { return options_; }
   const Extractor& extractor() const { return *extractor_; }
   OracleStatistics statistics() const;
-  double reference_seconds() const { return reference_seconds_; }
+  const ReferenceRecording& recording() const { return recording_; }
 
  private:
   Oracle();
+  // The steps of create(): the engines of every slot, the reference and the check criteria; the
+  // reference values and what was learned recording them; the extractor, names, materializer, cache.
+  Status make_engines();
+  Status record_reference();
+  Status index_model();
+  // ReferenceRecording::refusal_note, once the values are recorded.
+  std::string refusal_note() const;
   // Counts an evaluation that reached the engine (its runs, time, disagreeing runs, invalid) and
   // marks it cancelled when `cancel` was set.
   void count_evaluation(Verdict& v, const std::atomic<bool>* cancel);
@@ -222,9 +226,7 @@ class Oracle {
   // The most failing runs of an evaluation before the target was set (--repeat): the original's, or
   // a candidate's that ran beside it (then the bound is only stricter).
   std::atomic<int> original_failing_runs_{0};
-  double reference_seconds_ = 0;
-  std::vector<OutputComparison> given_disagreements_;
-  size_t given_values_ = 0;
+  ReferenceRecording recording_;
 
   mutable std::mutex stats_mutex_;
   OracleStatistics stats_;

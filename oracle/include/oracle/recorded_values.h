@@ -80,6 +80,7 @@ class RecordedValues {
     std::filesystem::path path;
     ~OwnedFolder();
   };
+  class Recorder;  // one recording as it is made (recorded_values.cpp)
   RecordedValues() = default;
   std::map<std::string, Tensor, std::less<>> values_;
   uint64_t bytes_in_memory_ = 0;

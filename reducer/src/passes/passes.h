@@ -21,6 +21,15 @@ enum class PassId : size_t {
 #undef REDUCER_PASS
 };
 
+// The passes of passes.def, in its order (reduce_model.cpp).
+struct PassEntry {
+  const char* name;
+  PassStatePtr (*start)(const ReductionGraph&, const Candidate&, const Facts&);
+  bool simplifies;
+  const char* help;
+};
+const std::vector<PassEntry>& pass_table();
+
 
 // Independent edits of a candidate, numbered 0..count()-1.
 class EditList {

@@ -1,11 +1,11 @@
-// The MPI launcher's environment (Open MPI's mpirun, PMI and PMIx launchers such as srun).
-#include "mpi_launch.h"
+// The MPI launcher's environment (Open MPI's mpirun, PMI and PMIx launchers such as srun), and what
+// a process does with it.
+#include "cluster/mpi_launch.h"
 
 #include <algorithm>
 #include <cstdlib>
-#include <iostream>
 
-namespace reduce::cli {
+namespace reduce::cluster {
 
 namespace {
 
@@ -45,12 +45,20 @@ Status check_rank_timeout(double seconds) {
   return Error{"--rank-timeout", std::to_string(seconds) + " is outside 0.1..3600"};
 }
 
-bool refuse_without_mpi(const MpiLaunch& launch) {
-  if (!launch.under_mpi || launch.size == 1) return false;
-  if (launch.rank == 0)
-    std::cerr << "error: this reduce was built without MPI (libopenmpi-dev): under mpirun or srun each copy would "
-                 "reduce alone; rebuild with MPI or run it without the launcher\n";
-  return true;
+JobPlan job_plan(const MpiLaunch& launch, bool with_mpi) {
+  if (!launch.under_mpi || launch.size == 1) return JobPlan::Alone;
+  return with_mpi ? JobPlan::Join : JobPlan::Refuse;
 }
 
-}  // namespace reduce::cli
+std::string refusal_line(const MpiLaunch& launch) {
+  if (launch.rank != 0) return {};
+  return "error: this reduce was built without MPI (libopenmpi-dev): under mpirun or srun each copy would "
+         "reduce alone; rebuild with MPI or run it without the launcher";
+}
+
+std::string rank_zero_lost_line(int rank, std::chrono::milliseconds rank_timeout, const std::string& stopped) {
+  return "error: rank " + std::to_string(rank) + ": nothing from rank 0 for " + std::to_string(rank_timeout.count()) +
+         " ms (--rank-timeout); " + stopped;
+}
+
+}  // namespace reduce::cluster

@@ -1,5 +1,5 @@
 // The ONNX conformance runner: test discovery, the exclusion list, output comparison.
-#include "adapters/conformance.h"
+#include "conformance/conformance.h"
 
 #include <algorithm>
 #include <cmath>

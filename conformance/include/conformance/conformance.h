@@ -25,7 +25,7 @@ struct ConformanceOutcome {
 // Every folder under `roots` (the roots included) that holds a model.onnx, sorted by path.
 std::vector<std::filesystem::path> find_conformance_tests(const std::vector<std::filesystem::path>& roots);
 
-// Why a test is excluded (docs/engine.md, "conformance"; adapters/src/conformance/exclusions.def), or nullopt when it must run.
+// Why a test is excluded (docs/engine.md, "conformance"; conformance/src/exclusions.def), or nullopt when it must run.
 std::optional<std::string> conformance_skip_reason(const std::string& test_name, const Model& model);
 
 // The documented exclusions, as (what, reason) lines for `reduce conformance --list-skips`.

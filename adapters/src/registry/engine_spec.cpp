@@ -131,15 +131,20 @@ const EngineSpec& EngineSpec::precision_owner() const {
   return inner->precision_owner();
 }
 
-std::optional<DType> EngineSpec::converts_to() const {
-  const EngineSpec& owner = precision_owner();
-  if (!owner.inner) return std::nullopt;  // a wrapper that owns the precision converts the model
-  switch (owner.precision()) {
-    case Precision::FP16: return DType::Float16;
-    case Precision::BF16: return DType::BFloat16;
-    case Precision::FP32: break;
-  }
-  return std::nullopt;
+namespace {
+
+// A wrapper that owns the precision (fp16:SPEC, bf16:SPEC) converts the model at the ONNX level.
+bool converts_models(const EngineSpec& spec) {
+  const EngineSpec& owner = spec.precision_owner();
+  return owner.inner && owner.precision() != Precision::FP32;
+}
+
+}  // namespace
+
+const EngineSpec& EngineSpec::typed_model_runner() const {
+  const EngineSpec* runner = this;
+  while (runner->inner && (runner->kind == EngineKind::Isolated || converts_models(*runner))) runner = runner->inner.get();
+  return *runner;
 }
 
 Precision EngineSpec::precision() const {

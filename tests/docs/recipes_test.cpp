@@ -1,0 +1,183 @@
+// docs/contributing.md's "Where do I add ..." table against the tree: for each row with a registry,
+// every entry of its .def has its code where the row says, the row's folder is globbed by CMake
+// (so no CMake edit), the declarations come from the .def (so no header edit), and the row's count
+// of files is what that makes. Subcommands (kSubcommands in cli/main.cpp) the same way.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kRoot = REDUCE_SOURCE_DIR;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(kRoot / path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The arguments of every `MACRO(...)` call at the start of a line (not in a #define), split at
+// top-level commas (string literals and nested parentheses kept whole), each trimmed.
+std::vector<std::vector<std::string>> entries(const std::string& text, const std::string& macro) {
+  std::vector<std::vector<std::string>> out;
+  for (size_t at = text.find(macro + "("); at != std::string::npos; at = text.find(macro + "(", at + 1)) {
+    if (at > 0 && text[at - 1] != '\n') continue;
+    std::vector<std::string> args(1);
+    int depth = 0;
+    for (size_t i = at + macro.size() + 1; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c == '"') {
+        const size_t end = text.find('"', i + 1);
+        args.back() += text.substr(i, end - i + 1);
+        i = end;
+      } else if (c == '(') {
+        ++depth, args.back() += c;
+      } else if (c == ')' && depth > 0) {
+        --depth, args.back() += c;
+      } else if (c == ')') {
+        break;
+      } else if (c == ',' && depth == 0) {
+        args.emplace_back();
+      } else {
+        args.back() += c;
+      }
+    }
+    for (auto& a : args) a = std::regex_replace(a, std::regex("^\\s+|\\s+$"), "");
+    out.push_back(args);
+  }
+  return out;
+}
+
+// The files of `folder` whose name matches `pattern` (a regex on the file name).
+std::vector<fs::path> files(const fs::path& folder, const std::string& pattern) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(kRoot / folder))
+    if (std::regex_match(e.path().filename().string(), std::regex(pattern))) out.push_back(folder / e.path().filename());
+  return out;
+}
+
+// The number in the "files" column of the row whose "what" cell starts with `what`.
+int documented_count(const std::string& what) {
+  const std::string doc = read("docs/contributing.md");
+  const size_t row = doc.find("\n| " + what);
+  if (row == std::string::npos) return -1;
+  const size_t cell = doc.find('|', row + 2);
+  return std::stoi(doc.substr(cell + 1));
+}
+
+struct Recipe {
+  std::string what;        // the row's "what" cell starts so
+  fs::path registry;       // the .def file
+  std::string macro;       // its entries
+  size_t argument;         // which argument names the entry's code
+  fs::path folder;         // where that code lives
+  std::string file;        // its files there (regex on the name)
+  std::string definition;  // how the code is found there ({} is the argument)
+  fs::path cmake;          // the CMakeLists.txt that must glob `folder`
+  fs::path declarations;   // the file that declares each entry's code from the .def ("": none needed)
+  int others = 0;          // files the row counts beyond the new file and the .def line
+};
+
+const std::vector<Recipe>& recipes() {
+  static const std::vector<Recipe> list = {
+      {"an ONNX operator", "engine/src/reference/kernels.def", "REDUCE_KERNEL", 4, "engine/src/reference/ops", ".*\\.cpp",
+       "\\b{}\\b", "engine/CMakeLists.txt", "engine/src/reference/registry.cpp"},
+      {"a graph pass of the optimized engine", "engine/src/optimized/passes.def", "OPT_PASS", 1, "engine/src/optimized",
+       "pass_.*\\.cpp", "\\b{}\\(PlanGraph", "engine/CMakeLists.txt", "engine/src/optimized/optimized_engine.cpp"},
+      {"a fused kernel of the optimized engine", "engine/src/optimized/fused_kernels.def", "REDUCE_FUSED_KERNEL", 1,
+       "engine/src/optimized", "kernel_.*\\.cpp", "\\b{}\\(const FusedKernelSpec", "engine/CMakeLists.txt",
+       "engine/src/optimized/fused_kernel.cpp"},
+      {"an engine kind", "adapters/include/adapters/engines.def", "REDUCE_ENGINE", 0, "adapters/src/kinds", ".*\\.cpp",
+       "const KindOps {} =", "adapters/CMakeLists.txt", "adapters/src/kinds/engine_kinds.h"},
+      {"a reduction pass", "reducer/src/passes/passes.def", "REDUCER_PASS", 1, "reducer/src/passes", ".*\\.cpp",
+       "PassStatePtr {}\\(", "reducer/CMakeLists.txt", "reducer/src/passes/passes.h"},
+      {"a search strategy", "reducer/src/strategies/strategies.def", "REDUCER_STRATEGY", 1, "reducer/src/strategies",
+       ".*\\.cpp", "Strategy {}\\(", "reducer/CMakeLists.txt", "reducer/src/strategies/strategies.h"},
+      {"a `reduce precision` strategy", "precision/src/strategies/strategies.def", "PRECISION_STRATEGY", 1,
+       "precision/src/strategies", ".*\\.cpp", "Status {}\\(", "precision/CMakeLists.txt",
+       "precision/src/strategies/strategies.h"},
+      {"a corpus family", "corpus/generator/families.def", "CORPUS_FAMILY", 4, "corpus/generator/triggers", ".*\\.cpp",
+       "void {}\\(GraphBuilder", "corpus/CMakeLists.txt", "corpus/generator/triggers/triggers.h"},
+      {"a corpus family", "corpus/generator/precision.def", "PRECISION_FAMILY", 4, "corpus/generator/triggers",
+       ".*\\.cpp", "void {}\\(GraphBuilder", "corpus/CMakeLists.txt", "corpus/generator/triggers/triggers.h"},
+      {"a corpus family", "corpus/generator/quantized.def", "QUANTIZED_FAMILY", 3, "corpus/generator/triggers",
+       ".*\\.cpp", "void {}\\(GraphBuilder", "corpus/CMakeLists.txt", "corpus/generator/triggers/triggers.h"},
+      // A fault is a line in faults.def and a section in docs/faults.md (its code lives in the pass or
+      // kernel it corrupts: the row says "2 + the code that misbehaves").
+      {"a fault of the catalog", "engine/include/engine/faults.def", "REDUCE_FAULT", 1, "docs", "faults\\.md", "## {}\\n",
+       "", "engine/include/engine/fault.h"},
+  };
+  return list;
+}
+
+std::string unquoted(const std::string& s) { return s.size() >= 2 && s.front() == '"' ? s.substr(1, s.size() - 2) : s; }
+
+std::string escaped(const std::string& s) { return std::regex_replace(s, std::regex("[.^$|()\\[\\]{}*+?\\\\-]"), "\\$&"); }
+
+TEST(Recipes, EveryRegistryEntryHasItsCodeWhereTheRowSays) {
+  for (const Recipe& r : recipes()) {
+    const auto list = entries(read(r.registry), r.macro);
+    EXPECT_GE(list.size(), 2u) << r.registry << ": no " << r.macro << " entries read";
+    std::vector<std::string> candidates;  // the texts of the files the code may be in, read once
+    for (const auto& f : files(r.folder, r.file)) candidates.push_back(read(f));
+    for (const auto& entry : list) {
+      ASSERT_GT(entry.size(), r.argument) << r.registry;
+      const std::string name = unquoted(entry[r.argument]);
+      const std::regex defined(std::regex_replace(r.definition, std::regex("\\{\\}"), escaped(name)));
+      size_t found = 0;
+      for (const auto& text : candidates) found += std::regex_search(text, defined);
+      EXPECT_EQ(found, 1u) << r.registry << ": " << name << " should be in one file " << r.folder / r.file;
+    }
+  }
+}
+
+TEST(Recipes, EachRowsFolderIsGlobbedAndItsDeclarationsComeFromTheRegistry) {
+  for (const Recipe& r : recipes()) {
+    if (!r.cmake.empty()) {
+      const fs::path relative = fs::relative(r.folder, r.cmake.parent_path());
+      const std::string cmake = read(r.cmake);
+      const std::regex globbed("file\\(GLOB \\w+ CONFIGURE_DEPENDS \\$\\{CMAKE_CURRENT_SOURCE_DIR\\}/" +
+                               escaped(relative.string()) + "/[a-z_]*\\*\\.cpp\\)");
+      EXPECT_TRUE(std::regex_search(cmake, globbed)) << r.cmake << " does not glob " << relative << ": the row would need a CMake line";
+    }
+    const std::string declaring = read(r.declarations);
+    EXPECT_NE(declaring.find("#define " + r.macro + "("), std::string::npos) << r.declarations;
+    EXPECT_NE(declaring.find(r.registry.filename().string() + "\""), std::string::npos)
+        << r.declarations << " should include " << r.registry.filename();
+  }
+}
+
+TEST(Recipes, EachRowCountsTheNewFileTheRegistryLineAndNothingElse) {
+  for (const Recipe& r : recipes()) {
+    // An op of an existing family goes into its family's file: still two files.
+    EXPECT_EQ(documented_count(r.what), 2 + r.others) << "docs/contributing.md, \"" << r.what << "\"";
+  }
+}
+
+// A subcommand: its file, its declaration in cli/command.h, its line in kSubcommands, its line in
+// cli/CMakeLists.txt: the row's 4.
+TEST(Recipes, EverySubcommandHasTheFourPlacesTheRowNames) {
+  const std::string main = read("cli/main.cpp"), command = read("cli/command.h"), cmake = read("cli/CMakeLists.txt");
+  const std::string table = main.substr(main.find("kSubcommands[] = {"));
+  const std::regex row("\\{\"([a-z]+)\", (?:nullptr|reduce::cli::(\\w+)), (?:nullptr|reduce::cli::(\\w+)),");
+  size_t seen = 0;
+  for (std::sregex_iterator it(table.begin(), table.end(), row), end; it != end && it->position() < static_cast<long>(table.find("};")); ++it) {
+    const std::string name = (*it)[1], function = (*it)[2].matched ? (*it)[2] : (*it)[3];
+    EXPECT_EQ(function, name + "_command");
+    EXPECT_TRUE(fs::exists(kRoot / "cli" / (name + "_command.cpp"))) << name;
+    EXPECT_NE(command.find("int " + name + "_command("), std::string::npos) << name;
+    EXPECT_NE(cmake.find("  " + name + "_command.cpp\n"), std::string::npos) << name;
+    ++seen;
+  }
+  EXPECT_GE(seen, 8u);
+  EXPECT_EQ(documented_count("a subcommand"), 4);
+}
+
+}  // namespace
