@@ -58,8 +58,10 @@ std::vector<std::vector<std::string>> entries(const std::string& text, const std
 // The files of `folder` whose name matches `pattern` (a regex on the file name).
 std::vector<fs::path> files(const fs::path& folder, const std::string& pattern) {
   std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(kRoot / folder))
-    if (std::regex_match(e.path().filename().string(), std::regex(pattern))) out.push_back(folder / e.path().filename());
+  // Family folders below it too (the op files: engine/src/reference/ops/<family>/).
+  for (const auto& e : fs::recursive_directory_iterator(kRoot / folder))
+    if (e.is_regular_file() && std::regex_match(e.path().filename().string(), std::regex(pattern)))
+      out.push_back(fs::relative(e.path(), kRoot));
   return out;
 }
 
@@ -143,7 +145,7 @@ TEST(Recipes, EachRowsFolderIsGlobbedAndItsDeclarationsComeFromTheRegistry) {
     if (!r.cmake.empty()) {
       const fs::path relative = fs::relative(r.folder, r.cmake.parent_path());
       const std::string cmake = read(r.cmake);
-      const std::regex globbed("file\\(GLOB \\w+ CONFIGURE_DEPENDS \\$\\{CMAKE_CURRENT_SOURCE_DIR\\}/" +
+      const std::regex globbed("file\\(GLOB(?:_RECURSE)? \\w+ CONFIGURE_DEPENDS \\$\\{CMAKE_CURRENT_SOURCE_DIR\\}/" +
                                escaped(relative.string()) + "/[a-z_]*\\*\\.cpp\\)");
       EXPECT_TRUE(std::regex_search(cmake, globbed)) << r.cmake << " does not glob " << relative << ": the row would need a CMake line";
     }

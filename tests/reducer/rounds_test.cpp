@@ -23,11 +23,7 @@ using testing::CandidateView;
 using testing::parse_model;
 using testing::SyntheticTest;
 
-auto needs(std::vector<std::string> nodes) {
-  return [nodes](const CandidateView& v) {
-    return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return v.has(n); });
-  };
-}
+using testing::needs;
 
 // A reduction at `jobs` slots on a lock-step test. The round trips the counter saw bound the rounds
 // from above: a test started late only because other answers came in first (a trip ends when all
