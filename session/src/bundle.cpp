@@ -12,11 +12,11 @@
 #include "core/polygraphy_json.h"
 #include "error_origin_section.h"
 #include "adapters/graph_picture.h"
-#include "reproducer_section.h"
+#include "report/reproducer_section.h"
 #include "reproduction_bundle.h"
 #include "stored_reproducer.h"
 #include "core/canonical_graph.h"
-#include "session/report.h"
+#include "report/report.h"
 #include "oracle/model_independence.h"
 
 namespace reduce {

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "oracle/oracle.h"
-#include "session/report.h"
+#include "report/report.h"
 
 namespace reduce {
 

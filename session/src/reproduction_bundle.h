@@ -5,7 +5,7 @@
 #include <string>
 
 #include "oracle/oracle.h"
-#include "session/report.h"
+#include "report/report.h"
 
 namespace reduce {
 

@@ -9,7 +9,7 @@
 #include "core/model_io.h"
 #include "oracle/oracle.h"
 #include "session/bundle.h"
-#include "session/report.h"
+#include "report/report.h"
 
 namespace reduce {
 

@@ -16,7 +16,7 @@
 #include "core/model_io.h"
 #include "core/tensor_file.h"
 #include "engine/engine.h"
-#include "reproducer_section.h"
+#include "report/reproducer_section.h"
 #include "session/bundle.h"
 #include "session/session.h"
 #include "test_support.h"

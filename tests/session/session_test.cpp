@@ -10,7 +10,7 @@
 
 #include "engine/engine.h"
 #include "reducer/parallelism.h"
-#include "session/report.h"
+#include "report/report.h"
 #include "session/session.h"
 #include "test_support.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "batch/manifest.h"
-#include "session/report.h"
+#include "report/report.h"
 
 namespace reduce {
 

@@ -15,7 +15,7 @@
 #include "reducer/reducer.h"
 #include "session/bundle.h"
 #include "session/remote_checks.h"
-#include "session/report.h"
+#include "report/report.h"
 
 namespace reduce {
 

@@ -8,7 +8,7 @@
 
 #include "core/model.h"
 #include "core/tensor_file.h"
-#include "session/report.h"
+#include "report/report.h"
 
 namespace reduce {
 

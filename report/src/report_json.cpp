@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "session/report.h"
+#include "report/report.h"
 
 namespace reduce {
 

@@ -3,9 +3,9 @@
 
 #include "adapters/engine_spec.h"
 #include "adapters/script_words.h"
-#include "session/report.h"
+#include "report/report.h"
 #include "oracle/signature.h"
-#include "reproducer_section.h"
+#include "report/reproducer_section.h"
 #include "oracle/verdict_report.h"
 
 namespace reduce {

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "session/journal.h"
-#include "session/report.h"
+#include "report/report.h"
 #include "test_support.h"
 
 namespace reduce {

@@ -1,5 +1,5 @@
 // report.md's Reproducer section (reproducer_section.h).
-#include "reproducer_section.h"
+#include "report/reproducer_section.h"
 
 #include <cmath>
 #include <cstdio>

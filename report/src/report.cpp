@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "session/report.h"
+#include "report/report.h"
 
 namespace reduce {
 
