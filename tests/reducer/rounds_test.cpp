@@ -168,19 +168,9 @@ namespace {
 // the one with the fewest nodes first (a smaller model builds sooner), ties by node list. So the
 // answers of tests started together come in one by one and in a fixed order, as runs of unequal
 // length do, without timing anything: the counts are the same in every run.
-class OneAnswerAtATime : public CandidateTest {
+class OneAnswerAtATime : public testing::HeldTests {
  public:
   explicit OneAnswerAtATime(CandidateTest& inner) : inner_(inner) {}
-
-  // For ReduceOptions::on_wait.
-  std::function<void(bool, size_t)> observer() {
-    return [this](bool blocked, size_t running) {
-      std::lock_guard<std::mutex> g(mutex_);
-      blocked_ = blocked;
-      running_ = running;
-      release_if_complete();
-    };
-  }
 
   TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
     TestResult result = inner_.test(c, cancel);
@@ -214,7 +204,7 @@ class OneAnswerAtATime : public CandidateTest {
     bool released = false;
   };
   // One answer per wait of the reducer, when every test it has running is held.
-  void release_if_complete() {
+  void release_if_complete() override {
     if (!blocked_ || held_.empty() || held_.size() != running_) return;
     auto first = std::min_element(held_.begin(), held_.end(), [](const Held* a, const Held* b) {
       const auto& x = a->candidate->nodes;
@@ -228,11 +218,8 @@ class OneAnswerAtATime : public CandidateTest {
   }
 
   CandidateTest& inner_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
   std::vector<Held*> held_;
-  size_t running_ = 0, started_ = 0, cancelled_ = 0;
-  bool blocked_ = false;
+  size_t started_ = 0, cancelled_ = 0;
 };
 
 struct Spent {

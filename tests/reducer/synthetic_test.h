@@ -88,11 +88,11 @@ class SyntheticTest : public CandidateTest {
 // cores (a 1-minute engine build per slot). "The reducer waits" is the reducer's own event
 // (ReduceOptions::on_wait, from observer()), not guessed from quiet periods: the count does not
 // depend on the machine's load.
-class RoundTripCounter : public CandidateTest {
+// A test that holds the reducer's tests and answers them as the reducer's waits allow: observer()
+// (for ReduceOptions::on_wait) records whether the reducer waits and how many tests it has running,
+// and calls release_if_complete(), which decides, with mutex_ held, which held tests are answered.
+class HeldTests : public CandidateTest {
  public:
-  explicit RoundTripCounter(CandidateTest& inner) : inner_(inner) {}
-
-  // For ReduceOptions::on_wait.
   std::function<void(bool, size_t)> observer() {
     return [this](bool blocked, size_t running) {
       std::lock_guard<std::mutex> g(mutex_);
@@ -101,6 +101,19 @@ class RoundTripCounter : public CandidateTest {
       release_if_complete();
     };
   }
+
+ protected:
+  virtual void release_if_complete() = 0;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  size_t running_ = 0;
+  bool blocked_ = false;
+};
+
+class RoundTripCounter : public HeldTests {
+ public:
+  explicit RoundTripCounter(CandidateTest& inner) : inner_(inner) {}
 
   TestResult test(const Candidate& c, const std::atomic<bool>& cancel) override {
     // The answer is computed first, so that the held tests of a trip end together.
@@ -123,7 +136,7 @@ class RoundTripCounter : public CandidateTest {
  private:
   // A trip ends when the reducer waits and every test it has running is held (tests just
   // started have arrived; cancelled ones have left).
-  void release_if_complete() {
+  void release_if_complete() override {
     if (!blocked_ || held_ == 0 || held_ != running_) return;
     ++trips_;
     held_ = 0;
@@ -131,10 +144,7 @@ class RoundTripCounter : public CandidateTest {
   }
 
   CandidateTest& inner_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  size_t held_ = 0, running_ = 0, trips_ = 0;
-  bool blocked_ = false;
+  size_t held_ = 0, trips_ = 0;
 };
 
 // Round trips per pass: the trips a RoundTripCounter counted while each pass was current.
