@@ -98,6 +98,12 @@ uint64_t node_set_hash(const Candidate& c) {
 bool is_certify(const Pass& pass) { return std::string_view(pass.name) == "certify"; }
 }  // namespace
 
+// Certify's sweeps go on until one removes nothing (passes/removal_sweeps.cpp): what it removed
+// leaves a 1-minimal candidate, and another round of the other passes on it was most of the
+// engine runs of a reduction that certify shrank node by node (bench/RESULTS.md, "Certify sweeps
+// to its end"). Any other pass's commit opens another round.
+bool Scheduler::opens_a_round(const Path& path) const { return !is_certify(strategy_.passes[path.pass]); }
+
 bool Scheduler::ended_on_these_nodes(const Path& path) const {
   // Certify always runs: the 1-minimal claim is about the whole final candidate (its repeated
   // probes are answered from the cache, without the engine).
@@ -160,7 +166,7 @@ const Probe* Scheduler::settle(Path& path, bool real) {
     if (auto result = stopped ? path.state->result_so_far() : path.state->result(); result && *result != *path.best) {
       const size_t before = g_.size_of(*path.best);
       path.best = std::make_shared<const Candidate>(std::move(*result));
-      path.round_changed = true;
+      path.round_changed |= opens_a_round(path);
       if (real) committed(before);
     }
     path.state->conclude(path.facts);
@@ -177,7 +183,7 @@ void Scheduler::advance(Path& path, const Probe& probe, const Answer& answer, bo
   if (answer.interesting && probe.commit && probe.candidate != *path.best) {
     const size_t before = g_.size_of(*path.best);
     path.best = std::make_shared<const Candidate>(probe.candidate);
-    path.round_changed = true;
+    path.round_changed |= opens_a_round(path);
     if (real) committed(before);
   }
   path.state = path.state->advance(g_, answer);

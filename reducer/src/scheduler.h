@@ -34,7 +34,7 @@ struct Strategy {
 struct Path {
   size_t pass = 0;  // the pass running (state set) or to start next (state null)
   size_t round = 1;
-  bool round_changed = false;  // a commit happened in this round
+  bool round_changed = false;  // a commit that opens another round happened in this round
   size_t simplify_runs = 0;    // answers that reached the engine while a simplification pass ran
   size_t rests_on = 0;         // the longest chain among the answers followed (Wanted::rests_on)
   PassStatePtr state;
@@ -81,6 +81,8 @@ class Scheduler {
   // The path after `answer` to its probe.
   void advance(Path& path, const Probe& probe, const Answer& answer, bool real);
   PassStatePtr start(const Path& path);
+  // Whether a commit of the path's pass makes the strategy run another round.
+  bool opens_a_round(const Path& path) const;
   // Whether the path's pass already ran to its end on the best candidate's node set (never for
   // certify), and recording that it just did.
   bool ended_on_these_nodes(const Path& path) const;

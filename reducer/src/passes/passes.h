@@ -46,9 +46,10 @@ class EditList {
 PassStatePtr start_independent_edits(const ReductionGraph& g, const Candidate& base,
                                      std::vector<std::shared_ptr<const EditList>> lists);
 
-// Tries removing each group of units in order, each against the current candidate at that point
-// (llvm-reduce's chunk loop: an interesting removal is committed and the scan goes on after it).
-// Groups already gone are skipped. nullptr when there is nothing to try.
-PassStatePtr start_group_removal(const ReductionGraph& g, const Candidate& base, std::vector<std::vector<size_t>> groups);
+// Tries removing each unit of `base` alone, each against the current candidate at that point
+// (llvm-reduce's chunk loop: an interesting removal is committed and the scan goes on after it),
+// sweep after sweep until one removes nothing (removal_sweeps.cpp). nullptr when there is nothing
+// to try.
+PassStatePtr start_removal_sweeps(const ReductionGraph& g, const Candidate& base);
 
 }  // namespace reduce::detail

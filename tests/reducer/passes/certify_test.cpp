@@ -25,6 +25,44 @@ TEST(Reducer, CertifyDoesNotAskAgainARemovalTheSearchAlreadyAnswered) {
   EXPECT_EQ(t.calls, 4u + 3u);
 }
 
+// n4 and n7 are needed; n2 only while n6 is there (a failure that is not monotone in the nodes
+// kept: n2's removal goes only once n6 is gone).
+bool needs_n2_while_n6(const testing::CandidateView& v) {
+  return v.has("n4") && v.has("n7") && (!v.has("n6") || v.has("n2"));
+}
+
+TEST(Reducer, CertifySweepsAgainOnlyOverTheNodesTriedBeforeItsLastRemoval) {
+  Model m = parse_model(testing::chain_model_text(8));
+  SyntheticTest t(m, needs_n2_while_n6);
+  ReduceOptions opts;
+  opts.passes = select_passes({"certify"}).value();
+  auto r = reduce_checked(m, t, opts);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n4", "n7"}));
+  EXPECT_TRUE(r.one_minimal);
+  // The first sweep tries all 8 and removes n6 last: n2 and n4 were tried before it and are tried
+  // again (n2 goes); n7 was tried after it, against the final candidate. A sweep of all that is
+  // left after every removal (a round of certify each) took 8 + 3 + 2.
+  EXPECT_EQ(t.calls, 8u + 2u);
+}
+
+TEST(Reducer, CertifysRemovalsOpenNoOtherRoundOfThePasses) {
+  Model m = parse_model(testing::chain_model_text(8));
+  SyntheticTest t(m, needs_n2_while_n6);
+  std::vector<std::string> lines;
+  ReduceOptions opts;
+  opts.passes = select_passes({"output-cut", "certify"}).value();
+  opts.log = [&](const std::string& line) { lines.push_back(line); };
+  auto r = reduce_checked(m, t, opts);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n4", "n7"}));
+  EXPECT_TRUE(r.one_minimal);
+  // output-cut finds nothing (every sink's ancestors lack n7 but the last's); certify's sweeps
+  // remove six nodes and end 1-minimal: output-cut is not started again on what they left.
+  for (const auto& line : lines) EXPECT_NE(line.rfind("round ", 0), 0u) << line;
+  ASSERT_EQ(r.passes.size(), 2u);
+  EXPECT_EQ(r.passes[1].name, "certify");
+  EXPECT_EQ(r.passes[1].successes, 6u);
+}
+
 TEST(Reducer, WithoutCertifyTheResultIsNotClaimedOneMinimal) {
   Model m = parse_model(testing::chain_model_text(60));
   SyntheticTest t(m, needs({"n7", "n40"}));
