@@ -99,9 +99,9 @@ bool is_certify(const Pass& pass) { return std::string_view(pass.name) == "certi
 }  // namespace
 
 // Certify's sweeps go on until one removes nothing (passes/removal_sweeps.cpp): what it removed
-// leaves a 1-minimal candidate, and another round of the other passes on it was most of the
-// engine runs of a reduction that certify shrank node by node (bench/RESULTS.md, "Certify sweeps
-// to its end"). Any other pass's commit opens another round.
+// leaves a 1-minimal candidate, and a round of the other passes after each of its removals (a
+// failure that needs every input's reader lets certify take one or two nodes per sweep) cost more
+// engine runs than the sweeps. Any other pass's commit opens another round.
 bool Scheduler::opens_a_round(const Path& path) const { return !is_certify(strategy_.passes[path.pass]); }
 
 bool Scheduler::ended_on_these_nodes(const Path& path) const {
