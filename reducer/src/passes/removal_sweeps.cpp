@@ -1,6 +1,6 @@
 // Single-unit removal sweeps (certify's): each unit alone against the candidate at that point,
 // sweep after sweep until one removes nothing.
-#include <algorithm>
+#include <utility>
 
 #include "removal.h"
 
@@ -17,8 +17,9 @@ class SweepPlan {
  public:
   explicit SweepPlan(std::vector<size_t> units) : units_(std::make_shared<const std::vector<size_t>>(std::move(units))) {}
   const std::vector<size_t>* peek(const ReductionGraph& g, const Candidate& current) {
-    const size_t size = g.all_units_of(current).size();
-    if (next_ > 0 && size < size_) last_removal_ = next_;  // the group before went
+    // Only a removal changes `current` here: it drops top-level nodes or adds removed body nodes.
+    const std::pair<size_t, size_t> size{current.nodes.size(), current.removed_body_nodes.size()};
+    if (next_ > 0 && size != size_) last_removal_ = next_;  // the group before went
     size_ = size;
     if (next_ == units_->size()) {
       if (last_removal_ == 0) return nullptr;  // the sweep removed nothing
@@ -40,7 +41,7 @@ class SweepPlan {
   std::shared_ptr<const std::vector<size_t>> units_;  // the units the sweep tries, in order
   size_t next_ = 0;                                   // the position tried next
   size_t last_removal_ = 0;                           // 1 + the position of the sweep's last removal, 0: none
-  size_t size_ = 0;                                   // the candidate's units at the last peek
+  std::pair<size_t, size_t> size_{0, 0};              // the candidate's node counts at the last peek
   std::vector<size_t> group_;
 };
 }  // namespace
