@@ -196,6 +196,48 @@ std::vector<size_t> ReductionGraph::ancestors_within(const Candidate& c, size_t 
   return out;
 }
 
+std::vector<size_t> ReductionGraph::fusion_ends(const Candidate& c) const {
+  const auto outs = outputs_of(c);
+  const std::unordered_set<std::string> observed(outs.begin(), outs.end());
+  const auto read_only_by = [&](const std::string& value, size_t unit) {
+    if (value.empty()) return true;
+    const auto readers = index_.consumers(value);
+    return !observed.count(value) &&
+           std::all_of(readers.begin(), readers.end(), [&](size_t r) { return r == unit || !keeps(c, r); });
+  };
+  std::vector<size_t> ends;
+  for (size_t u : units_of(c)) {
+    const auto preds = index_.predecessors(u);
+    if (std::any_of(preds.begin(), preds.end(), [&](size_t q) {
+          const auto& q_outs = graph().nodes[q].outputs;
+          return unit_[q] && keeps(c, q) &&
+                 std::all_of(q_outs.begin(), q_outs.end(), [&](const std::string& v) { return read_only_by(v, u); });
+        }))
+      ends.push_back(u);
+  }
+  return ends;
+}
+
+std::optional<Candidate> ReductionGraph::frontier_prefix(const Candidate& c, const std::vector<size_t>& units,
+                                                         size_t count) const {
+  auto prefix = with_units(c, std::vector<size_t>(units.begin(), units.begin() + static_cast<std::ptrdiff_t>(count)));
+  if (!prefix) return prefix;
+  const auto outs = outputs_of(c);
+  const std::unordered_set<std::string> observed(outs.begin(), outs.end());
+  prefix->outputs.clear();
+  for (size_t i = 0; i < count; ++i) {
+    if (!keeps(*prefix, units[i]) || quantizes_pair(units[i])) continue;
+    for (auto& o : node_outputs(units[i])) {
+      const auto readers = index_.consumers(o);
+      if (observed.count(o) || std::any_of(readers.begin(), readers.end(),
+                                           [&](size_t r) { return keeps(c, r) && !keeps(*prefix, r); }))
+        prefix->outputs.push_back(std::move(o));
+    }
+  }
+  if (prefix->outputs.empty()) return std::nullopt;
+  return prefix;
+}
+
 const ValueType* ReductionGraph::type_of(const std::string& value) const {
   if (!types_inferred_) {
     types_inferred_ = true;

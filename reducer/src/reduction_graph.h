@@ -84,6 +84,16 @@ class ReductionGraph {
   std::vector<std::string> node_outputs(size_t node) const;
   // Units of `c` that `unit` depends on through kept nodes (itself included), in topological order.
   std::vector<size_t> ancestors_within(const Candidate& c, size_t unit) const;
+  // The units of `c` (topological order) that can end a fusion an engine makes of several of its
+  // nodes. A fusion only takes values nothing outside it reads (an engine cannot drop a value
+  // another node or an output needs), so the fused node before the last reads into the last alone:
+  // a unit ends one when a kept unit that feeds it has all its outputs read, within `c`, by it
+  // alone, none of them an output of `c`.
+  std::vector<size_t> fusion_ends(const Candidate& c) const;
+  // The first `count` units of `c` (`units`: units_of(c)) with the outputs they give the rest of
+  // `c`: the values later units read, and `c`'s own outputs among theirs. Every fusion of `c`
+  // within them stays possible (no value read only inside is marked). nullopt when none crosses.
+  std::optional<Candidate> frontier_prefix(const Candidate& c, const std::vector<size_t>& units, size_t count) const;
   // The declared or inferred type of a value of the main graph, or nullptr (inferred once, on
   // first use; a failed inference is logged once through `log`).
   const ValueType* type_of(const std::string& value) const;

@@ -40,16 +40,22 @@ std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, size_
   return c;
 }
 
-// Marking outputs can break fusions the failure needs; then layerwise answers mean nothing.
 // Probe n - 1 is the fully marked model. When its check says which values failed, the first
 // failing prefix is looked for among the positions where error is born (failing_positions):
 // galloping from the first of them usually ends at once; when none fails, bisection looks after
 // the last. Otherwise (a crash, an error; or a guessed answer) bisection looks for the first
 // failing p < n - 1. Then the narrowed candidate is tried; when it does not fail, the marked
 // prefix is kept.
+// Marking outputs can break fusions the failure needs (the fully marked model passes). Then the
+// prefixes are given only the values the rest of the candidate reads from them (frontier_prefix:
+// every fusion within stays possible), and bisection looks for the first failing one among those
+// ending on a node that can end a fusion; the whole candidate, the last of them, fails. This
+// assumes less than output-cut's bisection over single nodes' ancestors: an error stays seen as
+// long as any later node reads it, not only at one node (a saturating gate downstream does not
+// hide it).
 class FirstDivergence : public PassState {
  public:
-  enum Stage { Unverified, Bisecting, Hinted, Narrowing, Hidden, Done };
+  enum Stage { Unverified, Bisecting, Hinted, Frontier, Narrowing, Hidden, Done };
 
   FirstDivergence(std::shared_ptr<const Start> start, const ReductionGraph& g) : start_(std::move(start)) {
     bisect_ = Bisection::over(start_->units.size() - 1);
@@ -60,11 +66,13 @@ class FirstDivergence : public PassState {
 
   PassStatePtr advance(const ReductionGraph& g, const Answer& answer) const override {
     auto t = std::make_shared<FirstDivergence>(*this);
-    const size_t n = start_->units.size();
     switch (stage_) {
       case Unverified:
-        if (!answer.interesting) t->stage_ = Hidden;
-        else if (auto failing = failing_positions(g, answer); failing && !failing->empty()) {
+        if (!answer.interesting) {
+          t->stage_ = Frontier;
+          t->frontier_ = fusion_positions(g);
+          t->bisect_ = Bisection::over(t->frontier_->size());
+        } else if (auto failing = failing_positions(g, answer); failing && !failing->empty()) {
           t->stage_ = Hinted;
           t->hinted_ = Gallop::over(failing->size());
           t->failing_ = std::make_shared<const std::vector<size_t>>(std::move(*failing));
@@ -72,7 +80,8 @@ class FirstDivergence : public PassState {
           t->stage_ = Bisecting;
         }
         break;
-      case Bisecting: t->bisect_ = bisect_.advance(answer.interesting); break;
+      case Bisecting:
+      case Frontier: t->bisect_ = bisect_.advance(answer.interesting); break;
       case Hinted:
         t->hinted_ = hinted_.advance(answer.interesting);
         // The first hinted position did not fail alone: the hint says little about where the
@@ -83,7 +92,7 @@ class FirstDivergence : public PassState {
       case Narrowing:
         t->stage_ = Done;
         if (answer.interesting) t->narrowed_ = probe_->candidate;
-        else if (t->divergence() + 1 < n) t->result_ = marked_prefix(g, *start_, t->divergence());
+        else t->keep_prefix(g);
         break;
       case Hidden:
       case Done: break;
@@ -94,10 +103,12 @@ class FirstDivergence : public PassState {
 
   std::optional<Candidate> result() const override { return result_; }
   void conclude(Facts& facts) const override {
-    if (stage_ == Hidden) facts.marking_outputs_hides_failure = true;
+    if (stage_ == Hidden || frontier_) facts.marking_outputs_hides_failure = true;
     // Output-cut would look for an earlier node whose ancestors fail: the search just showed
-    // that no earlier prefix does.
+    // that no earlier prefix does, and, when the narrowed candidate did not fail, that the
+    // divergence's own ancestors do not either.
     if (narrowed_) facts.single_sink = SingleSink{narrowed_->nodes, start_->units[divergence()]};
+    else if (result_) facts.single_sink = SingleSink{result_->nodes, start_->units[divergence()]};
   }
 
  private:
@@ -135,8 +146,29 @@ class FirstDivergence : public PassState {
     return static_cast<double>(p - hinted_.first + 1) / static_cast<double>(hinted_.last - hinted_.first + 1);
   }
 
+  // Positions of the units that can end a fusion, but the last (the whole candidate).
+  std::shared_ptr<const std::vector<size_t>> fusion_positions(const ReductionGraph& g) const {
+    const auto ends = g.fusion_ends(start_->base);
+    const std::unordered_set<size_t> ending(ends.begin(), ends.end());
+    std::vector<size_t> positions;
+    for (size_t i = 0; i + 1 < start_->units.size(); ++i)
+      if (ending.count(start_->units[i])) positions.push_back(i);
+    return std::make_shared<const std::vector<size_t>>(std::move(positions));
+  }
+
+  // The prefix ending at position p, as the search tests it.
+  std::optional<Candidate> prefix(const ReductionGraph& g, size_t p) const {
+    return frontier_ ? g.frontier_prefix(start_->base, start_->units, p + 1) : marked_prefix(g, *start_, p);
+  }
+
+  // The narrowed candidate did not fail (or there was none): the failing prefix is the result.
+  void keep_prefix(const ReductionGraph& g) {
+    if (divergence() + 1 < start_->units.size()) result_ = prefix(g, divergence());
+  }
+
   // The first failing prefix end the search found.
   size_t divergence() const {
+    if (frontier_) return bisect_.first < frontier_->size() ? (*frontier_)[bisect_.first] : start_->units.size() - 1;
     if (failing_)
       return hinted_.first < failing_->size() ? (*failing_)[hinted_.first] : start_->units.size() - 1;
     return bisect_.first;
@@ -167,22 +199,34 @@ class FirstDivergence : public PassState {
       bisect_ = Bisection{failing_->back() + 1, n - 1};
       failing_.reset();
     }
-    if (stage_ == Bisecting)
+    if (stage_ == Bisecting || stage_ == Frontier)
       while (const auto p = bisect_.probe()) {
-        if (auto c = marked_prefix(g, *start_, *p)) {
+        if (auto c = prefix(g, frontier_ ? (*frontier_)[*p] : *p)) {
           probe_ = Probe{std::move(*c), false, {}};
           return;
         }
         bisect_ = bisect_.advance(false);
       }
-    if (stage_ == Hinted || stage_ == Bisecting) {
+    // No prefix but the whole candidate fails with only what the rest reads marked either.
+    if (stage_ == Frontier && divergence() + 1 >= n) {
+      stage_ = Hidden;
+      return;
+    }
+    if (stage_ == Hinted || stage_ == Bisecting || stage_ == Frontier) {
       stage_ = Narrowing;
       if (auto c = narrowed(g, *start_, divergence())) {
+        // A frontier prefix that is the divergence with its ancestors already failed as it is.
+        if (frontier_ && *c == prefix(g, divergence())) {
+          narrowed_ = std::move(c);
+          stage_ = Done;
+          result_ = narrowed_;
+          return;
+        }
         probe_ = Probe{std::move(*c), true, {}};
         return;
       }
       stage_ = Done;
-      if (divergence() + 1 < n) result_ = marked_prefix(g, *start_, divergence());
+      keep_prefix(g);
     }
   }
 
@@ -191,6 +235,8 @@ class FirstDivergence : public PassState {
   Bisection bisect_;
   Gallop hinted_;
   std::shared_ptr<const std::vector<size_t>> failing_;
+  // Set once the fully marked model passed: the positions the frontier search is over.
+  std::shared_ptr<const std::vector<size_t>> frontier_;
   std::optional<Probe> probe_;
   std::optional<Candidate> result_, narrowed_;
 };

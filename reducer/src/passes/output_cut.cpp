@@ -1,8 +1,4 @@
 // output-cut: keep only one node and what it depends on (a suffix cut on the DAG, not on a list).
-#include <algorithm>
-#include <string>
-#include <unordered_set>
-
 #include "passes.h"
 
 namespace reduce::detail {
@@ -10,38 +6,13 @@ namespace reduce::detail {
 namespace {
 // Sinks are tried by bisection on topological position: the earliest node whose ancestors
 // still fail. Branchy graphs are not monotone in that order; node-removal handles what is left.
-// When marking outputs hid the failure, an engine fused several nodes the failure needs, and a
-// fusion only takes values nothing outside it reads (an engine cannot drop a value another node
-// or an output needs: marking them is what broke it). So the fused node before the last reads
-// into the last node alone: a node no unit of the candidate feeds that way ends no fusion and is
-// not bisected over.
+// When marking outputs hid the failure, an engine fused several nodes the failure needs: only the
+// units that can end a fusion (ReductionGraph::fusion_ends) are bisected over.
 class OutputCut : public SearchState<OutputCut, Bisection> {
  public:
-  OutputCut(const ReductionGraph& g, Candidate base, bool fused) : base_(std::make_shared<const Candidate>(std::move(base))) {
-    const auto units = g.units_of(*base_);
-    std::unordered_set<std::string> observed;
-    if (fused)
-      for (auto& o : g.outputs_of(*base_)) observed.insert(std::move(o));
-    // Whether `unit` is the only reader in the candidate of every value of a kept unit, none of them
-    // an output of the candidate.
-    const auto ends_a_fusion = [&](size_t unit) {
-      const auto read_only_by_unit = [&](const std::string& value) {
-        if (value.empty()) return true;
-        const auto readers = g.index().consumers(value);
-        return !observed.count(value) && std::all_of(readers.begin(), readers.end(), [&](size_t r) {
-          return r == unit || !ReductionGraph::keeps(*base_, r);
-        });
-      };
-      const auto preds = g.index().predecessors(unit);
-      return std::any_of(preds.begin(), preds.end(), [&](size_t q) {
-        const auto& outs = g.graph().nodes[q].outputs;
-        return g.is_unit(q) && ReductionGraph::keeps(*base_, q) && std::all_of(outs.begin(), outs.end(), read_only_by_unit);
-      });
-    };
-    std::vector<size_t> sinks;
-    for (size_t u : units)
-      if (!fused || ends_a_fusion(u)) sinks.push_back(u);
-    sinks_ = std::make_shared<const std::vector<size_t>>(std::move(sinks));
+  OutputCut(const ReductionGraph& g, Candidate base, bool fused)
+      : base_(std::make_shared<const Candidate>(std::move(base))),
+        sinks_(std::make_shared<const std::vector<size_t>>(fused ? g.fusion_ends(*base_) : g.units_of(*base_))) {
     search = Bisection::over(sinks_->size());
     settle(g);
   }

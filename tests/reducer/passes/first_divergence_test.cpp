@@ -1,5 +1,7 @@
 // first-divergence: marking intermediate outputs and bisecting the topological order for the first
 // failing node, led by the values the test reports wrong.
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "reducer/reducer.h"
@@ -89,6 +91,83 @@ TEST(Reducer, FirstDivergenceLooksWhereErrorIsBornNotAtValuesThatOnlyInheritIt) 
   // The fully marked model, the prefix to n0 (passes), the prefix to s (fails), s alone: a
   // bisection over the 40 positions between them took 6 more.
   EXPECT_EQ(t.calls, 4u);
+}
+
+// Residual blocks h{i} = Add(h{i-1}, Neg(Relu(h{i-1}))) (a{i}, b{i}, h{i}); an engine fuses block 3
+// unless one of its inner values (a3, b3) is an output, and the fused block computes a wrong h3.
+std::function<bool(const CandidateView&)> fused_block_3(bool gate_hides_it) {
+  const auto block = needs({"a3", "b3", "h3"});
+  return [=](const CandidateView& v) {
+    if (!block(v) || v.outputs_has("a3") || v.outputs_has("b3")) return false;
+    // Each later block's Relu gate passes none of h3's error on: a{i}, b{i} (i > 3) are right, the
+    // residual h{i} carries it.
+    for (const auto& o : v.outputs)
+      if (o[0] == 'h' || !gate_hides_it) return true;
+    return false;
+  };
+}
+
+TEST(Reducer, WhenMarkingOutputsHidesTheFailureThePrefixesShowOnlyWhatTheRestReads) {
+  // The fully marked model passes (a3, b3 marked break the fusion). Prefixes marked with only
+  // the values later nodes read keep every fusion within them: the first failing one ends at h3.
+  // Only nodes that can end a fusion are bisected over: a fusion only takes values nothing outside
+  // it reads, so its node before the last reads into the last alone. No a{i} has such a predecessor
+  // (h{i-1} is read by the Add too): 15 positions (the b{i} and h{i} but the last) and not 23.
+  Model m = parse_model(testing::residual_model_text(8, /*side_outputs=*/false));
+  SyntheticTest t(m, fused_block_3(false));
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence", "output-cut"}).value();
+  auto r = reduce_checked(m, t, opts);
+  std::set<std::string> upstream;
+  for (int i = 0; i <= 3; ++i)
+    for (const char* n : {"a", "b", "h"}) upstream.insert(n + std::to_string(i));
+  EXPECT_EQ(kept_names(m, r.best), upstream);
+  EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"h3"}));
+  // The fully marked model, then 4 bisection probes (h3's prefix is h3 with its ancestors: no
+  // narrowing probe); output-cut has nothing left to find.
+  EXPECT_EQ(t.calls, 5u);
+}
+
+TEST(Reducer, WhenMarkingOutputsHidesTheFailureALaterGateThatHidesTheErrorDoesNotMisleadTheSearch) {
+  // As above, but the error reaches only the residual values: a later block's b{i} alone shows
+  // nothing. A search over single nodes' ancestors is not monotone here (b4's ancestors pass, h3's
+  // fail); a prefix shows what its later nodes read, h{i} among it, and fails from h3 on.
+  Model m = parse_model(testing::residual_model_text(8, /*side_outputs=*/false));
+  SyntheticTest t(m, fused_block_3(true));
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence", "output-cut"}).value();
+  auto r = reduce_checked(m, t, opts);
+  std::set<std::string> upstream;
+  for (int i = 0; i <= 3; ++i)
+    for (const char* n : {"a", "b", "h"}) upstream.insert(n + std::to_string(i));
+  EXPECT_EQ(kept_names(m, r.best), upstream);
+  EXPECT_EQ(t.calls, 5u);
+  // The same at every -j.
+  for (int jobs : {2, 8}) {
+    SyntheticTest tj(m, fused_block_3(true), 2);
+    ReduceOptions o = opts;
+    o.jobs = jobs;
+    EXPECT_EQ(reduce_checked(m, tj, o).best, r.best) << jobs;
+  }
+}
+
+TEST(Reducer, FirstDivergenceWhosePrefixFailsOnlyAsAWholeLeavesOutputCutNothingToTry) {
+  // Inputs bound in the wrong order: a candidate fails once it reads both x and y. The first
+  // failing prefix ends at the first node reading y, whose own ancestors do not read x: the
+  // narrowed candidate passes and the prefix is kept. Output-cut would try single nodes' ancestors
+  // within it, each of which the bisection or the narrowing already showed passing: it asks nothing.
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\nbind (float[2, 8] x, float[2, 8] y) => (float[2, 8] out) {\n";
+  for (int i = 0; i < 10; ++i) text += "  n" + std::to_string(i) + " = Relu(" + (i == 0 ? std::string("x") : "n" + std::to_string(i - 1)) + ")\n";
+  text += "  s = Neg(y)\n  t = Add(s, n5)\n  out = Add(n9, t)\n}\n";
+  Model m = parse_model(text);
+  SyntheticTest t(m, [](const CandidateView& v) { return v.has("s") && v.has("n0") && !v.outputs.empty(); });
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence", "output-cut"}).value();
+  auto r = reduce_checked(m, t, opts);
+  EXPECT_TRUE(kept_names(m, r.best).count("s"));
+  EXPECT_TRUE(kept_names(m, r.best).count("n0"));
+  for (const auto& p : r.passes)
+    if (p.name == "output-cut") EXPECT_EQ(p.checks, 0u);
 }
 
 }  // namespace

@@ -44,25 +44,5 @@ TEST(Reducer, WhenMarkingOutputsHidesTheFailureTheCutsDoNotTryOneNodeAlone) {
   EXPECT_EQ(t.calls, 7u);
 }
 
-TEST(Reducer, WhenMarkingOutputsHidesTheFailureOutputCutTriesOnlyNodesThatCanEndAFusion) {
-  // Residual blocks h{i} = Add(h{i-1}, Neg(Relu(h{i-1}))) (a{i}, b{i}, h{i}); an engine fuses block
-  // 3 unless one of its inner values (a3, b3) is an output. A fusion only takes values nothing
-  // outside it reads: its node before the last reads into the last alone. No a{i} has such a
-  // predecessor (h{i-1} is read by the Add too), so output-cut bisects over the 16 b{i} and h{i}
-  // rather than the 23 nodes that read another node.
-  Model m = parse_model(testing::residual_model_text(8, /*side_outputs=*/false));
-  auto block = needs({"a3", "b3", "h3"});
-  SyntheticTest t(m, [&](const CandidateView& v) { return block(v) && !v.outputs_has("a3") && !v.outputs_has("b3"); });
-  ReduceOptions opts;
-  opts.passes = select_passes({"first-divergence", "output-cut"}).value();
-  auto r = reduce_checked(m, t, opts);
-  std::set<std::string> upstream;
-  for (int i = 0; i <= 3; ++i)
-    for (const char* n : {"a", "b", "h"}) upstream.insert(n + std::to_string(i));
-  EXPECT_EQ(kept_names(m, r.best), upstream);
-  // The fully marked model, then 4 bisection probes (b4, b2, b3, h3): 5 over the 23 nodes.
-  EXPECT_EQ(t.calls, 5u);
-}
-
 }  // namespace
 }  // namespace reduce
