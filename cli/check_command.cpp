@@ -115,7 +115,7 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   Oracle& o = samples.main();
   Verdict verdict = o.evaluate(Candidate::whole(model.graph), cancel.flag());
   if (verdict.cancelled) return interrupted();
-  o.set_target(verdict.signature);
+  o.target().set(verdict.signature);
   print_verdict(verdict, std::cout);
   if (verdict.runs > 1)
     std::cout << (verdict.flaky() ? "FLAKY: " : "runs: ") << verdict.failing_runs << " of " << verdict.runs
@@ -126,7 +126,7 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   for (int r = 1; r < confirm && verdict.signature.fails(); ++r) {
     Verdict again = o.rerun(Candidate::whole(model.graph), cancel.flag());
     if (again.cancelled) return interrupted();
-    if (o.classify(again) == SignatureMatch::Same) ++same;
+    if (o.target().classify(again) == SignatureMatch::Same) ++same;
     else std::cout << "run " << r + 1 << ": " << (again.signature.fails() ? again.signature.to_string() : "pass") << "\n";
   }
   if (confirm > 1 && verdict.signature.fails())

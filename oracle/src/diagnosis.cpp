@@ -18,7 +18,7 @@ bool is_float(DType t) {
 std::string describe(const Oracle& oracle, const Verdict& v) {
   if (v.invalid) return "n/a: " + v.invalid_reason;
   if (!v.signature.fails()) return "passes";
-  const FailureSignature& target = oracle.target();
+  const FailureSignature& target = oracle.target().signature();
   if (match_signature(target, v.signature) == SignatureMatch::Same) return "fails (same failure)";
   return "fails (" + v.signature.to_string() + ")";
 }
@@ -51,7 +51,7 @@ Verdict check_variant(const Oracle& oracle, const Model& model, std::vector<Name
   options.slots = 1;
   auto variant = Oracle::create(model, std::move(inputs), std::move(options));
   if (!variant) return Verdict::invalid_because(variant.error().message());
-  (*variant)->set_target(oracle.target());
+  (*variant)->target().set(oracle.target().signature());
   return (*variant)->evaluate(Candidate::whole(model.graph), cancel);
 }
 

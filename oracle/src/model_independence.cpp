@@ -147,7 +147,7 @@ std::vector<Verdict> run_neutral_probes(Oracle& oracle, const std::atomic<bool>*
 
 ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<bool>* cancel, std::vector<Verdict> ran) {
   ModelIndependence out;
-  const FailureKind kind = oracle.target().kind;
+  const FailureKind kind = oracle.target().signature().kind;
   // A wrong value costs one run to ask about: the second probe only when the first is wrong too.
   const bool values = compares_outputs(kind);
   size_t same = 0;
@@ -159,7 +159,7 @@ ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<boo
       out.cancelled = true;
       return out;
     }
-    const SignatureMatch m = oracle.match(v);
+    const SignatureMatch m = oracle.target().match(v);
     same += m == SignatureMatch::Same;
     out.probes.push_back(ProbeResult{probe.description, std::move(v), m});
   }
@@ -173,7 +173,7 @@ ModelIndependence probe_model_independence(Oracle& oracle, const std::atomic<boo
       out.cancelled = true;
       return out;
     }
-    const SignatureMatch m = oracle.match(v);
+    const SignatureMatch m = oracle.target().match(v);
     out.probes.push_back(ProbeResult{older->description, std::move(v), m});
     if (m == SignatureMatch::Pass) {
       out.conclusion = ProbeConclusion::FormatRefused;

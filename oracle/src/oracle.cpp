@@ -1,4 +1,4 @@
-// The oracle: engine runs of candidates, majorities, comparison into verdicts, counting and matching.
+// The oracle: engine runs of candidates, majorities, comparison into verdicts and counting.
 #include "oracle/oracle.h"
 
 #include <algorithm>
@@ -114,6 +114,7 @@ Status Oracle::make_engines() {
   REDUCE_ASSIGN(FailCriteria criteria, FailCriteria::create(options_.fail_regexes, options_.fail_codes,
                                                              options_.ignore_fail_codes));
   criteria_ = std::make_unique<FailCriteria>(std::move(criteria));
+  target_ = std::make_unique<FailureTarget>(*criteria_);
   return {};
 }
 
@@ -314,7 +315,7 @@ void Oracle::count_evaluation(Verdict& v, const std::atomic<bool>* cancel) {
 void Oracle::set_tolerance(const Tolerance& tolerance) {
   options_.tolerance = tolerance;
   cache_->clear();
-  has_target_ = false;
+  target_->clear();
 }
 
 Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel, const EngineVariant& engine) {
@@ -354,24 +355,13 @@ Verdict Oracle::run_on_spec(const EngineSpec& spec, const CandidateRun& run, con
   return run_on(**made, run, cancel, nullptr, 0);
 }
 
-SignatureMatch Oracle::match(const Verdict& v) const {
-  if (v.invalid) return SignatureMatch::Different;
-  if (criteria_->has_regexes())
-    return !v.signature.fails() ? SignatureMatch::Pass
-           : criteria_->matches_regex(v.signature.message) ? SignatureMatch::Same
-                                                           : SignatureMatch::Different;
-  return match_signature(target_, v.signature);
-}
-
 Verdict Oracle::majority_of_runs(const RunOnce& run_once, const std::atomic<bool>* cancel, TensorMap* actual,
                                  uint64_t actual_limit) {
   Verdict first = run_once(actual, actual_limit);
   const int n = options_.repeat;
   if (n <= 1 || first.invalid || (cancel && cancel->load())) return first;
-  // Before the target is known (the original's own runs), any failure counts.
-  auto shows = [&](const Verdict& v) { return has_target_ ? match(v) == SignatureMatch::Same : v.signature.fails(); };
   double seconds = first.seconds;
-  int failing = shows(first);
+  int failing = target_->shown_by(first);
   std::vector<Verdict> runs;
   runs.reserve(static_cast<size_t>(n));
   runs.push_back(std::move(first));
@@ -383,31 +373,19 @@ Verdict Oracle::majority_of_runs(const RunOnce& run_once, const std::atomic<bool
       again.seconds = seconds;
       return again;
     }
-    failing += shows(again);
+    failing += target_->shown_by(again);
     runs.push_back(std::move(again));
   }
   // The first run with the decided outcome is the verdict: deterministic for the same answers.
-  const bool fails = 2 * failing > n && (!has_target_ || failing >= original_failing_runs_);
-  if (!has_target_)
-    for (int seen = original_failing_runs_.load(); seen < failing && !original_failing_runs_.compare_exchange_weak(seen, failing);) {
-    }
+  const bool fails = target_->shown_by_majority(failing, n);
   size_t pick = 0;
-  while (pick + 1 < runs.size() && shows(runs[pick]) != fails) ++pick;
+  while (pick + 1 < runs.size() && target_->shown_by(runs[pick]) != fails) ++pick;
   if (pick != 0 && actual) actual->clear();  // the outputs were the first run's
   Verdict v = std::move(runs[pick]);
   v.runs = n;
   v.failing_runs = failing;
   v.seconds = seconds;
   return v;
-}
-
-SignatureMatch Oracle::classify(const Verdict& v) {
-  const SignatureMatch m = match(v);
-  if (m == SignatureMatch::Different && !v.cache_hit) {
-    std::lock_guard<std::mutex> lock(stats_mutex_);
-    ++stats_.slipped;
-  }
-  return m;
 }
 
 Expected<std::unique_ptr<PreparedModel>> Oracle::prepare_whole_model() {
@@ -426,7 +404,9 @@ std::string Oracle::refusal_note() const {
 
 OracleStatistics Oracle::statistics() const {
   std::lock_guard<std::mutex> lock(stats_mutex_);
-  return stats_;
+  OracleStatistics s = stats_;
+  s.slipped = target_->slipped();
+  return s;
 }
 
 }  // namespace reduce

@@ -72,7 +72,7 @@ Expected<bool> worth_searching(std::vector<Oracle*>& samples, const KeepSetProbl
     return false;
   }
   Oracle& oracle = *samples[0];
-  oracle.set_target(out.before.signature);
+  oracle.target().set(out.before.signature);
   out.after = check_set(samples, problem.check, problem.candidates, &cancelled);
   out.all_kept = out.after;
   if (out.after.cancelled || cancelled) {
@@ -105,7 +105,7 @@ void confirm_answer(const std::vector<Oracle*>& samples, const KeepSetProblem& p
     }
     ++out.confirm_runs;
     out.set_passed_again += !with_set.invalid && !with_set.fails();
-    out.original_failed_again += oracle.match(as_is) == SignatureMatch::Same;
+    out.original_failed_again += oracle.target().match(as_is) == SignatureMatch::Same;
     if (r == 0) out.after = std::move(with_set);
   }
 }

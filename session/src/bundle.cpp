@@ -164,7 +164,7 @@ void confirm_again(Oracle& oracle, const Candidate& candidate, int runs, const s
     if (v.cancelled) break;
     ++report.confirm_runs;
     ++counted;
-    report.confirmed += oracle.classify(v) == SignatureMatch::Same;
+    report.confirmed += oracle.target().classify(v) == SignatureMatch::Same;
   }
   report.engine_runs += counted;
   report.rounds += side_by_side && counted > 0 ? 1 : counted;
@@ -189,7 +189,7 @@ Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candid
     report.count_runs_after_search(1);
   }
   report.confirm_runs = 1;
-  report.confirmed = oracle.classify(verdict) == SignatureMatch::Same;
+  report.confirmed = oracle.target().classify(verdict) == SignatureMatch::Same;
   confirm_again(oracle, candidate, confirm - 1, cancel, report);
   std::vector<NamedTensor> actual_list;
   for (const auto& e : run.expected)
@@ -245,7 +245,7 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   for (const auto& [node, attr] : candidate.dropped_attributes)
     report.dropped_attributes.push_back(oracle.model().graph.nodes[node].name + "." + attr);
   report.reduced_errors = verdict.outputs;
-  report.failure = oracle.target();
+  report.failure = oracle.target().signature();
   report.reduced_failure = verdict.signature;
   report.engine = oracle.options().engine;
   if (const auto& caches = oracle.options().environment.timing_caches) {

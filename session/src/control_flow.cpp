@@ -107,8 +107,8 @@ Expected<std::optional<FlattenedModel>> flatten_control_flow(Oracle& oracle, con
     if (!next) return next.error();
     Verdict verdict = (*next)->evaluate(Candidate::whole(step.model->graph), &cancel);
     if (verdict.cancelled) return make_error("interrupted");
-    (*next)->set_target(original.signature);
-    if (verdict.invalid || (*next)->classify(verdict) != SignatureMatch::Same) {
+    (*next)->target().set(original.signature);
+    if (verdict.invalid || (*next)->target().classify(verdict) != SignatureMatch::Same) {
       if (log)
         log("control flow: kept " + (step.inlined.inlined ? std::to_string(step.inlined.inlined) + " If node(s)"
                                                            : std::to_string(step.unrolled.unrolled) + " Loop/Scan node(s)") +

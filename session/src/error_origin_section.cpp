@@ -20,7 +20,7 @@ Status trace_bundle_error_origin(const std::filesystem::path& dir, Oracle& oracl
                                  const std::atomic<bool>* cancel) {
   std::error_code ec;
   std::filesystem::remove(dir / "error.svg", ec);  // never the picture of an earlier reproducer
-  const FailureKind kind = oracle.target().kind;
+  const FailureKind kind = oracle.target().signature().kind;
   if ((kind != FailureKind::Mismatch && kind != FailureKind::NonFinite) || (cancel && cancel->load())) return {};
   auto layers = compare_layers(oracle, cancel);
   if (!layers || (cancel && cancel->load())) return {};

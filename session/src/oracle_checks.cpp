@@ -35,7 +35,7 @@ bool OracleTest::runs_in_process(const Oracle& oracle) {
 
 TestOutcome OracleTest::outcome_of(const Verdict& v) {
   if (v.invalid) return TestOutcome::Invalid;
-  switch (oracle_.classify(v)) {
+  switch (oracle_.target().classify(v)) {
     case SignatureMatch::Same: return TestOutcome::Interesting;
     case SignatureMatch::Pass: return TestOutcome::Uninteresting;
     case SignatureMatch::Different: return TestOutcome::Slipped;

@@ -142,7 +142,7 @@ void Session::check_original() {
   for (const auto& v : ran) gate_rounds_ = std::max(gate_rounds_, rounds_of(v));
   const size_t ran_early = ran.size();
   if (original_fails_) {
-    oracle_.set_target(original_.signature);
+    oracle_.target().set(original_.signature);
     log_.line("reduce: failure to keep: " + original_.signature.to_string());
     if (!options_.allow_model_independent) probe_setup(std::move(ran));
     // The probes not run early run one after another, after the original's verdict.

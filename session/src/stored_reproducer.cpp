@@ -29,7 +29,7 @@ CandidateRun stored_reproducer(Oracle& oracle, const Candidate& candidate, const
   CandidateRun stored{std::move(small.model), run.inputs, run.expected};
   const Verdict verdict = oracle.evaluate_probe(stored, cancel);
   if (!verdict.cancelled) report.count_runs_after_search(1);
-  if (!verdict.fails() || oracle.match(verdict) != SignatureMatch::Same) return run;
+  if (!verdict.fails() || oracle.target().match(verdict) != SignatureMatch::Same) return run;
   report.filled_stored_small = std::move(small.replaced);
   return stored;
 }

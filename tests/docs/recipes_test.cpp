@@ -1,15 +1,20 @@
 // docs/contributing.md's "Where do I add ..." table against the tree: for each row with a registry,
 // every entry of its .def has its code where the row says, the row's folder is globbed by CMake
 // (so no CMake edit), the declarations come from the .def (so no header edit), and the row's count
-// of files is what that makes. Subcommands (kSubcommands in cli/main.cpp) the same way.
+// of files is what that makes. Subcommands (kSubcommands in cli/main.cpp) the same way. The row
+// for a report.json key says docs/session.md lists them: every key report_json writes, in its order.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "report/report.h"
 
 namespace {
 
@@ -180,6 +185,54 @@ TEST(Recipes, EverySubcommandHasTheFourPlacesTheRowNames) {
   }
   EXPECT_GE(seen, 8u);
   EXPECT_EQ(documented_count("a subcommand"), 4);
+}
+
+// The top-level keys of the report.json report_json writes, in its order. Every optional part is
+// given, so that each key holds what it holds in a full reduction (not only `null`).
+std::vector<std::string> written_report_keys() {
+  reduce::ReductionReport r;
+  r.model_path = "m.onnx";
+  r.original_nodes = 50;
+  r.reduced_nodes = 2;
+  r.reduced_op_types = {{"Conv", 1}, {"Relu", 1}};
+  r.failure.kind = reduce::FailureKind::Mismatch;
+  r.timing_cache_builds = 3;
+  r.timing_cache_files = 1;
+  r.engine_run_budget = 100;
+  r.simplify_runs_max = 20;
+  r.first_small = reduce::ReductionReport::FirstSmall{4, 1.5, 12};
+  r.passes = {{"certify", 3, 0, 0.25}};
+  r.error_sources = {{"n", "Mul", "y", 2.5}};
+  r.nonfinite_born = r.error_sources.front();
+  r.reproduction_note = "a note";
+  const auto json = nlohmann::ordered_json::parse(reduce::report_json(r));
+  std::vector<std::string> keys;
+  for (const auto& item : json.items()) keys.push_back(item.key());
+  return keys;
+}
+
+// The keys docs/session.md lists between its report.json markers, one `- `KEY`` item each, in its order.
+std::vector<std::string> documented_report_keys() {
+  const std::string doc = read("docs/session.md");
+  const size_t begin = doc.find("<!-- report.json keys -->"), end = doc.find("<!-- end report.json keys -->");
+  if (begin == std::string::npos || end == std::string::npos || end < begin) return {};
+  const std::string list = doc.substr(begin, end - begin);
+  std::vector<std::string> keys;
+  const std::regex item("\\n *- `([a-z_]+)`");
+  for (std::sregex_iterator it(list.begin(), list.end(), item), last; it != last; ++it) keys.push_back((*it)[1]);
+  return keys;
+}
+
+TEST(Recipes, EveryReportJsonKeyIsAFieldAndListedInTheSessionDoc) {
+  const std::vector<std::string> written = written_report_keys(), listed = documented_report_keys();
+  EXPECT_GE(written.size(), 40u);
+  for (const auto& key : written)
+    EXPECT_NE(std::find(listed.begin(), listed.end(), key), listed.end())
+        << "docs/session.md does not list report.json's `" << key << "`";
+  for (const auto& key : listed)
+    EXPECT_NE(std::find(written.begin(), written.end(), key), written.end())
+        << "docs/session.md lists `" << key << "`, which report_json does not write";
+  EXPECT_EQ(listed, written) << "docs/session.md should list report.json's keys once each, in the order written";
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ Diagnosis diagnose_on(const Model& model, const std::string& spec, std::vector<N
   if (!oracle.ok()) return {};
   Verdict v = (*oracle)->evaluate(Candidate::whole(model.graph));
   EXPECT_TRUE(v.signature.fails()) << spec;
-  (*oracle)->set_target(v.signature);
+  (*oracle)->target().set(v.signature);
   auto d = diagnose(**oracle);
   EXPECT_TRUE(d.ok());
   return d.ok() ? *d : Diagnosis{};

@@ -105,7 +105,7 @@ g (float[2] X) => (float[2] Y)
   std::vector<NamedTensor> inputs{{"X", Tensor::from_vector(DType::Float, {2}, std::vector<float>{1, -1}).value()}};
   auto oracle = Oracle::create(m, inputs, o);
   EXPECT_TRUE(oracle.ok()) << oracle.error().message();
-  return (*oracle)->match((*oracle)->evaluate(Candidate::whole(m.graph)));
+  return (*oracle)->target().match((*oracle)->evaluate(Candidate::whole(m.graph)));
 }
 
 TEST(FailRegex, TheOracleJudgesAnEngineMessageOfAMegabyteLine) {

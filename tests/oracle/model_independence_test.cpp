@@ -91,7 +91,7 @@ std::unique_ptr<Oracle> oracle_for(const Model& m, std::shared_ptr<Engine> engin
   auto out = std::move(oracle).value();
   const Verdict original = out->evaluate(Candidate::whole(m.graph));
   EXPECT_TRUE(original.fails());
-  out->set_target(original.signature);
+  out->target().set(original.signature);
   return out;
 }
 
@@ -218,7 +218,7 @@ TEST(ModelIndependence, AnEngineThatReturnsZerosForEveryModelIsCaughtOnAMismatch
   const Model m = graph_surgeon_model();
   const auto no_error = [](const Model&) { return std::optional<Error>(); };
   auto zeros = oracle_for(m, std::make_shared<RuleEngine>(no_error, [](const Model&) { return true; }), x23());
-  ASSERT_EQ(zeros->target().kind, FailureKind::Mismatch);
+  ASSERT_EQ(zeros->target().signature().kind, FailureKind::Mismatch);
   EXPECT_EQ(probe_model_independence(*zeros, nullptr).conclusion, ProbeConclusion::ModelIndependent);
 
   // Wrong values of the model's own Exp: the first probe passes, and the second is not run.

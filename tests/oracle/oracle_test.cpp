@@ -222,7 +222,7 @@ TEST(Oracle, OriginalMismatchIsFoundAndCandidatesAreFedRecordedValues) {
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
   Verdict original = oracle->evaluate(Candidate::whole(m.graph));
   EXPECT_EQ(original.signature.kind, FailureKind::Mismatch);
-  oracle->set_target(original.signature);
+  oracle->target().set(original.signature);
   // Just the Exp node: its input is the recorded Relu output (not a fresh random value).
   Candidate only_exp{{1}, {}, {}, {}, {}, {}};
   auto run = oracle->materialize(only_exp);
@@ -231,9 +231,9 @@ TEST(Oracle, OriginalMismatchIsFoundAndCandidatesAreFedRecordedValues) {
   EXPECT_EQ(run->inputs[0].name, "a");
   EXPECT_TRUE(run->inputs[0].tensor.shares_storage_with(*oracle->recorded().find("a")));  // not copied
   EXPECT_TRUE(run->expected[0].tensor.shares_storage_with(*oracle->recorded().find("b")));
-  EXPECT_EQ(oracle->classify(oracle->evaluate(only_exp)), SignatureMatch::Same);
+  EXPECT_EQ(oracle->target().classify(oracle->evaluate(only_exp)), SignatureMatch::Same);
   // Without the Exp node the engine agrees.
-  EXPECT_EQ(oracle->classify(oracle->evaluate(Candidate{{2, 3}, {}, {}, {}, {}, {}})), SignatureMatch::Pass);
+  EXPECT_EQ(oracle->target().classify(oracle->evaluate(Candidate{{2, 3}, {}, {}, {}, {}, {}})), SignatureMatch::Pass);
 }
 
 TEST(Oracle, RepeatedCandidatesAreAnsweredFromTheCache) {
@@ -294,10 +294,10 @@ TEST(Oracle, EngineErrorsAreNormalizedSoCandidatesMatch) {
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Neg", CorruptingEngine::Mode::Fail));
   Verdict original = oracle->evaluate(Candidate::whole(m.graph));
   ASSERT_EQ(original.signature.kind, FailureKind::Error);
-  oracle->set_target(original.signature);
+  oracle->target().set(original.signature);
   Verdict smaller = oracle->evaluate(Candidate{{2}, {}, {}, {}, {}, {}});
   EXPECT_NE(smaller.signature.message, original.signature.message);  // other node name, same failure
-  EXPECT_EQ(oracle->classify(smaller), SignatureMatch::Same);
+  EXPECT_EQ(oracle->target().classify(smaller), SignatureMatch::Same);
 }
 
 TEST(Oracle, FrozenCutValuesBecomeInitializers) {

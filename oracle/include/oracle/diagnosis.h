@@ -29,7 +29,7 @@ struct Diagnosis {
 };
 
 // Checks every variant of the oracle's model on its engine under test. The oracle's target must be
-// the original's failure (set_target). For `cmd:` engines every variant is one model file the
+// the original's failure (target().set). For `cmd:` engines every variant is one model file the
 // command runs (the binding variant runs the model's file with the inputs permuted). Variants that
 // change the model, its inputs or the engine record the reference again on that variant. Returns
 // an error only when cancelled.

@@ -2,7 +2,8 @@
 // recorded once for the full model, and says whether it shows the same failure as the original.
 // Its jobs are done by parts of their own: CandidateMaterializer (materializer.h) makes candidates
 // concrete, VerdictCache remembers verdicts, SlotPool gives runs their --jobs slots, FailCriteria
-// runs check: scripts and applies the check options; the oracle runs engines, counts and decides.
+// runs check: scripts and applies the check options, FailureTarget (failure_target.h) holds the
+// failure to keep and matches verdicts with it; the oracle runs engines, counts and decides.
 // Its verbs are few: run a candidate (evaluate, or adopt another rank's verdict), re-run one
 // (rerun), run a variant of the whole model (evaluate_probe), and hand out the whole model as the
 // engine prepared it (prepare_whole_model); layer comparison, input-binding diagnosis
@@ -29,6 +30,7 @@
 #include "adapters/check_script.h"
 #include "adapters/engine_spec.h"
 #include "oracle/comparison.h"
+#include "oracle/failure_target.h"
 #include "oracle/materializer.h"
 #include "oracle/recorded_values.h"
 #include "oracle/signature.h"
@@ -95,7 +97,7 @@ struct ReferenceRecording {
 struct OracleStatistics {
   uint64_t evaluations = 0;  // engine runs
   uint64_t cache_hits = 0;
-  uint64_t slipped = 0;      // failed differently
+  uint64_t slipped = 0;      // failed differently (FailureTarget::classify)
   uint64_t invalid = 0;
   uint64_t flaky = 0;        // evaluations whose repeated runs (--repeat) disagreed
   // Seconds the engine under test spent preparing and running candidates (every evaluation,
@@ -138,22 +140,20 @@ class Oracle {
   // probe: oracle/model_independence.h; the model with some nodes changed), compared with its own
   // expected values, on the engine under test or, given `engine`, on that engine with other
   // settings. By majority with `repeat`; not cached, counted as an evaluation. Messages quoting the
-  // variant's names mask them as they mask the model's. Compare with match() once the target is
-  // set. Invalid with `engine` when the engine was given as an instance or the variant's spec fails.
+  // variant's names mask them as they mask the model's. Compare with target().match() once the
+  // target is set. Invalid with `engine` when the engine was given as an instance or the variant's
+  // spec fails.
   Verdict evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel = nullptr,
                          const EngineVariant& engine = {});
 
-  // The failure every candidate is compared with (set from the original's verdict by the caller).
-  void set_target(const FailureSignature& target) { target_ = target; has_target_ = true; }
+  // The failure every candidate is compared with (set from the original's verdict by the caller)
+  // and how a verdict relates to it; its slippage is OracleStatistics::slipped.
+  FailureTarget& target() { return *target_; }
+  const FailureTarget& target() const { return *target_; }
   // Compares with another tolerance from now on (`reduce precision --tolerance-sweep`); verdicts
   // cached under the old one and the target are dropped. Between searches only, not while
   // evaluations run.
   void set_tolerance(const Tolerance& tolerance);
-  const FailureSignature& target() const { return target_; }
-  // Same / different / pass relative to the target; counts slippage.
-  SignatureMatch classify(const Verdict& verdict);
-  // classify without counting: the same answer, no statistics.
-  SignatureMatch match(const Verdict& verdict) const;
 
   // The full model as the engine under test (slot 0) prepared it, to run as often as the caller
   // likes with inputs and requested values of its own: not counted, cached or compared
@@ -221,11 +221,7 @@ class Oracle {
   std::unordered_set<std::string> names_;  // node and value names, masked in messages
   EngineSpec spec_;         // of the engine under test (unset for an engine instance)
   bool external_ = false;  // EngineSpec::external(): run the ONNX checker on candidates first
-  FailureSignature target_;
-  bool has_target_ = false;
-  // The most failing runs of an evaluation before the target was set (--repeat): the original's, or
-  // a candidate's that ran beside it (then the bound is only stricter).
-  std::atomic<int> original_failing_runs_{0};
+  std::unique_ptr<FailureTarget> target_;  // made with criteria_, which it reads
   ReferenceRecording recording_;
 
   mutable std::mutex stats_mutex_;
