@@ -107,6 +107,20 @@ std::function<bool(const CandidateView&)> fused_block_3(bool gate_hides_it) {
   };
 }
 
+// Block 3 with everything upstream of it: what the searches below should keep.
+std::set<std::string> through_block_3() {
+  std::set<std::string> upstream;
+  for (int i = 0; i <= 3; ++i)
+    for (const char* n : {"a", "b", "h"}) upstream.insert(n + std::to_string(i));
+  return upstream;
+}
+
+ReduceOptions first_divergence_and_output_cut() {
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence", "output-cut"}).value();
+  return opts;
+}
+
 TEST(Reducer, WhenMarkingOutputsHidesTheFailureThePrefixesShowOnlyWhatTheRestReads) {
   // The fully marked model passes (a3, b3 marked break the fusion). Prefixes marked with only
   // the values later nodes read keep every fusion within them: the first failing one ends at h3.
@@ -115,13 +129,8 @@ TEST(Reducer, WhenMarkingOutputsHidesTheFailureThePrefixesShowOnlyWhatTheRestRea
   // (h{i-1} is read by the Add too): 15 positions (the b{i} and h{i} but the last) and not 23.
   Model m = parse_model(testing::residual_model_text(8, /*side_outputs=*/false));
   SyntheticTest t(m, fused_block_3(false));
-  ReduceOptions opts;
-  opts.passes = select_passes({"first-divergence", "output-cut"}).value();
-  auto r = reduce_checked(m, t, opts);
-  std::set<std::string> upstream;
-  for (int i = 0; i <= 3; ++i)
-    for (const char* n : {"a", "b", "h"}) upstream.insert(n + std::to_string(i));
-  EXPECT_EQ(kept_names(m, r.best), upstream);
+  auto r = reduce_checked(m, t, first_divergence_and_output_cut());
+  EXPECT_EQ(kept_names(m, r.best), through_block_3());
   EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"h3"}));
   // The fully marked model, then 4 bisection probes (h3's prefix is h3 with its ancestors: no
   // narrowing probe); output-cut has nothing left to find.
@@ -134,13 +143,9 @@ TEST(Reducer, WhenMarkingOutputsHidesTheFailureALaterGateThatHidesTheErrorDoesNo
   // fail); a prefix shows what its later nodes read, h{i} among it, and fails from h3 on.
   Model m = parse_model(testing::residual_model_text(8, /*side_outputs=*/false));
   SyntheticTest t(m, fused_block_3(true));
-  ReduceOptions opts;
-  opts.passes = select_passes({"first-divergence", "output-cut"}).value();
+  const ReduceOptions opts = first_divergence_and_output_cut();
   auto r = reduce_checked(m, t, opts);
-  std::set<std::string> upstream;
-  for (int i = 0; i <= 3; ++i)
-    for (const char* n : {"a", "b", "h"}) upstream.insert(n + std::to_string(i));
-  EXPECT_EQ(kept_names(m, r.best), upstream);
+  EXPECT_EQ(kept_names(m, r.best), through_block_3());
   EXPECT_EQ(t.calls, 5u);
   // The same at every -j.
   for (int jobs : {2, 8}) {
@@ -161,9 +166,7 @@ TEST(Reducer, FirstDivergenceWhosePrefixFailsOnlyAsAWholeLeavesOutputCutNothingT
   text += "  s = Neg(y)\n  t = Add(s, n5)\n  out = Add(n9, t)\n}\n";
   Model m = parse_model(text);
   SyntheticTest t(m, [](const CandidateView& v) { return v.has("s") && v.has("n0") && !v.outputs.empty(); });
-  ReduceOptions opts;
-  opts.passes = select_passes({"first-divergence", "output-cut"}).value();
-  auto r = reduce_checked(m, t, opts);
+  auto r = reduce_checked(m, t, first_divergence_and_output_cut());
   EXPECT_TRUE(kept_names(m, r.best).count("s"));
   EXPECT_TRUE(kept_names(m, r.best).count("n0"));
   for (const auto& p : r.passes)
