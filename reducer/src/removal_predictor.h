@@ -15,6 +15,10 @@ class RemovalPredictor {
  public:
   void record(std::vector<size_t> group, bool interesting) {
     std::sort(group.begin(), group.end());
+    if (group.size() == 1) {
+      ++singles_tried_;
+      if (interesting) ++singles_removed_;
+    }
     if (interesting) {
       removable_.push_back(std::move(group));
       return;
@@ -85,12 +89,18 @@ class RemovalPredictor {
       if (hit == live) return 0.02;  // not 0: non-monotone failures exist
       survives *= 1.0 - static_cast<double>(hit) / static_cast<double>(live);
     }
-    return 0.05 + 0.9 * survives;
+    // How often single units went so far: (removed + 1) / (tried + 1), 1 before any answer. Where
+    // the failed groups say nothing, a candidate the other passes already reduced (certify's, a
+    // fused block) mostly keeps what it has: after its first refusals a single removal is guessed
+    // to fail, and the slots go to the sweep's next units instead of to paths after a removal.
+    const double singles = group.size() == 1 ? static_cast<double>(singles_removed_ + 1) / static_cast<double>(singles_tried_ + 1) : 1.0;
+    return 0.05 + 0.9 * survives * singles;
   }
 
  private:
   std::vector<std::vector<size_t>> failed_;     // sorted; none contains another
   std::vector<std::vector<size_t>> removable_;  // sorted
+  size_t singles_tried_ = 0, singles_removed_ = 0;  // answers to removals of one unit
 };
 
 }  // namespace reduce::detail

@@ -276,6 +276,32 @@ TEST(Rounds, EightSlotsStartAtMostTwoAndAHalfTimesTheTestsOfOne) {
   EXPECT_LE(eight.started, 5 * sequential.calls.load() / 2);
 }
 
+// A candidate the other passes left 1-minimal (a fused block): every single removal fails. Once
+// certify's first refusals are in, a single removal is guessed to fail, so the slots go to the
+// sweep's next removals, not to the paths after a removal that does not come. A chain of 16 that
+// needs every node, one answer at a time at -j 8: 3 rounds and 24 tests (before: 4 and 32; the
+// first batch is planned before any answer and still bets on removals, as node-removal's first
+// chunks should).
+TEST(Rounds, CertifyOfANodeSetThatNeedsEveryNodeSpendsTheSlotsOnTheSweep) {
+  Model m = parse_model(testing::chain_model_text(16));
+  std::vector<std::string> every;
+  for (int i = 0; i < 16; ++i) every.push_back("n" + std::to_string(i));
+  const auto all = needs(every);
+  ReduceOptions opts;
+  opts.passes = select_passes({"certify"}).value();
+  SyntheticTest sequential(m, all);
+  auto one = reduce_model(m, sequential, opts);
+  ASSERT_TRUE(one.ok());
+  opts.jobs = 8;
+  const Spent eight = one_answer_at_a_time(m, all, opts);
+  std::printf("[ counts ] chain 16, every node needed, certify: -j 1 %zu tests; -j 8 %zu rounds, %zu started, %zu cancelled\n",
+              sequential.calls.load(), eight.result.rounds, eight.started, eight.cancelled);
+  EXPECT_EQ(eight.result.best, one->best);
+  EXPECT_TRUE(eight.result.one_minimal);
+  EXPECT_LE(eight.result.rounds, 3u);
+  EXPECT_LE(eight.started, 24u);
+}
+
 }  // namespace
 }  // namespace reduce
 

@@ -170,7 +170,9 @@ TEST(Reducer, FirstDivergenceWhosePrefixFailsOnlyAsAWholeLeavesOutputCutNothingT
   EXPECT_TRUE(kept_names(m, r.best).count("s"));
   EXPECT_TRUE(kept_names(m, r.best).count("n0"));
   for (const auto& p : r.passes)
-    if (p.name == "output-cut") EXPECT_EQ(p.checks, 0u);
+    if (p.name == "output-cut") {
+      EXPECT_EQ(p.checks, 0u);
+    }
 }
 
 }  // namespace
