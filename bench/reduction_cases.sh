@@ -6,10 +6,12 @@
 # with no line in the table are said on stderr, not reduced: no fault of the table applies to them.
 # The table (bench/fixture_faults.tsv): `fixture<TAB>engine<TAB>options ("-": none)<TAB>why`, `#`
 # lines are comments; a fixture is a folder holding model.onnx and test_data_set_0/.
+# CORPUS_SEED (env): the generator's seed (reduce-corpus --seed; default its own), for models the
+# search was not tuned on: the same families with other weights, inputs and branch choices.
 reduction_cases() {
   local build="$1" work="$2" sizes="$3" faults="$4" fixtures="$5" table="$6"
   if [ "$faults" != none ]; then
-    "$build/reduce-corpus" "$work/corpus" --sizes "$sizes" --faults "$faults" >/dev/null
+    "$build/reduce-corpus" "$work/corpus" --sizes "$sizes" --faults "$faults" ${CORPUS_SEED:+--seed "$CORPUS_SEED"} >/dev/null
     tail -n +2 "$work/corpus/manifest.tsv" | while IFS=$'\t' read -r model engine _kind _ops nodes _desc; do
       printf '%s\t%s\t%s\t%s\t\t\n' "${model%.onnx}" "$work/corpus/$model" "$engine" "$nodes"
     done

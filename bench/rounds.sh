@@ -9,7 +9,11 @@
 # usage: bench/rounds.sh [BUILD_DIR (build-test)] [SIZES (100)] [SLEEP (0.05)] [JOBS ("1 2 4 8 16")] [FAULTS (all)]
 #   FAULTS: the corpus families (reduce-corpus --faults), "none": no corpus.
 #   FIXTURES (env): the fixture folder (default ../shared/fixtures/exported), "none": no fixtures;
-#   FIXTURE_FAULTS (env): the table of a fault per fixture (default bench/fixture_faults.tsv).
+#   FIXTURE_FAULTS (env): the table of a fault per fixture (default bench/fixture_faults.tsv);
+#   CORPUS_SEED (env): the corpus generator's seed (bench/reduction_cases.sh).
+# "checks" are the reducer's own tests of the first -j (report.json `checks`) against bisect's: the
+# search alone, without the runs every reduction pays around it (the original's check, the probes,
+# the confirming runs; for a reproducer of 1-2 nodes 3 confirming runs and the probes again).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build-test}" && pwd)"
@@ -26,36 +30,40 @@ trap 'rm -rf "$work"' EXIT
 reduction_cases "$build" "$work" "$sizes" "$faults" "$fixtures" "$table" >"$work/cases"
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$1" "$2"; }
 
-printf "| model | nodes | bisect: runs / nodes |"
+printf "| model | nodes | bisect: runs / nodes | checks: first -j / bisect |"
 for j in $jobs_list; do printf " -j %s: rounds / runs |" "$j"; done
-printf " reproducer nodes | same for every -j |\n|---|---:|---|"
+printf " reproducer nodes | same for every -j |\n|---|---:|---|---|"
 for j in $jobs_list; do printf -- "---|"; done
 printf -- "---:|---|\n"
 while IFS=$'\t' read -r model path engine nodes_in inputs options; do
   # The comparison's options (a tolerance) go to the check inside the script: its verdict is the oracle.
   check="check:$root/bench/slow_engine.sh --check $sleep_s $build/reduce $engine {model} {inputs}${options:+ $options}"
   out="$work/bisect-$model"
-  row="| $model | $nodes_in |"
   # shellcheck disable=SC2086  # inputs is a list of options
   if "$build/reduce" "$path" --engine "$check" --strategy polygraphy-bisect -j 1 $inputs -o "$out" </dev/null >/dev/null 2>&1; then
-    row="$row $(json "$out/report.json" "r['engine_runs']") / $(json "$out/report.json" "r['reduced']['nodes']") |"
+    bisect="$(json "$out/report.json" "r['engine_runs']") / $(json "$out/report.json" "r['reduced']['nodes']")"
+    bisect_checks=$(json "$out/report.json" "r['checks']")
   else
-    row="$row failed |"
+    bisect=failed
+    bisect_checks=failed
   fi
+  cells=""
   sums=""
+  checks=""
   reduced=-
   for j in $jobs_list; do
     out="$work/j$j-$model"
     # shellcheck disable=SC2086
     if "$build/reduce" "$path" --engine "$check" -j "$j" $inputs -o "$out" </dev/null >/dev/null 2>&1; then
-      row="$row $(json "$out/report.json" "r['rounds']") / $(json "$out/report.json" "r['engine_runs']") |"
+      cells="$cells $(json "$out/report.json" "r['rounds']") / $(json "$out/report.json" "r['engine_runs']") |"
       sums="$sums $(sha256sum < "$out/model.onnx" | cut -c1-16)"
       reduced=$(json "$out/report.json" "r['reduced']['nodes']")
+      [ -n "$checks" ] || checks=$(json "$out/report.json" "r['checks']")
     else
-      row="$row failed |"
+      cells="$cells failed |"
       sums="$sums failed-$j"
     fi
   done
   same=$([ "$(echo $sums | tr ' ' '\n' | sort -u | wc -l)" = 1 ] && echo yes || echo "**no**")
-  echo "$row $reduced | $same |"
+  echo "| $model | $nodes_in | $bisect | ${checks:-failed} / $bisect_checks |$cells $reduced | $same |"
 done <"$work/cases"

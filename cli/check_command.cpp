@@ -46,6 +46,11 @@ void print_diagnosis(const Diagnosis& d, std::ostream& out) {
   for (size_t k = 0; k < deps.size(); ++k) out << (k ? ", " : "") << deps[k];
   if (deps.empty()) out << "none of the variants (every variant still fails, or does not apply)";
   out << "\n";
+  const auto open = d.inconclusive();
+  if (open.empty()) return;
+  out << "inconclusive (the variant fails another way): ";
+  for (size_t k = 0; k < open.size(); ++k) out << (k ? ", " : "") << open[k];
+  out << "\n";
 }
 
 // `--engine ort@A,ort@B,...`: one verdict line per release against the same reference, then where the

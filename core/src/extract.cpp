@@ -186,7 +186,7 @@ Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractO
   std::unordered_set<std::string_view> original_inputs;
   for (const auto& r : boundary.reads) {
     if (auto f = options.frozen.find(r.name); f != options.frozen.end())
-      sub.initializers.push_back(Initializer{r.name, f->second, {}});
+      sub.initializers.push_back(Initializer{r.name, f->second, {}, std::nullopt});
     else if (r.source == BoundarySource::Initializer)
       sub.initializers.push_back(*initializers_.at(r.name));  // shares the weight's buffer
     else if (r.source == BoundarySource::GraphInput)

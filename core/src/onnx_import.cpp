@@ -257,7 +257,7 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, ImportContext& ctx) {
   for (const auto& vi : proto.value_info()) g.value_info.push_back(value_info_from_proto(vi));
   for (auto& init : *proto.mutable_initializer()) {
     REDUCE_ASSIGN(Tensor t, tensor_from_proto(init, ctx));
-    g.initializers.push_back(Initializer{init.name(), std::move(t), init.doc_string()});
+    g.initializers.push_back(Initializer{init.name(), std::move(t), init.doc_string(), std::nullopt});
   }
   g.nodes.reserve(proto.node_size());
   for (auto& np : *proto.mutable_node()) {

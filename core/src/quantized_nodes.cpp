@@ -147,7 +147,7 @@ Expected<Model> leave_in_float(const Model& model, const std::vector<QuantizedNo
           return make_error("node '" + g.nodes[node].name + "': no float value for the weight '" + in.float_value + "'");
         const std::string name = unused_name(taken, in.float_value + "_float");
         taken.insert(name);
-        g.initializers.push_back({name, w->second, {}});
+        g.initializers.push_back({name, w->second, {}, std::nullopt});
         named = weight_names.emplace(in.float_value, name).first;
       }
       read = named->second;

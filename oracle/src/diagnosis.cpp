@@ -15,14 +15,6 @@ bool is_float(DType t) {
   return t == DType::Float || t == DType::Double || t == DType::Float16 || t == DType::BFloat16;
 }
 
-std::string describe(const Oracle& oracle, const Verdict& v) {
-  if (v.invalid) return "n/a: " + v.invalid_reason;
-  if (!v.signature.fails()) return "passes";
-  const FailureSignature& target = oracle.target().signature();
-  if (match_signature(target, v.signature) == SignatureMatch::Same) return "fails (same failure)";
-  return "fails (" + v.signature.to_string() + ")";
-}
-
 DiagnosisLine line(std::string dependency, std::string variant) {
   DiagnosisLine l;
   l.dependency = std::move(dependency);
@@ -36,12 +28,28 @@ void not_applicable(DiagnosisLine& l, const std::string& why, std::string meanin
   l.meaning = std::move(meaning);
 }
 
-// Sets outcome, verdict and the meaning for a pass or a fail.
+// Sets outcome, verdict and the meaning for a pass or a fail. Only the original's failure, as the
+// oracle's target judges it (--fail-regex included), is a fail: a variant that fails another way
+// says nothing about the dependency, and calling it "fails" would rule one out wrongly.
 void decide(DiagnosisLine& l, const Oracle& oracle, const Verdict& v, std::string if_passes, std::string if_fails) {
   if (v.invalid) return not_applicable(l, v.invalid_reason, "the variant cannot be checked, so it says nothing");
-  l.outcome = v.signature.fails() ? VariantOutcome::Fails : VariantOutcome::Passes;
-  l.verdict = describe(oracle, v);
-  l.meaning = v.signature.fails() ? std::move(if_fails) : std::move(if_passes);
+  switch (oracle.target().match(v)) {
+    case SignatureMatch::Pass:
+      l.outcome = VariantOutcome::Passes;
+      l.verdict = "passes";
+      l.meaning = std::move(if_passes);
+      return;
+    case SignatureMatch::Same:
+      l.outcome = VariantOutcome::Fails;
+      l.verdict = "fails (same failure)";
+      l.meaning = std::move(if_fails);
+      return;
+    case SignatureMatch::Different:
+      l.outcome = VariantOutcome::FailsOtherwise;
+      l.verdict = "fails otherwise (" + v.signature.to_string() + ")";
+      l.meaning = "inconclusive: the original's failure is gone but the variant fails another way, so it neither shows nor rules out this dependency";
+      return;
+  }
 }
 
 // The verdict of a variant of the model (other model, inputs or engine) with the oracle's options
@@ -250,6 +258,13 @@ std::vector<std::string> Diagnosis::depends_on() const {
   std::vector<std::string> out;
   for (const auto& l : lines)
     if (l.outcome == VariantOutcome::Passes) out.push_back(l.dependency);
+  return out;
+}
+
+std::vector<std::string> Diagnosis::inconclusive() const {
+  std::vector<std::string> out;
+  for (const auto& l : lines)
+    if (l.outcome == VariantOutcome::FailsOtherwise) out.push_back(l.dependency);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // `reduce check --diagnose`: what a failure depends on. Each variant of the model (every float node
 // in FP32, intermediates marked as outputs, inputs bound in another order, a dynamic batch, batch 2,
-// smaller inputs) is checked on the engine under test; one that passes names a dependency.
+// smaller inputs) is checked on the engine under test; one that passes names a dependency, one that
+// fails another way is inconclusive.
 #pragma once
 
 #include <atomic>
@@ -11,13 +12,16 @@
 
 namespace reduce {
 
-enum class VariantOutcome { Passes, Fails, NotApplicable };
+// Fails: the variant shows the original's failure (the same one, as the oracle's target judges it,
+// --fail-regex included). FailsOtherwise: it fails in another way, so it neither shows nor rules out
+// the dependency: the original's failure went away, but something else is wrong.
+enum class VariantOutcome { Passes, Fails, FailsOtherwise, NotApplicable };
 
 struct DiagnosisLine {
   std::string dependency;  // what a pass would mean the failure depends on: "precision", "fusion", ...
   std::string variant;     // what the variant changes
   VariantOutcome outcome = VariantOutcome::NotApplicable;
-  std::string verdict;     // "passes", "fails (same failure)", "fails (nonfinite: ...)", "n/a: why"
+  std::string verdict;     // "passes", "fails (same failure)", "fails otherwise (nonfinite: ...)", "n/a: why"
   std::string meaning;     // one sentence: what this outcome says about the failure
 };
 
@@ -26,6 +30,8 @@ struct Diagnosis {
 
   // The dependencies whose variant passes, in line order.
   std::vector<std::string> depends_on() const;
+  // The dependencies whose variant fails another way (FailsOtherwise), in line order.
+  std::vector<std::string> inconclusive() const;
 };
 
 // Checks every variant of the oracle's model on its engine under test. The oracle's target must be
