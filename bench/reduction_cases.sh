@@ -7,7 +7,8 @@
 # The table (bench/fixture_faults.tsv): `fixture<TAB>engine<TAB>options ("-": none)<TAB>why`, `#`
 # lines are comments; a fixture is a folder holding model.onnx and test_data_set_0/.
 # CORPUS_SEED (env): the generator's seed (reduce-corpus --seed; default its own), for models the
-# search was not tuned on: the same families with other weights, inputs and branch choices.
+# search was not tuned on: the same families with other weights and inputs (a family's graph at a
+# given size does not change with the seed).
 reduction_cases() {
   local build="$1" work="$2" sizes="$3" faults="$4" fixtures="$5" table="$6"
   if [ "$faults" != none ]; then

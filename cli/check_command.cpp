@@ -41,16 +41,19 @@ void print_diagnosis(const Diagnosis& d, std::ostream& out) {
       << "| depends on | variant | verdict | what it means |\n|---|---|---|---|\n";
   for (const auto& l : d.lines)
     out << "| " << l.dependency << " | " << l.variant << " | " << l.verdict << " | " << l.meaning << " |\n";
+  auto listed = [&out](const std::vector<std::string>& names) {
+    for (size_t k = 0; k < names.size(); ++k) out << (k ? ", " : "") << names[k];
+  };
   const auto deps = d.depends_on();
   out << "\ndepends on: ";
-  for (size_t k = 0; k < deps.size(); ++k) out << (k ? ", " : "") << deps[k];
+  listed(deps);
   if (deps.empty()) out << "none of the variants (every variant still fails, or does not apply)";
   out << "\n";
-  const auto open = d.inconclusive();
-  if (open.empty()) return;
-  out << "inconclusive (the variant fails another way): ";
-  for (size_t k = 0; k < open.size(); ++k) out << (k ? ", " : "") << open[k];
-  out << "\n";
+  if (const auto open = d.inconclusive(); !open.empty()) {
+    out << "inconclusive (the variant fails another way): ";
+    listed(open);
+    out << "\n";
+  }
 }
 
 // `--engine ort@A,ort@B,...`: one verdict line per release against the same reference, then where the

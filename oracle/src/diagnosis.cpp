@@ -254,17 +254,10 @@ DiagnosisLine range_variant(const Oracle& oracle, const std::atomic<bool>* cance
 
 }  // namespace
 
-std::vector<std::string> Diagnosis::depends_on() const {
+std::vector<std::string> Diagnosis::dependencies_with(VariantOutcome outcome) const {
   std::vector<std::string> out;
   for (const auto& l : lines)
-    if (l.outcome == VariantOutcome::Passes) out.push_back(l.dependency);
-  return out;
-}
-
-std::vector<std::string> Diagnosis::inconclusive() const {
-  std::vector<std::string> out;
-  for (const auto& l : lines)
-    if (l.outcome == VariantOutcome::FailsOtherwise) out.push_back(l.dependency);
+    if (l.outcome == outcome) out.push_back(l.dependency);
   return out;
 }
 

@@ -28,10 +28,12 @@ struct DiagnosisLine {
 struct Diagnosis {
   std::vector<DiagnosisLine> lines;  // precision, fusion, input binding, static batch, batch 1, input range
 
-  // The dependencies whose variant passes, in line order.
-  std::vector<std::string> depends_on() const;
-  // The dependencies whose variant fails another way (FailsOtherwise), in line order.
-  std::vector<std::string> inconclusive() const;
+  // The dependencies whose variant has `outcome`, in line order.
+  std::vector<std::string> dependencies_with(VariantOutcome outcome) const;
+  // Those whose variant passes.
+  std::vector<std::string> depends_on() const { return dependencies_with(VariantOutcome::Passes); }
+  // Those whose variant fails another way.
+  std::vector<std::string> inconclusive() const { return dependencies_with(VariantOutcome::FailsOtherwise); }
 };
 
 // Checks every variant of the oracle's model on its engine under test. The oracle's target must be
