@@ -141,11 +141,14 @@ class SearchState : public PassState {
 // Exponential, then binary search for the first interesting index in [0, count): probes 0, 1, 3,
 // 7, ... while the steps stay below sqrt(count), then bisects what is left. Small answers cost
 // about 2 log2(p) probes, large ones at most half again the bisection's log2(count).
+// `doubling` keeps doubling up to count (exponential search): an answer p costs about 2 log2(p)
+// whatever the count, a large one up to twice the bisection's.
 struct Gallop {
   size_t first = 0, last = 0;  // the answer is in [first, last] (last = count: none)
   size_t reach = 0;
   bool galloping = true;
   static Gallop over(size_t count);
+  static Gallop doubling(size_t count);
   std::optional<size_t> probe() const;
   Gallop advance(bool interesting) const;
 };

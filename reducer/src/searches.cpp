@@ -1,4 +1,4 @@
-// Galloping search (pass.h): exponential steps from 0 while they stay below sqrt(count), then bisection.
+// Galloping search (pass.h): exponential steps from 0 while they stay below sqrt(count) (or count), then bisection.
 #include "pass.h"
 
 namespace reduce::detail {
@@ -7,6 +7,13 @@ Gallop Gallop::over(size_t count) {
   Gallop g;
   g.last = count;
   while (g.reach * g.reach < count) ++g.reach;
+  return g;
+}
+
+Gallop Gallop::doubling(size_t count) {
+  Gallop g;
+  g.last = count;
+  g.reach = count;
   return g;
 }
 
