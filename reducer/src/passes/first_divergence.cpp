@@ -45,7 +45,8 @@ std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, size_
 // galloping from the first of them usually ends at once; when none fails, bisection looks after
 // the last. Otherwise (a crash, an error; or a guessed answer) bisection looks for the first
 // failing p < n - 1. Then the narrowed candidate is tried; when it does not fail, the marked
-// prefix is kept.
+// prefix is kept. A narrowed candidate with the prefix's own nodes is left to input-cut, whose
+// suffixes mark only the divergence's outputs.
 // Marking outputs can break fusions the failure needs (the fully marked model passes). Then the
 // prefixes are given only the values the rest of the candidate reads from them (frontier_prefix:
 // every fusion within stays possible), and bisection looks for the first failing one among those
@@ -216,10 +217,19 @@ class FirstDivergence : public PassState {
       stage_ = Narrowing;
       if (auto c = narrowed(g, *start_, divergence())) {
         // A frontier prefix that is the divergence with its ancestors already failed as it is.
-        if (frontier_ && *c == prefix(g, divergence())) {
+        const auto failed = prefix(g, divergence());
+        if (frontier_ && *c == failed) {
           narrowed_ = std::move(c);
           stage_ = Done;
           result_ = narrowed_;
+          return;
+        }
+        // The same nodes with fewer outputs: input-cut's suffixes mark only the divergence's
+        // outputs (Facts::single_sink), and the first that fails is narrowed already; a probe of
+        // the narrowed candidate here would only come first.
+        if (failed && c->nodes == failed->nodes && divergence() + 1 < start_->units.size()) {
+          stage_ = Done;
+          result_ = failed;
           return;
         }
         probe_ = Probe{std::move(*c), true, {}};

@@ -1,5 +1,7 @@
 // input-cut: the shortest failing suffix of a candidate, found by exponential search from the
 // smallest, so a pattern of k units costs about 2 log2(k) checks however long the prefix.
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "reducer/reducer.h"
@@ -47,6 +49,64 @@ TEST(Reducer, InputCutKeepsEverythingWhenNoSuffixFails) {
   // Only the whole chain fails: suffixes of 1, 2, 4, 8, 16 and 19 units pass, and with nothing
   // smaller failing the whole chain's own check is asked too (7).
   EXPECT_EQ(checks_to_keep_the_last(20, 20), 7u);
+}
+
+// A Relu chain n0..n19 whose n3 is also read by the last node (a residual): the first-divergence
+// prefix ending at the fused pair (n10, n11) marks n11 and n3, what later nodes read.
+Model chain_with_a_skip_from_n3() {
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\nskip (float[2, 8] x) => (float[2, 8] out) {\n";
+  for (int i = 0; i < 20; ++i) text += "  n" + std::to_string(i) + " = Relu(" + (i == 0 ? std::string("x") : "n" + std::to_string(i - 1)) + ")\n";
+  text += "  out = Add(n19, n3)\n}\n";
+  return parse_model(text);
+}
+
+// The fused pair fails unless n10 is marked (marking it breaks the fusion); with `needs_n3_marked`,
+// only when n3 is an output too.
+std::function<bool(const CandidateView&)> fused_pair(bool needs_n3_marked) {
+  return [=](const CandidateView& v) {
+    return v.has("n10") && v.has("n11") && !v.outputs_has("n10") && !v.outputs.empty() &&
+           (!needs_n3_marked || v.outputs_has("n3"));
+  };
+}
+
+TEST(Reducer, InputCutNarrowsAFirstDivergencePrefixToTheDivergenceOutputsWithoutTestingItFirst) {
+  Model m = chain_with_a_skip_from_n3();
+  SyntheticTest t(m, fused_pair(false));
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence", "output-cut", "input-cut"}).value();
+  auto r = reduce_checked(m, t, opts);
+  EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n10", "n11"}));
+  EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"n11"}));
+  size_t first_divergence = 0, input_cut = 0;
+  for (const auto& p : r.passes) {
+    if (p.name == "first-divergence") first_divergence += p.checks;
+    if (p.name == "input-cut") input_cut += p.checks;
+  }
+  // The fully marked model and a bisection over the 18 fusion ends (5): n0..n11 with only n11 marked
+  // is not tested on its own. input-cut bisects 11 fused suffixes (a pair and more) of it: 4.
+  EXPECT_EQ(first_divergence, 5u);
+  EXPECT_EQ(input_cut, 4u);
+  EXPECT_EQ(t.calls, first_divergence + input_cut);
+  for (int jobs : {2, 8}) {
+    SyntheticTest tj(m, fused_pair(false), 2);
+    ReduceOptions o = opts;
+    o.jobs = jobs;
+    EXPECT_EQ(reduce_checked(m, tj, o).best, r.best) << jobs;
+  }
+}
+
+TEST(Reducer, InputCutSearchesThePrefixAsItIsWhenTheDivergenceOutputsAloneDoNotFail) {
+  // The failure shows only with n3 marked as well: no suffix marked with n11 alone fails, the
+  // narrowed prefix either; the search starts again on the prefix with both outputs.
+  Model m = chain_with_a_skip_from_n3();
+  SyntheticTest t(m, fused_pair(true));
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence", "output-cut", "input-cut"}).value();
+  auto r = reduce_checked(m, t, opts);
+  std::set<std::string> kept;
+  for (int i = 3; i <= 11; ++i) kept.insert("n" + std::to_string(i));
+  EXPECT_EQ(kept_names(m, r.best), kept);
+  EXPECT_EQ(std::set<std::string>(r.best.outputs.begin(), r.best.outputs.end()), (std::set<std::string>{"n3", "n11"}));
 }
 
 }  // namespace
