@@ -69,11 +69,16 @@ std::function<bool(const CandidateView&)> fused_pair(bool needs_n3_marked) {
   };
 }
 
+ReduceOptions first_divergence_to_input_cut() {
+  ReduceOptions opts;
+  opts.passes = select_passes({"first-divergence", "output-cut", "input-cut"}).value();
+  return opts;
+}
+
 TEST(Reducer, InputCutNarrowsAFirstDivergencePrefixToTheDivergenceOutputsWithoutTestingItFirst) {
   Model m = chain_with_a_skip_from_n3();
   SyntheticTest t(m, fused_pair(false));
-  ReduceOptions opts;
-  opts.passes = select_passes({"first-divergence", "output-cut", "input-cut"}).value();
+  const ReduceOptions opts = first_divergence_to_input_cut();
   auto r = reduce_checked(m, t, opts);
   EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"n10", "n11"}));
   EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"n11"}));
@@ -100,9 +105,7 @@ TEST(Reducer, InputCutSearchesThePrefixAsItIsWhenTheDivergenceOutputsAloneDoNotF
   // narrowed prefix either; the search starts again on the prefix with both outputs.
   Model m = chain_with_a_skip_from_n3();
   SyntheticTest t(m, fused_pair(true));
-  ReduceOptions opts;
-  opts.passes = select_passes({"first-divergence", "output-cut", "input-cut"}).value();
-  auto r = reduce_checked(m, t, opts);
+  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
   std::set<std::string> kept;
   for (int i = 3; i <= 11; ++i) kept.insert("n" + std::to_string(i));
   EXPECT_EQ(kept_names(m, r.best), kept);
