@@ -120,6 +120,12 @@ std::vector<size_t> ReductionGraph::units_of(const Candidate& c) const {
   return out;
 }
 
+Candidate ReductionGraph::marking(Candidate c, std::vector<std::string> outputs) const {
+  c.outputs.clear();
+  if (outputs != outputs_of(c)) c.outputs = std::move(outputs);
+  return c;
+}
+
 std::optional<Candidate> ReductionGraph::with_units(const Candidate& base, std::vector<size_t> units) const {
   std::vector<bool> kept(unit_.size(), false);
   if (keep_pairs_) {
@@ -159,6 +165,7 @@ std::optional<Candidate> ReductionGraph::with_units(const Candidate& base, std::
     const auto p = index_.producer(o);
     if (p && kept[*p]) c.outputs.push_back(o);
   }
+  if (c.outputs == bounds.outputs) c.outputs.clear();
   if (!base.filled.empty()) {
     std::unordered_set<std::string_view> read;
     for (size_t n : c.nodes)
@@ -235,7 +242,7 @@ std::optional<Candidate> ReductionGraph::frontier_prefix(const Candidate& c, con
     }
   }
   if (prefix->outputs.empty()) return std::nullopt;
-  return prefix;
+  return marking(std::move(*prefix), std::move(prefix->outputs));
 }
 
 const ValueType* ReductionGraph::type_of(const std::string& value) const {

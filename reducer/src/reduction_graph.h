@@ -52,7 +52,8 @@ class ReductionGraph {
   // A candidate keeping exactly `units` plus the Constant nodes they read (less the QuantizeLinear
   // of a Q/DQ pair whose DequantizeLinear nodes are not all among `units`), with `base`'s frozen
   // values, outputs and input shapes where they still apply (explicit outputs that are no longer
-  // produced are dropped; when none is left the defaults apply; when the base freezes all its cut
+  // produced are dropped; when none is left, or they are the defaults, the defaults apply (empty
+  // outputs, as marking() gives); when the base freezes all its cut
   // values, new ones are frozen too). nullopt when `units` is empty.
   std::optional<Candidate> with_units(const Candidate& base, std::vector<size_t> units) const;
   // `base` without the units of `group` (body units included); nullopt when that removes nothing
@@ -75,6 +76,9 @@ class ReductionGraph {
   std::vector<std::string> graph_inputs(const Candidate& c) const { return boundary(c).inputs(); }
   std::vector<std::string> cut_values(const Candidate& c) const { return boundary(c).cut_values(); }
   std::vector<std::string> outputs_of(const Candidate& c) const { return boundary(c).outputs; }
+  // `c` marking `outputs`, or with its default outputs when those are `outputs`: the same model
+  // is one candidate, whichever pass came to it (one verdict, one cache entry, one engine run).
+  Candidate marking(Candidate c, std::vector<std::string> outputs) const;
   // Whether `node` is the QuantizeLinear of a Q/DQ pair kept whole: its quantized output is never
   // marked as an output (an engine takes it only into its DequantizeLinear nodes).
   bool quantizes_pair(size_t node) const { return keep_pairs_ && !pairs_.dequantizers(node).empty(); }

@@ -34,8 +34,11 @@ class RemovalPredictor {
   // (assuming monotone failures: a subset of it fails no more); one that failed and is a part of
   // `current` says the rest is removable. Input-cut's and output-cut's searches thus tell
   // which boundary nodes are needed before node-removal tries any chunk. Only candidates with
-  // `current`'s weights, attributes and shapes, marking at most one output (marking many can
-  // hide a fused failure) are read.
+  // `current`'s weights, attributes and shapes are read; one marking several outputs only when it
+  // did not fail (first-divergence's prefixes): marked values show more error, not less, so the
+  // unmarked part fails no more, unless marking breaks a fusion the failure needs, and then the
+  // fully marked model passes and first-divergence tests no marked prefix. One that failed with
+  // several outputs marked may fail only because a value is seen that the rest would hide.
   void learn_from_history(const ReductionGraph& g, const std::unordered_map<Candidate, Verdict>& verdicts,
                           const Candidate& current) {
     const auto units = g.units_of(current);
@@ -47,7 +50,7 @@ class RemovalPredictor {
     for (const auto& [c, verdict] : verdicts) {
       const TestOutcome outcome = verdict.outcome;
       if (outcome != TestOutcome::Interesting && outcome != TestOutcome::Uninteresting) continue;
-      if (c.outputs.size() > 1 || c.filled != current.filled || c.dropped_attributes != current.dropped_attributes ||
+      if ((c.outputs.size() > 1 && outcome == TestOutcome::Interesting) || c.filled != current.filled || c.dropped_attributes != current.dropped_attributes ||
           c.input_shapes != current.input_shapes || c.removed_body_nodes != current.removed_body_nodes)
         continue;
       ++stamp;

@@ -64,6 +64,7 @@ class SyntheticTest : public CandidateTest {
     for (size_t n : c.nodes) view.kept.insert(model_.graph.nodes[n].outputs[0]);
     for (const auto& o : m->graph.outputs) view.outputs.insert(o.name);
     for (const auto& i : m->graph.inputs) view.inputs.insert(i.name);
+    count_if_seen(*m, c);
     TestResult result{interesting_(view) ? TestOutcome::Interesting : TestOutcome::Uninteresting, false, {}};
     if (result.outcome == TestOutcome::Interesting && failing_outputs)
       for (const auto& o : m->graph.outputs)
@@ -73,9 +74,28 @@ class SyntheticTest : public CandidateTest {
 
   // When set: which outputs of an interesting candidate the test reports as wrong values.
   std::function<bool(const std::string&)> failing_outputs;
-  std::atomic<size_t> calls{0}, malformed{0}, unextractable{0};
+  // repeated: tests of a model tested before (the same nodes, outputs, inputs and edits, however
+  // the candidate spelled them): an engine run the verdict cache should have saved.
+  std::atomic<size_t> calls{0}, malformed{0}, unextractable{0}, repeated{0};
 
  private:
+  void count_if_seen(const Model& extracted, const Candidate& c) {
+    std::string key;
+    for (size_t n : c.nodes) key += std::to_string(n) + ",";
+    for (const auto* list : {&extracted.graph.outputs, &extracted.graph.inputs}) {
+      key += "|";
+      for (const auto& v : *list) key += v.name + ",";
+    }
+    for (const auto& [name, value] : c.filled) key += "|" + name + "=" + std::to_string(value);
+    for (const auto& [node, attr] : c.dropped_attributes) key += "|" + std::to_string(node) + "." + attr;
+    for (const auto& [name, shape] : c.input_shapes) { key += "|" + name + ":"; for (int64_t d : shape) key += std::to_string(d) + "x"; }
+    for (size_t id : c.removed_body_nodes) key += "|b" + std::to_string(id);
+    std::lock_guard<std::mutex> lock(seen_mutex_);
+    if (!seen_.insert(std::move(key)).second) ++repeated;
+  }
+
+  std::mutex seen_mutex_;
+  std::set<std::string> seen_;
   const Model& model_;
   Extractor extractor_;
   std::function<bool(const CandidateView&)> interesting_;
@@ -227,6 +247,13 @@ inline std::set<std::string> kept_names(const Model& m, const Candidate& c) {
   std::set<std::string> out;
   for (size_t n : c.nodes) out.insert(m.graph.nodes[n].outputs[0]);
   return out;
+}
+
+// The outputs of the candidate's model: its marked ones, or the defaults (subgraph_boundary).
+inline std::vector<std::string> model_outputs(const Model& m, const Candidate& c) {
+  const auto index = GraphIndex::build(m.graph).value();
+  const auto initializers = index_initializers(m.graph);
+  return subgraph_boundary(index, initializers, c.nodes, c.outputs).outputs;
 }
 
 // reduce_model on a synthetic test, which must succeed and see only well-formed candidates.

@@ -22,12 +22,12 @@ struct Start {
 std::optional<Candidate> marked_prefix(const ReductionGraph& g, const Start& s, size_t p) {
   auto c = g.with_units(s.base, std::vector<size_t>(s.units.begin(), s.units.begin() + static_cast<std::ptrdiff_t>(p + 1)));
   if (!c) return c;
-  c->outputs.clear();
+  std::vector<std::string> outputs;
   for (size_t i = 0; i <= p; ++i)
     if (ReductionGraph::keeps(*c, s.units[i]) && !g.quantizes_pair(s.units[i]))
-      for (auto& o : g.node_outputs(s.units[i])) c->outputs.push_back(std::move(o));
-  if (c->outputs.empty()) return std::nullopt;
-  return c;
+      for (auto& o : g.node_outputs(s.units[i])) outputs.push_back(std::move(o));
+  if (outputs.empty()) return std::nullopt;
+  return g.marking(std::move(*c), std::move(outputs));
 }
 
 // The diverging node with its ancestors and only its own outputs (none when the node is a pair's
@@ -36,8 +36,7 @@ std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, size_
   auto c = g.with_units(s.base, g.ancestors_within(s.base, s.units[k]));
   if (!c || c->nodes.size() >= s.base.nodes.size() || !ReductionGraph::keeps(*c, s.units[k]) || g.quantizes_pair(s.units[k]))
     return std::nullopt;
-  c->outputs = g.node_outputs(s.units[k]);
-  return c;
+  return g.marking(std::move(*c), g.node_outputs(s.units[k]));
 }
 
 // Probe n - 1 is the fully marked model. When its check says which values failed, the first
@@ -256,7 +255,9 @@ class FirstDivergence : public PassState {
 PassStatePtr start_first_divergence(const ReductionGraph& g, const Candidate& best, const Facts& facts) {
   if (facts.marking_outputs_hides_failure) return nullptr;
   auto start = std::make_shared<Start>(Start{best, g.units_of(best)});
-  if (start->units.size() <= 1) return nullptr;
+  // On two units the only smaller prefix, the first unit alone, is one of certify's removals
+  // (which always runs): the fully marked model's check would buy nothing certify does not.
+  if (start->units.size() <= 2) return nullptr;
   return std::make_shared<FirstDivergence>(std::move(start), g);
 }
 

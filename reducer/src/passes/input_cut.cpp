@@ -61,9 +61,8 @@ PassStatePtr start_input_cut(const ReductionGraph& g, const Candidate& best, con
   if (g.size_of(best) <= 1) return nullptr;
   const bool fused = facts.marking_outputs_hides_failure;
   if (facts.single_sink && facts.single_sink->covers(best)) {
-    Candidate narrowed = best;
-    narrowed.outputs = g.node_outputs(facts.single_sink->sink);
-    if (!narrowed.outputs.empty() && narrowed.outputs != g.outputs_of(best))
+    Candidate narrowed = g.marking(best, g.node_outputs(facts.single_sink->sink));
+    if (g.outputs_of(narrowed) != g.outputs_of(best))
       return std::make_shared<InputCut>(g, std::move(narrowed), fused, best);
   }
   return std::make_shared<InputCut>(g, best, fused);

@@ -12,11 +12,7 @@ class UnusedOutputs : public SearchState<UnusedOutputs, Scan> {
     search = Scan::over(outputs_->size());
     settle(g);
   }
-  std::optional<Candidate> make(const ReductionGraph&, size_t i) const {
-    Candidate c = *base_;
-    c.outputs = {(*outputs_)[i]};
-    return c;
-  }
+  std::optional<Candidate> make(const ReductionGraph& g, size_t i) const { return g.marking(*base_, {(*outputs_)[i]}); }
   bool commits() const { return true; }
 
  private:

@@ -27,7 +27,7 @@ TEST(Reducer, FirstDivergenceFindsTheFailingNodeWhenOutputsCanBeMarked) {
   auto r = reduce_checked(m, t, opts);
   log_counts("residual 30, first divergence at b17", r);
   EXPECT_EQ(kept_names(m, r.best), (std::set<std::string>{"b17"}));
-  EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"b17"}));
+  EXPECT_EQ(model_outputs(m, r.best), (std::vector<std::string>{"b17"}));
 }
 
 TEST(Reducer, FirstDivergenceGoesStraightToTheFirstValueTheTestReportsWrong) {
@@ -40,7 +40,7 @@ TEST(Reducer, FirstDivergenceGoesStraightToTheFirstValueTheTestReportsWrong) {
   ReduceOptions opts;
   opts.passes = select_passes({"first-divergence"}).value();
   auto r = reduce_checked(m, t, opts);
-  EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"b17"}));
+  EXPECT_EQ(model_outputs(m, r.best), (std::vector<std::string>{"b17"}));
   // The fully marked model, the prefix ending at b17, b17 with its ancestors (no bisection); round
   // 2 does not start the pass again on the node set it ended on.
   EXPECT_EQ(t.calls, 3u);
@@ -66,7 +66,8 @@ TEST(Reducer, FirstDivergenceBisectsOnceTheFirstReportedValueDoesNotFailAlone) {
   ReduceOptions opts;
   opts.passes = select_passes({"first-divergence"}).value();
   auto r = reduce_checked(m, t, opts);
-  EXPECT_TRUE(std::count(r.best.outputs.begin(), r.best.outputs.end(), "b17")) << ::testing::PrintToString(r.best.outputs);
+  const auto outputs = model_outputs(m, r.best);
+  EXPECT_TRUE(std::count(outputs.begin(), outputs.end(), "b17")) << ::testing::PrintToString(outputs);
   // The fully marked model, the first hinted prefix, a bisection of the rest, the narrowed node.
   const size_t units = m.graph.nodes.size();
   size_t log2_units = 0;
@@ -131,7 +132,7 @@ TEST(Reducer, WhenMarkingOutputsHidesTheFailureThePrefixesShowOnlyWhatTheRestRea
   SyntheticTest t(m, fused_block_3(false));
   auto r = reduce_checked(m, t, first_divergence_and_output_cut());
   EXPECT_EQ(kept_names(m, r.best), through_block_3());
-  EXPECT_EQ(r.best.outputs, (std::vector<std::string>{"h3"}));
+  EXPECT_EQ(model_outputs(m, r.best), (std::vector<std::string>{"h3"}));
   // The fully marked model, then 4 bisection probes (h3's prefix is h3 with its ancestors: no
   // narrowing probe); output-cut has nothing left to find.
   EXPECT_EQ(t.calls, 5u);
@@ -173,6 +174,36 @@ TEST(Reducer, FirstDivergenceWhosePrefixFailsOnlyAsAWholeLeavesOutputCutNothingT
     if (p.name == "output-cut") {
       EXPECT_EQ(p.checks, 0u);
     }
+}
+
+TEST(Reducer, AModelIsTestedOnceWhicheverPassSpellsItsOutputs) {
+  // A prefix with its one output marked is the model a removal leaves with the default outputs:
+  // first-divergence's prefixes, input-cut's suffixes and certify's removals share one verdict.
+  // And on a pair, first-divergence's only smaller prefix is certify's removal of the second node:
+  // a later round does not ask the pair with both outputs marked either.
+  Model chain = parse_model(testing::chain_model_text(20));
+  Model residual = parse_model(testing::residual_model_text(30));
+  auto wrong = [](const std::string& o) { return o == "b17" || (o[0] == 'h' && std::stoi(o.substr(1)) >= 17); };
+  for (int jobs : {1, 4}) {
+    ReduceOptions opts;
+    opts.jobs = jobs;
+    std::atomic<size_t> pair_marked{0};
+    SyntheticTest pair(chain, [&](const CandidateView& v) {
+      if (v.kept.size() == 2 && v.outputs.size() == 2) ++pair_marked;
+      return v.has("n10") && v.has("n11");
+    });
+    auto r = reduce_checked(chain, pair, opts);
+    EXPECT_EQ(kept_names(chain, r.best), (std::set<std::string>{"n10", "n11"}));
+    EXPECT_EQ(pair.repeated, 0u) << jobs;
+    EXPECT_EQ(pair_marked, 0u) << jobs;
+    SyntheticTest diverging(residual, [&](const CandidateView& v) {
+      return v.has("b17") && std::any_of(v.outputs.begin(), v.outputs.end(), wrong);
+    });
+    diverging.failing_outputs = wrong;
+    r = reduce_checked(residual, diverging, opts);
+    EXPECT_EQ(kept_names(residual, r.best), (std::set<std::string>{"b17"}));
+    EXPECT_EQ(diverging.repeated, 0u) << jobs;
+  }
 }
 
 }  // namespace
