@@ -242,7 +242,9 @@ std::optional<Candidate> ReductionGraph::frontier_prefix(const Candidate& c, con
     }
   }
   if (prefix->outputs.empty()) return std::nullopt;
-  return marking(std::move(*prefix), std::move(prefix->outputs));
+  // Taken out first: the order in which marking's two parameters are initialised is unspecified.
+  auto outputs = std::move(prefix->outputs);
+  return marking(std::move(*prefix), std::move(outputs));
 }
 
 const ValueType* ReductionGraph::type_of(const std::string& value) const {
