@@ -206,5 +206,39 @@ TEST(Reducer, AModelIsTestedOnceWhicheverPassSpellsItsOutputs) {
   }
 }
 
+TEST(Reducer, FirstDivergenceTriesTheDivergingNodeAloneBeforeItsAncestors) {
+  // b17's value is wrong, and so is every value computed from it. The node alone (its input cut)
+  // fails already: b17 with its 51 ancestors and only its own output is never checked. When the
+  // failure needs the node's input computed (a17 too), the node alone passes and the narrowed
+  // candidate is checked next; input-cut's first suffix is the node alone again, answered from
+  // the cache: no model is checked twice. (Candidates of two nodes are input-cut's suffixes.)
+  Model m = parse_model(testing::residual_model_text(30));
+  auto wrong = [](const std::set<std::string>& outputs) {
+    for (const auto& o : outputs)
+      if (o == "b17" || (o[0] == 'h' && std::stoi(o.substr(1)) >= 17)) return true;
+    return false;
+  };
+  for (bool needs_input : {false, true}) {
+    for (int jobs : {1, 4}) {
+      std::atomic<size_t> alone{0}, narrowed{0};
+      SyntheticTest t(m, [&](const CandidateView& v) {
+        if (v.outputs == std::set<std::string>{"b17"} && v.kept.size() != 2) ++(v.kept.size() == 1 ? alone : narrowed);
+        return v.has("b17") && (!needs_input || v.has("a17")) && wrong(v.outputs);
+      });
+      ReduceOptions opts;
+      opts.jobs = jobs;
+      opts.passes = select_passes({"first-divergence", "input-cut", "certify"}).value();
+      auto r = reduce_checked(m, t, opts);
+      const std::set<std::string> expected = needs_input ? std::set<std::string>{"a17", "b17"} : std::set<std::string>{"b17"};
+      EXPECT_EQ(kept_names(m, r.best), expected) << jobs;
+      EXPECT_EQ(t.repeated, 0u) << jobs;
+      EXPECT_EQ(alone, 1u) << needs_input << " " << jobs;
+      if (jobs == 1) {
+        EXPECT_EQ(narrowed, needs_input ? 1u : 0u) << needs_input;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace reduce
