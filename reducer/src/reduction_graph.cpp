@@ -225,6 +225,31 @@ std::vector<size_t> ReductionGraph::fusion_ends(const Candidate& c) const {
   return ends;
 }
 
+std::vector<size_t> ReductionGraph::fusion_closure(const Candidate& c, size_t end) const {
+  const auto units = units_of(c);
+  const auto outs = outputs_of(c);
+  const std::unordered_set<std::string> observed(outs.begin(), outs.end());
+  std::vector<bool> taken(unit_.size(), false);
+  taken[end] = true;
+  const auto taken_alone = [&](const std::string& value) {
+    const auto readers = index_.consumers(value);
+    return !observed.count(value) && !index_.is_graph_output(value) &&
+           std::all_of(readers.begin(), readers.end(), [&](size_t r) { return r < taken.size() && taken[r]; });
+  };
+  std::vector<size_t> closure;
+  for (auto it = units.rbegin(); it != units.rend(); ++it) {
+    const size_t u = *it;
+    const auto u_outs = node_outputs(u);
+    const bool read = std::any_of(u_outs.begin(), u_outs.end(), [&](const std::string& v) { return !index_.consumers(v).empty(); });
+    if (u == end || (read && std::all_of(u_outs.begin(), u_outs.end(), taken_alone))) {
+      taken[u] = true;
+      closure.push_back(u);
+    }
+  }
+  std::reverse(closure.begin(), closure.end());
+  return closure;
+}
+
 std::optional<Candidate> ReductionGraph::frontier_prefix(const Candidate& c, const std::vector<size_t>& units,
                                                          size_t count) const {
   auto prefix = with_units(c, std::vector<size_t>(units.begin(), units.begin() + static_cast<std::ptrdiff_t>(count)));

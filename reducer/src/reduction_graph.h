@@ -94,6 +94,11 @@ class ReductionGraph {
   // a unit ends one when a kept unit that feeds it has all its outputs read, within `c`, by it
   // alone, none of them an output of `c`.
   std::vector<size_t> fusion_ends(const Candidate& c) const;
+  // The units of `c` an engine could fuse into `end`, in topological order: `end`, and every unit
+  // of `c` whose outputs only units already taken read, none of them an output of `c` or of the
+  // model. Readers are counted in the original graph: the model that failed first had them all,
+  // and a fusion there could not take a value another node read (as for fusion_ends).
+  std::vector<size_t> fusion_closure(const Candidate& c, size_t end) const;
   // The first `count` units of `c` (`units`: units_of(c)) with the outputs they give the rest of
   // `c`: the values later units read, and `c`'s own outputs among theirs. Every fusion of `c`
   // within them stays possible (no value read only inside is marked). nullopt when none crosses.

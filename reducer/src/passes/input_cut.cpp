@@ -1,9 +1,75 @@
 // input-cut: drop a topological prefix; the values crossing its frontier become cut inputs.
+#include <algorithm>
+#include <cmath>
+
 #include "passes.h"
 
 namespace reduce::detail {
 
 namespace {
+// The index of the shortest failing suffix, in [first, count] (count: none). Without a fusion to
+// find, exponential search from the first (Gallop::doubling). When the failure needs a fusion, an
+// engine fuses an op with the one node it feeds, or what feeds the last node alone
+// (ReductionGraph::fusion_closure; `closure`: the index of the shortest suffix holding it), often
+// but the value the pattern reads (a LayerNorm's input, read by its two first nodes, is the output
+// of a node the closure takes as well). So: the shortest suffix; then the suffix a unit short of
+// the closure: when it fails, an exponential search down from it (1, 2, 4 units shorter) until a
+// suffix passes, then bisection; when it passes, the closure itself, then, when that passes too, a
+// bisection at geometric midpoints beyond it (answers as likely at every scale). A closure not
+// strictly between the shortest two suffixes and the last index says nothing: the shortest, then
+// the geometric bisection.
+struct SuffixSearch {
+  Gallop range;  // the answer is in [range.first, range.last]; unfused, its own search
+  size_t closure = 0;
+  size_t down = 1;  // Descending: how far below the last failing suffix the next probe is
+  enum Step { Shortest, BelowClosure, Closure, Descending, Bisecting, Geometric, Doubling } step = Doubling;
+
+  static SuffixSearch unfused(size_t count) { return {Gallop::doubling(count), 0, 1, Doubling}; }
+  static SuffixSearch fused(size_t first, size_t count, size_t closure) {
+    SuffixSearch s{Gallop::doubling(count), closure > first + 1 && closure < count ? closure : 0, 1, Shortest};
+    s.range.first = std::min(first, count);
+    return s;
+  }
+  std::optional<size_t> probe() const {
+    const size_t first = range.first, last = range.last;
+    if (first >= last) return std::nullopt;
+    switch (step) {
+      case Shortest: return first;
+      case BelowClosure: return closure - 1;
+      case Closure: return closure;
+      case Descending: return last - std::min(down, last - first);
+      case Bisecting: return first + (last - first) / 2;
+      case Geometric: {
+        const auto mid = static_cast<size_t>(std::sqrt(static_cast<double>((first + 1) * (last + 1))));
+        return std::clamp(mid, first + 1, last) - 1;
+      }
+      case Doubling: break;
+    }
+    return range.probe();
+  }
+  SuffixSearch advance(bool interesting) const {
+    SuffixSearch s = *this;
+    if (step == Doubling) {
+      s.range = range.advance(interesting);
+      return s;
+    }
+    const size_t p = *probe();
+    if (interesting) {
+      s.range.last = p;
+      if (step == Descending) s.down *= 2;
+      if (step == BelowClosure) s.step = Descending;
+      if (step == Shortest || step == Closure) s.step = Bisecting;  // done: first == last
+    } else {
+      s.range.first = p + 1;
+      if (step == Shortest) s.step = closure ? BelowClosure : Geometric;
+      else if (step == BelowClosure) s.step = Closure;
+      else if (step == Closure) s.step = Geometric;
+      else if (step == Descending) s.step = Bisecting;
+    }
+    return s;
+  }
+};
+
 // Finds the longest removable prefix (removing less is assumed to keep failing). The search starts
 // from the largest removals: after first-divergence the diverging node alone usually still fails.
 // Candidate i removes the first n-1-i units: i = 0 keeps only the last unit. It doubles the suffix
@@ -11,29 +77,26 @@ namespace {
 // pattern of a few (Conv+BN 2, a decomposed LayerNorm 7), and finding k units costs about
 // 2 log2(k) checks however long the prefix (a gallop to sqrt(n) paid 7 for a LayerNorm in 31 units,
 // this 5; bench/RESULTS.md, issue 48).
+// When marking outputs hides the failure (it needs a fusion of several nodes), the last node alone
+// is not worth a probe (certify still tries every single removal, so a miss costs no minimality),
+// and the likeliest fusions go first (SuffixSearch): the last node with the one before it (Conv and
+// its activation), then what could be fused into the last node at all (a decomposed LayerNorm is
+// all of it: the value it normalizes is read outside too).
 // When a search showed where the failure is born (Facts::single_sink) and the best candidate marks
 // more than that node's outputs (a first-divergence prefix marks every value later nodes read),
 // the suffixes mark only the sink's outputs: the first failing one is the reproducer with its own
 // outputs, and first-divergence need not test the narrowed candidate first. That candidate is
 // untested, so the search reaches it too (its last index); when nothing failed, it starts again
 // on the best candidate as it is.
-class InputCut : public SearchState<InputCut, Gallop> {
+class InputCut : public SearchState<InputCut, SuffixSearch> {
  public:
-  static constexpr size_t kBisectFusedUpTo = 16;
   InputCut(const ReductionGraph& g, Candidate base, bool fused, std::optional<Candidate> tested = std::nullopt)
       : base_(std::make_shared<const Candidate>(std::move(base))), fused_(fused) {
     units_ = std::make_shared<const std::vector<size_t>>(g.units_of(*base_));
     if (tested) tested_ = std::make_shared<const Candidate>(std::move(*tested));
     // An untested base is the search's last candidate; a tested one is known to fail.
-    search = Gallop::doubling(tested_ ? units_->size() : units_->size() - 1);
-    // A failure that marking outputs hides needs a fusion of several nodes: the last node alone
-    // is not worth a probe (certify still tries every single removal, so a miss costs no
-    // minimality). On a few units, where such a pattern is a good part of the candidate, the
-    // doubling's probes (2, 4, 8 nodes) are as many as a whole bisection: bisect.
-    if (fused && search.last > 1) {
-      search.first = 1;
-      search.galloping = search.last > kBisectFusedUpTo;
-    }
+    const size_t count = tested_ ? units_->size() : units_->size() - 1;
+    search = fused && count > 1 ? SuffixSearch::fused(1, count, closure_index(g)) : SuffixSearch::unfused(count);
     settle(g);
   }
   PassStatePtr advance(const ReductionGraph& g, const Answer& answer) const override {
@@ -48,6 +111,13 @@ class InputCut : public SearchState<InputCut, Gallop> {
   std::optional<Candidate> result() const override { return last_interesting; }
 
  private:
+  // The index of the smallest suffix holding what could be fused into the last unit.
+  size_t closure_index(const ReductionGraph& g) const {
+    const auto closure = g.fusion_closure(*base_, units_->back());
+    const auto first = std::find(units_->begin(), units_->end(), closure.front());
+    return static_cast<size_t>(units_->end() - first) - 1;
+  }
+
   std::shared_ptr<const Candidate> base_;
   std::shared_ptr<const std::vector<size_t>> units_;
   bool fused_ = false;

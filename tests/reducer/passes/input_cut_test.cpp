@@ -1,5 +1,6 @@
 // input-cut: the shortest failing suffix of a candidate, found by exponential search from the
 // smallest, so a pattern of k units costs about 2 log2(k) checks however long the prefix.
+#include <algorithm>
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -88,9 +89,10 @@ TEST(Reducer, InputCutNarrowsAFirstDivergencePrefixToTheDivergenceOutputsWithout
     if (p.name == "input-cut") input_cut += p.checks;
   }
   // The fully marked model and a bisection over the 18 fusion ends (5): n0..n11 with only n11 marked
-  // is not tested on its own. input-cut bisects 11 fused suffixes (a pair and more) of it: 4.
+  // is not tested on its own. input-cut asks the shortest fused suffix first, the pair: 1 (a
+  // bisection over its 11 fused suffixes asked 4).
   EXPECT_EQ(first_divergence, 5u);
-  EXPECT_EQ(input_cut, 4u);
+  EXPECT_EQ(input_cut, 1u);
   EXPECT_EQ(t.calls, first_divergence + input_cut);
   for (int jobs : {2, 8}) {
     SyntheticTest tj(m, fused_pair(false), 2);
@@ -111,6 +113,72 @@ TEST(Reducer, InputCutSearchesThePrefixAsItIsWhenTheDivergenceOutputsAloneDoNotF
   EXPECT_EQ(kept_names(m, r.best), kept);
   const auto outputs = model_outputs(m, r.best);
   EXPECT_EQ(std::set<std::string>(outputs.begin(), outputs.end()), (std::set<std::string>{"n3", "n11"}));
+}
+
+// A decomposed LayerNorm (m, d, q, v, s, y) of h = Relu(n9), with a residual from n9 after it:
+// h is read by the pattern's two first nodes only, so it is what could be fused into y too
+// (ReductionGraph::fusion_closure), though the pattern reads it rather than holds it.
+Model layer_norm_after_a_chain(bool residual) {
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\nln (float[2, 8] x) => (float[2, 8] out) {\n";
+  for (int i = 0; i < 10; ++i) text += "  n" + std::to_string(i) + " = Relu(" + (i == 0 ? std::string("x") : "n" + std::to_string(i - 1)) + ")\n";
+  text += "  h = Relu(n9)\n  m = ReduceMean<axes = [1]>(h)\n  d = Sub(h, m)\n  q = Mul(d, d)\n"
+          "  v = ReduceMean<axes = [1]>(q)\n  s = Sqrt(v)\n  y = Div(d, s)\n";
+  text += residual ? "  out = Add(y, n9)\n}\n" : "  out = Identity(y)\n}\n";
+  return parse_model(text);
+}
+
+const std::vector<std::string> kLayerNorm = {"m", "d", "q", "v", "s", "y"};
+
+// The pattern fails unless one of its inner values is marked (marking breaks the fusion).
+bool fused_layer_norm(const CandidateView& v) {
+  return needs(kLayerNorm)(v) &&
+         std::none_of(kLayerNorm.begin(), kLayerNorm.end() - 1, [&](const std::string& n) { return v.outputs_has(n); });
+}
+
+size_t input_cut_checks(const ReduceResult& r) {
+  size_t checks = 0;
+  for (const auto& p : r.passes)
+    if (p.name == "input-cut") checks += p.checks;
+  return checks;
+}
+
+TEST(Reducer, InputCutAsksWhatCouldBeFusedIntoTheLastNodeBeforeSearchingBetween) {
+  // The closure of y is h..y (7 units: n9 is read by the residual too). Suffixes of 2 units
+  // (s, y), of 6 (a unit short of the closure: the pattern, fails), of 5 (passes): 3 checks,
+  // where a bisection over the 16 fused suffixes of n0..y asked 4, an exponential search 5.
+  Model m = layer_norm_after_a_chain(true);
+  SyntheticTest t(m, fused_layer_norm);
+  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
+  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(kLayerNorm.begin(), kLayerNorm.end()));
+  EXPECT_EQ(input_cut_checks(r), 3u);
+  for (int jobs : {2, 8}) {
+    SyntheticTest tj(m, fused_layer_norm, 2);
+    ReduceOptions o = first_divergence_to_input_cut();
+    o.jobs = jobs;
+    EXPECT_EQ(reduce_checked(m, tj, o).best, r.best) << jobs;
+  }
+}
+
+TEST(Reducer, InputCutSearchesBeyondTheFusionClosureWhenItPasses) {
+  // Only the pattern with n7..n9 fails, beyond what could be fused into y: the closure's suffixes
+  // pass, and the search goes on above them to the right answer.
+  Model m = layer_norm_after_a_chain(true);
+  std::vector<std::string> needed = kLayerNorm;
+  needed.insert(needed.end(), {"n7", "n8", "n9", "h"});
+  auto wider = [&](const CandidateView& v) { return fused_layer_norm(v) && needs(needed)(v); };
+  SyntheticTest t(m, wider);
+  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
+  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(needed.begin(), needed.end()));
+}
+
+TEST(Reducer, InputCutWithoutAClosureToGoOnAsksTheShortestThenBisects) {
+  // Without the residual, everything before y feeds it alone: the closure is the whole candidate
+  // and says nothing. The pair first, then geometric midpoints over the 3 to 17 unit suffixes.
+  Model m = layer_norm_after_a_chain(false);
+  SyntheticTest t(m, fused_layer_norm);
+  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
+  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(kLayerNorm.begin(), kLayerNorm.end()));
+  EXPECT_LE(input_cut_checks(r), 5u);
 }
 
 }  // namespace
