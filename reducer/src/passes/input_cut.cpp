@@ -1,70 +1,45 @@
 // input-cut: drop a topological prefix; the values crossing its frontier become cut inputs.
 #include <algorithm>
-#include <cmath>
 
 #include "passes.h"
 
 namespace reduce::detail {
 
 namespace {
-// The index of the shortest failing suffix, in [first, count] (count: none). Without a fusion to
-// find, exponential search from the first (Gallop::doubling). When the failure needs a fusion, an
-// engine fuses an op with the one node it feeds, or what feeds the last node alone
-// (ReductionGraph::fusion_closure; `closure`: the index of the shortest suffix holding it), often
-// but the value the pattern reads (a LayerNorm's input, read by its two first nodes, is the output
-// of a node the closure takes as well). So: the shortest suffix; then the suffix a unit short of
-// the closure: when it fails, an exponential search down from it (1, 2, 4 units shorter) until a
-// suffix passes, then bisection; when it passes, the closure itself, then, when that passes too, a
-// bisection at geometric midpoints beyond it (answers as likely at every scale). A closure not
-// strictly between the shortest two suffixes and the last index says nothing: the shortest, then
-// the geometric bisection.
+// The index of the shortest failing suffix, in [first, count] (count: none): exponential search
+// from the first (Gallop::doubling), that does not step over `closure` (0: none). When the failure
+// needs a fusion, an engine fuses an op with the one node it feeds, or what feeds the last node
+// alone (ReductionGraph::fusion_closure; `closure`: the index of the shortest suffix holding it),
+// often but the value the pattern reads (a LayerNorm's input, read by its first two nodes, is the
+// output of a node the closure takes too). So a doubling step that would pass the closure asks the
+// suffix a unit short of it instead, then, when that passes, the closure itself, and doubles on
+// from there; a failure bisects inside the last step, as without a closure.
 struct SuffixSearch {
-  Gallop range;  // the answer is in [range.first, range.last]; unfused, its own search
+  Gallop range;
   size_t closure = 0;
-  size_t down = 1;  // Descending: how far below the last failing suffix the next probe is
-  enum Step { Shortest, BelowClosure, Closure, Descending, Bisecting, Geometric, Doubling } step = Doubling;
 
-  static SuffixSearch unfused(size_t count) { return {Gallop::doubling(count), 0, 1, Doubling}; }
-  static SuffixSearch fused(size_t first, size_t count, size_t closure) {
-    SuffixSearch s{Gallop::doubling(count), closure > first + 1 && closure < count ? closure : 0, 1, Shortest};
+  static SuffixSearch over(size_t first, size_t count, size_t closure) {
+    SuffixSearch s{Gallop::doubling(count), closure > first && closure < count ? closure : 0};
     s.range.first = std::min(first, count);
     return s;
   }
   std::optional<size_t> probe() const {
-    const size_t first = range.first, last = range.last;
-    if (first >= last) return std::nullopt;
-    switch (step) {
-      case Shortest: return first;
-      case BelowClosure: return closure - 1;
-      case Closure: return closure;
-      case Descending: return last - std::min(down, last - first);
-      case Bisecting: return first + (last - first) / 2;
-      case Geometric: {
-        const auto mid = static_cast<size_t>(std::sqrt(static_cast<double>((first + 1) * (last + 1))));
-        return std::clamp(mid, first + 1, last) - 1;
-      }
-      case Doubling: break;
-    }
-    return range.probe();
+    if (range.first >= range.last) return std::nullopt;
+    const auto p = range.probe();
+    if (!p || !closure || !range.galloping) return p;
+    if (range.first == closure) return closure;
+    return range.first < closure && *p >= closure ? closure - 1 : *p;
   }
   SuffixSearch advance(bool interesting) const {
-    SuffixSearch s = *this;
-    if (step == Doubling) {
-      s.range = range.advance(interesting);
-      return s;
-    }
     const size_t p = *probe();
-    if (interesting) {
+    SuffixSearch s = *this;
+    if (p == *range.probe()) {
+      s.range = range.advance(interesting);
+    } else if (interesting) {  // the closure, or a unit short of it, fails: bisect below
       s.range.last = p;
-      if (step == Descending) s.down *= 2;
-      if (step == BelowClosure) s.step = Descending;
-      if (step == Shortest || step == Closure) s.step = Bisecting;  // done: first == last
+      s.range.galloping = false;
     } else {
       s.range.first = p + 1;
-      if (step == Shortest) s.step = closure ? BelowClosure : Geometric;
-      else if (step == BelowClosure) s.step = Closure;
-      else if (step == Closure) s.step = Geometric;
-      else if (step == Descending) s.step = Bisecting;
     }
     return s;
   }
@@ -79,9 +54,7 @@ struct SuffixSearch {
 // this 5; bench/RESULTS.md, issue 48).
 // When marking outputs hides the failure (it needs a fusion of several nodes), the last node alone
 // is not worth a probe (certify still tries every single removal, so a miss costs no minimality),
-// and the likeliest fusions go first (SuffixSearch): the last node with the one before it (Conv and
-// its activation), then what could be fused into the last node at all (a decomposed LayerNorm is
-// all of it: the value it normalizes is read outside too).
+// and the doubling does not step over what could be fused into the last node (SuffixSearch).
 // When a search showed where the failure is born (Facts::single_sink) and the best candidate marks
 // more than that node's outputs (a first-divergence prefix marks every value later nodes read),
 // the suffixes mark only the sink's outputs: the first failing one is the reproducer with its own
@@ -96,7 +69,7 @@ class InputCut : public SearchState<InputCut, SuffixSearch> {
     if (tested) tested_ = std::make_shared<const Candidate>(std::move(*tested));
     // An untested base is the search's last candidate; a tested one is known to fail.
     const size_t count = tested_ ? units_->size() : units_->size() - 1;
-    search = fused && count > 1 ? SuffixSearch::fused(1, count, closure_index(g)) : SuffixSearch::unfused(count);
+    search = fused && count > 1 ? SuffixSearch::over(1, count, closure_index(g)) : SuffixSearch::over(0, count, 0);
     settle(g);
   }
   PassStatePtr advance(const ReductionGraph& g, const Answer& answer) const override {

@@ -144,13 +144,13 @@ size_t input_cut_checks(const ReduceResult& r) {
 
 TEST(Reducer, InputCutAsksWhatCouldBeFusedIntoTheLastNodeBeforeSearchingBetween) {
   // The closure of y is h..y (7 units: n9 is read by the residual too). Suffixes of 2 units
-  // (s, y), of 6 (a unit short of the closure: the pattern, fails), of 5 (passes): 3 checks,
-  // where a bisection over the 16 fused suffixes of n0..y asked 4, an exponential search 5.
+  // (s, y) and 4 pass; the next doubling (8) would step over the closure: 6, a unit short of it,
+  // the pattern, fails; 5 passes: 4 checks, where the exponential search asked 5 (2, 4, 8, 6, 5).
   Model m = layer_norm_after_a_chain(true);
   SyntheticTest t(m, fused_layer_norm);
   auto r = reduce_checked(m, t, first_divergence_to_input_cut());
   EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(kLayerNorm.begin(), kLayerNorm.end()));
-  EXPECT_EQ(input_cut_checks(r), 3u);
+  EXPECT_EQ(input_cut_checks(r), 4u);
   for (int jobs : {2, 8}) {
     SyntheticTest tj(m, fused_layer_norm, 2);
     ReduceOptions o = first_divergence_to_input_cut();
@@ -171,14 +171,26 @@ TEST(Reducer, InputCutSearchesBeyondTheFusionClosureWhenItPasses) {
   EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(needed.begin(), needed.end()));
 }
 
-TEST(Reducer, InputCutWithoutAClosureToGoOnAsksTheShortestThenBisects) {
+TEST(Reducer, InputCutFindsASmallFusionInsideALargeClosureAsWithoutOne) {
+  // A fusion of the last three nodes (v, s, y) inside the closure h..y: 2 units pass, 4 fail,
+  // 3 fail: the closure is never asked, as the exponential search would not.
+  Model m = layer_norm_after_a_chain(true);
+  const std::vector<std::string> tail = {"v", "s", "y"};
+  auto fused_tail = [&](const CandidateView& v) { return needs(tail)(v) && !v.outputs_has("v") && !v.outputs_has("s"); };
+  SyntheticTest t(m, fused_tail);
+  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
+  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(tail.begin(), tail.end()));
+  EXPECT_EQ(input_cut_checks(r), 3u);
+}
+
+TEST(Reducer, InputCutWithoutAClosureToGoOnSearchesExponentially) {
   // Without the residual, everything before y feeds it alone: the closure is the whole candidate
-  // and says nothing. The pair first, then geometric midpoints over the 3 to 17 unit suffixes.
+  // and says nothing. Suffixes of 2, 4, 8 (fails), 6, 7 units, as the exponential search asks.
   Model m = layer_norm_after_a_chain(false);
   SyntheticTest t(m, fused_layer_norm);
   auto r = reduce_checked(m, t, first_divergence_to_input_cut());
   EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(kLayerNorm.begin(), kLayerNorm.end()));
-  EXPECT_LE(input_cut_checks(r), 5u);
+  EXPECT_EQ(input_cut_checks(r), 5u);
 }
 
 }  // namespace
