@@ -14,21 +14,26 @@ namespace {
 
 using namespace testing;
 
-// The checks input-cut asks (alone; the reduction's other checks are not counted) to keep the
-// last `needed` nodes of a chain of `length`.
-size_t checks_to_keep_the_last(size_t length, size_t needed) {
-  Model m = parse_model(testing::chain_model_text(length));
-  std::vector<std::string> names;
-  for (size_t i = length - needed; i < length; ++i) names.push_back("n" + std::to_string(i));
-  SyntheticTest t(m, needs(names));
-  ReduceOptions opts;
-  opts.passes = select_passes({"input-cut"}).value();
+// Reduces `m` with `opts` on `fails`, checks that the result keeps `expected`, and returns the
+// checks input-cut asked (the reduction's other checks are not counted).
+size_t input_cut_checks_keeping(const Model& m, std::function<bool(const CandidateView&)> fails,
+                                const std::vector<std::string>& expected, const ReduceOptions& opts) {
+  SyntheticTest t(m, std::move(fails));
   auto r = reduce_checked(m, t, opts);
-  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(names.begin(), names.end()));
+  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(expected.begin(), expected.end()));
   size_t checks = 0;
   for (const auto& p : r.passes)
     if (p.name == "input-cut") checks += p.checks;
   return checks;
+}
+
+// The checks input-cut, alone, asks to keep the last `needed` nodes of a chain of `length`.
+size_t checks_to_keep_the_last(size_t length, size_t needed) {
+  std::vector<std::string> names;
+  for (size_t i = length - needed; i < length; ++i) names.push_back("n" + std::to_string(i));
+  ReduceOptions opts;
+  opts.passes = select_passes({"input-cut"}).value();
+  return input_cut_checks_keeping(parse_model(testing::chain_model_text(length)), needs(names), names, opts);
 }
 
 TEST(Reducer, InputCutFindsASingleNodeOrAPairInOneOrTwoChecksWhateverTheLength) {
@@ -135,62 +140,44 @@ bool fused_layer_norm(const CandidateView& v) {
          std::none_of(kLayerNorm.begin(), kLayerNorm.end() - 1, [&](const std::string& n) { return v.outputs_has(n); });
 }
 
-size_t input_cut_checks(const ReduceResult& r) {
-  size_t checks = 0;
-  for (const auto& p : r.passes)
-    if (p.name == "input-cut") checks += p.checks;
-  return checks;
-}
-
 TEST(Reducer, InputCutAsksWhatCouldBeFusedIntoTheLastNodeBeforeSearchingBetween) {
   // The closure of y is h..y (7 units: n9 is read by the residual too). Suffixes of 2 units
   // (s, y) and 4 pass; the next doubling (8) would step over the closure: 6, a unit short of it,
   // the pattern, fails; 5 passes: 4 checks, where the exponential search asked 5 (2, 4, 8, 6, 5).
   Model m = layer_norm_after_a_chain(true);
+  EXPECT_EQ(input_cut_checks_keeping(m, fused_layer_norm, kLayerNorm, first_divergence_to_input_cut()), 4u);
   SyntheticTest t(m, fused_layer_norm);
-  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
-  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(kLayerNorm.begin(), kLayerNorm.end()));
-  EXPECT_EQ(input_cut_checks(r), 4u);
+  const Candidate at_one = reduce_checked(m, t, first_divergence_to_input_cut()).best;
   for (int jobs : {2, 8}) {
     SyntheticTest tj(m, fused_layer_norm, 2);
     ReduceOptions o = first_divergence_to_input_cut();
     o.jobs = jobs;
-    EXPECT_EQ(reduce_checked(m, tj, o).best, r.best) << jobs;
+    EXPECT_EQ(reduce_checked(m, tj, o).best, at_one) << jobs;
   }
 }
 
 TEST(Reducer, InputCutSearchesBeyondTheFusionClosureWhenItPasses) {
   // Only the pattern with n7..n9 fails, beyond what could be fused into y: the closure's suffixes
   // pass, and the search goes on above them to the right answer.
-  Model m = layer_norm_after_a_chain(true);
   std::vector<std::string> needed = kLayerNorm;
   needed.insert(needed.end(), {"n7", "n8", "n9", "h"});
   auto wider = [&](const CandidateView& v) { return fused_layer_norm(v) && needs(needed)(v); };
-  SyntheticTest t(m, wider);
-  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
-  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(needed.begin(), needed.end()));
+  input_cut_checks_keeping(layer_norm_after_a_chain(true), wider, needed, first_divergence_to_input_cut());
 }
 
 TEST(Reducer, InputCutFindsASmallFusionInsideALargeClosureAsWithoutOne) {
   // A fusion of the last three nodes (v, s, y) inside the closure h..y: 2 units pass, 4 fail,
   // 3 fail: the closure is never asked, as the exponential search would not.
-  Model m = layer_norm_after_a_chain(true);
   const std::vector<std::string> tail = {"v", "s", "y"};
   auto fused_tail = [&](const CandidateView& v) { return needs(tail)(v) && !v.outputs_has("v") && !v.outputs_has("s"); };
-  SyntheticTest t(m, fused_tail);
-  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
-  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(tail.begin(), tail.end()));
-  EXPECT_EQ(input_cut_checks(r), 3u);
+  EXPECT_EQ(input_cut_checks_keeping(layer_norm_after_a_chain(true), fused_tail, tail, first_divergence_to_input_cut()), 3u);
 }
 
 TEST(Reducer, InputCutWithoutAClosureToGoOnSearchesExponentially) {
   // Without the residual, everything before y feeds it alone: the closure is the whole candidate
   // and says nothing. Suffixes of 2, 4, 8 (fails), 6, 7 units, as the exponential search asks.
-  Model m = layer_norm_after_a_chain(false);
-  SyntheticTest t(m, fused_layer_norm);
-  auto r = reduce_checked(m, t, first_divergence_to_input_cut());
-  EXPECT_EQ(kept_names(m, r.best), std::set<std::string>(kLayerNorm.begin(), kLayerNorm.end()));
-  EXPECT_EQ(input_cut_checks(r), 5u);
+  EXPECT_EQ(input_cut_checks_keeping(layer_norm_after_a_chain(false), fused_layer_norm, kLayerNorm,
+                                     first_divergence_to_input_cut()), 5u);
 }
 
 }  // namespace
