@@ -234,14 +234,15 @@ std::vector<size_t> ReductionGraph::fusion_closure(const Candidate& c, size_t en
   const auto taken_alone = [&](const std::string& value) {
     const auto readers = index_.consumers(value);
     return !observed.count(value) && !index_.is_graph_output(value) &&
-           std::all_of(readers.begin(), readers.end(), [&](size_t r) { return r < taken.size() && taken[r]; });
+           std::all_of(readers.begin(), readers.end(), [&](size_t r) { return taken[r]; });
   };
+  const auto is_read = [&](const std::string& value) { return !index_.consumers(value).empty(); };
   std::vector<size_t> closure;
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
     const size_t u = *it;
     const auto u_outs = node_outputs(u);
-    const bool read = std::any_of(u_outs.begin(), u_outs.end(), [&](const std::string& v) { return !index_.consumers(v).empty(); });
-    if (u == end || (read && std::all_of(u_outs.begin(), u_outs.end(), taken_alone))) {
+    if (u == end || (std::any_of(u_outs.begin(), u_outs.end(), is_read) &&
+                     std::all_of(u_outs.begin(), u_outs.end(), taken_alone))) {
       taken[u] = true;
       closure.push_back(u);
     }
