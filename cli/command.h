@@ -17,6 +17,7 @@ inline constexpr int kExitNotPrecision = 4;   // `precision`: fails even with ev
 inline constexpr int kExitRankZeroLost = 5;   // MPI worker rank: rank 0 silent for --rank-timeout
 inline constexpr int kExitNotConfirmed = 6;   // `reduce`: the reproducer did not fail again on every fresh run
 inline constexpr int kExitModelIndependent = 7;  // `reduce`: the engine fails the same way on a one-node model
+inline constexpr int kExitRounding = 8;  // `reduce`: the exact FP16/BF16 reference fails the same way (rounding, not a bug)
 inline constexpr int kExitInterrupted = 130;  // stopped by Ctrl-C, SIGTERM, SIGHUP or SIGPIPE
 
 // `check --confirm`, `reduce --confirm`: each confirmation is one more engine run.

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "adapters/library_settings.h"
 #include "command.h"
+#include "core/version.h"
 #include "engine/engine.h"
 #include "reducer/parallelism.h"
 #include "stop_on_signal.h"
@@ -73,11 +75,19 @@ void print_usage(std::ostream& out) {
          "that still shows the same failure.\n\ncommands:\n";
   for (const auto& s : kSubcommands) out << "  " << s.name << std::string(12 - std::strlen(s.name), ' ') << s.help << "\n";
   out << "\n`reduce MODEL.onnx --engine SPEC [options]` reduces MODEL (see `reduce MODEL.onnx --help`).\n"
-         "`reduce <command> --help` describes a command's options.\n"
+         "`reduce <command> --help` describes a command's options; `reduce --version` the release.\n"
          "Exit codes: 0 ok, 1 the model fails (check, compare), 2 bad usage or invalid input,\n"
          "3 the model to reduce does not fail, 4 `precision`: fails even in FP32, 5 an MPI worker rank lost rank 0,\n"
          "6 the reproducer did not fail again on every fresh run (--confirm), 7 the engine fails the same way on a\n"
-         "one-node model (a setup problem, not this model's), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP, SIGPIPE).\n";
+         "one-node model (a setup problem, not this model's), 8 the exact FP16/BF16 reference fails the same way on the\n"
+         "reproducer (rounding, not an engine bug), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP, SIGPIPE).\n";
+}
+
+// reduce's release, the compiler, and the libraries it was built with (the first lines of a bug report).
+void print_version(std::ostream& out) {
+  out << "reduce " << reduce::kReduceVersion << "\nbuilt with g++ " << __VERSION__ << "\n";
+  for (const auto& [name, version] : reduce::core_library_versions()) out << name << " " << version << "\n";
+  for (const auto& [name, version] : reduce::engine_library_versions()) out << name << " " << version << "\n";
 }
 
 // A command that is not stoppable ends at Ctrl-C the default way.
@@ -99,6 +109,10 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage(std::cout);
+    return reduce::cli::kExitOk;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    print_version(std::cout);
     return reduce::cli::kExitOk;
   }
   // Not listed in the usage: isolated engines start it (with the parent's signal mask).

@@ -61,6 +61,14 @@ void print_reduced(const ReductionReport& r, const SessionOptions& s) {
             << "failure: " << r.failure.to_string() << "\n"
             << r.checks << " checks, " << r.cache_hits << " cache hits, "
             << format_number(r.seconds) << " s\nbundle: " << s.out_dir.string() << "/\n";
+  const RoundingCheck& rounding = r.rounding;
+  if (rounding.explained)
+    std::cout << rounding.precision << " ROUNDING: the exact " << rounding.precision << " reference (" << rounding.engine
+              << ") fails the same way on the reproducer: the error is what " << rounding.precision
+              << " gives on this subgraph, not an engine bug. `reduce precision` finds the nodes to keep in FP32.\n";
+  else if (rounding.checked)
+    std::cout << "not " << rounding.precision << " rounding alone: " << rounding.engine << " gives "
+              << rounding.verdict << " on the reproducer\n";
 }
 
 // The engine's setup fails, or its format is refused, not this model's graph: a reduction would end
@@ -101,7 +109,8 @@ int print_outcome(const SessionOutcome& o, const SessionOptions& s, const Oracle
     case SessionStatus::Reduced:
       print_reduced(*o.report, s);
       if (o.report->interrupted) return kExitInterrupted;
-      return o.report->not_confirmed() ? kExitNotConfirmed : kExitOk;
+      if (o.report->not_confirmed()) return kExitNotConfirmed;
+      return o.report->rounding.explained ? kExitRounding : kExitOk;
   }
   return kExitUsage;
 }

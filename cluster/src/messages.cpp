@@ -76,7 +76,7 @@ std::string encode_verdict(uint64_t id, const Verdict& v) {
   Json outputs = Json::array();
   for (const auto& o : v.outputs) outputs.push_back(comparison_json(o));
   return to_bytes({{"id", id},
-                   {"signature", {static_cast<int>(s.kind), s.message, s.normalized, s.signal, s.magnitude}},
+                   {"signature", {static_cast<int>(s.kind), s.message, s.normalized, s.signal, s.magnitude, s.exit_code}},
                    {"outputs", outputs},
                    {"seconds", v.seconds},
                    {"cache_hit", v.cache_hit},
@@ -91,7 +91,7 @@ Expected<std::pair<uint64_t, Verdict>> decode_verdict(const std::string& bytes) 
     const Json& s = j.at("signature");
     const int kind = s.at(0);
     if (kind < 0 || kind > static_cast<int>(FailureKind::Shape)) throw Json::other_error::create(501, "failure kind", &s);
-    v.signature = {static_cast<FailureKind>(kind), s.at(1), s.at(2), s.at(3), s.at(4)};
+    v.signature = {static_cast<FailureKind>(kind), s.at(1), s.at(2), s.at(3), s.at(4), s.size() > 5 ? s.at(5).get<int>() : 0};
     for (const auto& o : j.at("outputs")) v.outputs.push_back(comparison_from(o));
     j.at("seconds").get_to(v.seconds);
     j.at("cache_hit").get_to(v.cache_hit);

@@ -157,7 +157,8 @@ Expected<Model> Extractor::extract(std::span<const size_t> nodes, const ExtractO
   const size_t n = g.nodes.size();
   for (size_t i : nodes)
     if (i >= n) return make_error("node index " + std::to_string(i) + " is out of range (the graph has " + std::to_string(n) + " nodes)");
-  if (nodes.empty()) return make_error("cannot extract an empty set of nodes");
+  // A model made of constants alone (its Constant nodes are weights here) is its own whole candidate.
+  if (nodes.empty() && n > 0) return make_error("cannot extract an empty set of nodes");
   const SubgraphBoundary boundary = subgraph_boundary(index_, initializers_, nodes, options.outputs);
 
   Model out;

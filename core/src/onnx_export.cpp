@@ -1,4 +1,8 @@
 // Export of the IR back to onnx::ModelProto; weights inline or placed by a WeightPlacement.
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
 #include "core/narrow_types.h"
 #include "onnx_convert.h"
 
@@ -93,7 +97,7 @@ void attribute_to_proto(const Attribute& a, onnx::AttributeProto& proto) {
   }
 }
 
-// A value the file had as a Constant node goes back as one (first: it reads nothing), inline.
+// A value the file had as a Constant node goes back as one, inline, where the file had it (constant_places).
 void constant_node_to_proto(const Initializer& init, onnx::NodeProto& np) {
   np.set_name(*init.constant_node);
   np.set_op_type("Constant");
@@ -105,18 +109,40 @@ void constant_node_to_proto(const Initializer& init, onnx::NodeProto& np) {
   tensor_to_proto(init.tensor, *a->mutable_t());
 }
 
+// Where each Constant node goes (Initializer::constant_before): before the node that followed it in
+// the file, else before its first reader here, else at the end; those of one place in file order.
+std::vector<std::vector<const Initializer*>> constant_places(const Graph& g) {
+  std::vector<std::vector<const Initializer*>> before(g.nodes.size() + 1);
+  std::unordered_map<std::string_view, size_t> by_name, first_reader;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    by_name.emplace(g.nodes[i].name, i);
+    for (const auto& in : g.nodes[i].inputs) first_reader.emplace(in, i);
+    for (const auto& in : g.nodes[i].implicit_inputs) first_reader.emplace(in, i);
+  }
+  for (const auto& init : g.initializers) {
+    if (!init.constant_node) continue;
+    size_t place = g.nodes.size();
+    if (auto it = by_name.find(init.constant_before); !init.constant_before.empty() && it != by_name.end()) place = it->second;
+    if (auto it = first_reader.find(init.name); it != first_reader.end()) place = std::min(place, it->second);
+    before[place].push_back(&init);
+  }
+  return before;
+}
+
 void graph_to_proto(const Graph& g, onnx::GraphProto& proto, WeightPlacement* placement) {
   proto.set_name(g.name);
   if (!g.doc_string.empty()) proto.set_doc_string(g.doc_string);
-  for (const auto& init : g.initializers)
-    if (init.constant_node) constant_node_to_proto(init, *proto.add_node());
-  for (const auto& n : g.nodes) {
+  const auto constants = constant_places(g);
+  for (size_t i = 0; i <= g.nodes.size(); ++i) {
+    for (const Initializer* init : constants[i]) constant_node_to_proto(*init, *proto.add_node());
+    if (i == g.nodes.size()) break;
+    const Node& n = g.nodes[i];
     auto* np = proto.add_node();
     np->set_name(n.name);
     np->set_op_type(n.op_type);
     if (!n.domain.empty()) np->set_domain(n.domain);
     if (!n.doc_string.empty()) np->set_doc_string(n.doc_string);
-    for (const auto& i : n.inputs) np->add_input(i);
+    for (const auto& in : n.inputs) np->add_input(in);
     for (const auto& o : n.outputs) np->add_output(o);
     for (const auto& a : n.attributes) attribute_to_proto(a, *np->add_attribute());
   }

@@ -260,6 +260,7 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, ImportContext& ctx) {
     g.initializers.push_back(Initializer{init.name(), std::move(t), init.doc_string(), std::nullopt});
   }
   g.nodes.reserve(proto.node_size());
+  size_t constants_placed = g.initializers.size();  // constants before here await the next node's name
   for (auto& np : *proto.mutable_node()) {
     const std::string where = "node '" + np.name() + "' (" + np.op_type() + ")";
     if (is_constant_node(np.op_type(), np.domain())) {
@@ -270,6 +271,8 @@ Expected<Graph> graph_from_proto(onnx::GraphProto& proto, ImportContext& ctx) {
         continue;
       }
     }
+    for (; constants_placed < g.initializers.size(); ++constants_placed)
+      g.initializers[constants_placed].constant_before = np.name();
     Node n;
     n.name = np.name();
     n.op_type = np.op_type();

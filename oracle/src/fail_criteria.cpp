@@ -89,6 +89,7 @@ Verdict FailCriteria::run_check_script(const CheckScript& script, const Candidat
   if (fails) {
     s.kind = FailureKind::Error;
     s.normalized = "check script exit code " + std::to_string(code);
+    s.exit_code = code;
   }
   return v;
 }

@@ -8,6 +8,7 @@
 #include "core/narrow_types.h"
 #include "core/splitmix64.h"
 #include "core/tensor_set.h"
+#include "input_roles.h"
 
 namespace reduce {
 
@@ -37,6 +38,11 @@ Expected<std::vector<NamedTensor>> make_random_inputs(const Graph& graph, const 
     const DType dtype = static_cast<DType>(vi->type.elem_type);
     if (dtype == DType::String || dtype_size(dtype) == 0)
       return make_error("input '" + vi->name + "': cannot make random " + vi->type.to_string() + " values");
+    // A declared type without a shape would become a scalar, which the model's nodes seldom take.
+    if (!vi->type.has_shape)
+      return make_error("input '" + vi->name + "' (" + vi->type.to_string() +
+                        ") declares no shape, so random values for it would be a scalar: pass --inputs FILE, or "
+                        "--input-shape " + vi->name + ":DIMS");
     Shape shape;
     bool defaulted = false;
     for (const auto& d : vi->type.dims) {
@@ -48,7 +54,24 @@ Expected<std::vector<NamedTensor>> make_random_inputs(const Graph& graph, const 
                        shape_to_string(shape) + "); fix them with --input-shape");
     const bool is_float = dtype_is_float(dtype);
     ValueRange range = is_float ? ValueRange{-1, 1} : dtype == DType::Bool ? ValueRange{0, 1} : ValueRange{0, 9};
-    if (auto it = options.ranges.find(vi->name); it != options.ranges.end()) range = it->second;
+    const auto given = options.ranges.find(vi->name);
+    if (given != options.ranges.end()) {
+      range = given->second;
+    } else if (!is_float && dtype != DType::Bool) {
+      // An integer input some node reads as a shape or axes cannot be random; one read as indices is
+      // random within the range the op defines.
+      const InputRole role = input_role(graph, vi->name);
+      if (!role.shape_reader.empty())
+        return make_error("input '" + vi->name + "' (" + vi->type.to_string() + "): " + role.shape_reader +
+                          ", which random values are not: pass --inputs FILE (or --input-range " + vi->name +
+                          ":LO,HI when any value in it is valid)");
+      if (role.index_range && role.index_range->hi < range.hi) {  // narrowed to it, never widened
+        range = *role.index_range;
+        if (notes)
+          notes->push_back("input '" + vi->name + "': random values in [0, " + std::to_string(static_cast<int64_t>(range.hi)) +
+                           "], since " + role.index_reader);
+      }
+    }
     if (range.hi < range.lo) return make_error("input '" + vi->name + "': empty value range");
     REDUCE_ASSIGN(Tensor t, Tensor::allocate(dtype, shape));
     SplitMix64 rng(options.seed * 0x9e3779b97f4a7c15ULL ^ fnv1a(vi->name));

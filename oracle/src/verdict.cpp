@@ -39,6 +39,12 @@ std::string what_differs(bool dtype, bool shape) {
 
 std::string problem_of(const OutputComparison& c) {
   if (c.nonfinite_new > 0) return std::to_string(c.nonfinite_new) + " non-finite values where the reference is finite";
+  // A finite value (or NaN) where the reference has an infinity: no error is finite, so say what it is.
+  if (c.nonfinite_differs > 0)
+    return std::to_string(c.nonfinite_differs) + " of " + std::to_string(c.elements) +
+           " elements differ where the reference is NaN or infinite (e.g. finite where it is -inf)" +
+           (c.mismatched > 0 ? "; " + std::to_string(c.mismatched) + " more differ, max abs error " + std::to_string(c.max_abs)
+                             : std::string());
   return std::to_string(c.mismatched) + " of " + std::to_string(c.elements) + " elements differ, max abs error " +
          std::to_string(c.max_abs);
 }

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "core/version.h"
 #include "report/report.h"
 
 namespace reduce {
@@ -26,7 +27,7 @@ BucketRecord bucket_record(const ReductionReport& r, const std::string& canonica
 }
 
 std::string environment_line() {
-  std::string s = "reduce (built with g++ " __VERSION__ ")";
+  std::string s = std::string("reduce ") + kReduceVersion + " (built with g++ " __VERSION__ ")";
   struct utsname u;
   if (uname(&u) == 0) s += ", " + std::string(u.sysname) + " " + u.release + " " + u.machine;
   std::ifstream cpu("/proc/cpuinfo");

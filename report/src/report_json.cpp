@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "core/version.h"
 #include "report/report.h"
 
 namespace reduce {
@@ -79,6 +80,8 @@ std::string report_json(const ReductionReport& r) {
                         {"failing", r.samples.failing}};
   j["failure"] = failure_json(r);
   j["engine"] = r.engine;
+  j["engine_release"] = r.engine_release;
+  j["reduce_version"] = kReduceVersion;
   j["reference"] = r.reference;
   j["timing_cache"] = r.timing_cache_builds == 0 ? Json() : Json{{"builds", r.timing_cache_builds}, {"files", r.timing_cache_files}};
   j["expected"] = {{"source", r.expected_source}, {"values", r.expected_values}, {"reference_ran", r.reference_ran}};
@@ -119,6 +122,9 @@ std::string report_json(const ReductionReport& r) {
   j["interrupted"] = r.interrupted;
   j["confirm"] = {{"runs", r.confirm_runs}, {"failed_again", r.confirmed}};
   j["probes"] = probes_json(r);
+  j["rounding"] = !r.rounding.checked ? Json()
+                                      : Json{{"precision", r.rounding.precision}, {"reference", r.rounding.engine},
+                                             {"verdict", r.rounding.verdict}, {"explains_failure", r.rounding.explained}};
   j["passes"] = passes_json(r);
   j["error_sources"] = Json::array();
   for (const auto& e : r.error_sources) j["error_sources"].push_back(error_source_json(e));
@@ -128,6 +134,8 @@ std::string report_json(const ReductionReport& r) {
                      {"engine", r.reproducer_engine},
                      {"scripts", r.reproduction_scripts},
                      {"data", r.reproduction_data},
+                     {"standalone", r.reproduction_standalone},
+                     {"issue", r.reproduction_issue.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reproduction_issue)},
                      {"note", r.reproduction_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reproduction_note)}};
   j["environment"] = r.environment;
   return dump(j, 2) + "\n";

@@ -1,4 +1,5 @@
 // report.md from the report model: paste-ready for an issue tracker.
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "adapters/engine_spec.h"
@@ -66,10 +67,14 @@ void write_reproduction(const ReductionReport& r, std::ostream& md) {
       if (s == "repro.py") md << " `python3 repro.py`";
       else if (s == "repro.mjs") md << " `node repro.mjs`";
       else if (s == "repro.sh") md << " `sh repro.sh`";
-    md << " (each prints what differs and exits 1 while the failure shows; data in";
+    md << " (each prints the engine release it loaded and what differs; exit 1 it fails the way recorded, 0 it passes, "
+          "3 it fails another way, 2 it cannot run; data in";
     for (const auto& d : r.reproduction_data) md << " `" << d << "`";
-    md << (r.reproduction_data.empty() ? " `inputs/`, `expected/`" : "") << ").\n\n";
+    md << (r.reproduction_data.empty() ? " `inputs/`, `expected/`" : "")
+       << (r.reproduction_standalone ? "; each also carries them, so one file pasted alone reproduces" : "") << ").\n\n";
   }
+  if (!r.reproduction_issue.empty())
+    md << "**To file it:** `" << r.reproduction_issue << "` is the engine's bug template filled in, the script inline.\n\n";
   if (!r.reproduction_note.empty()) md << "**Not written:** " << r.reproduction_note << "\n\n";
 }
 
@@ -92,7 +97,8 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
      << reduce_check_line(r) << "\n```\n\n";
   write_reproduction(r, md);
   md
-     << "**Engine:** `" << r.engine << "`, reference `" << r.reference << "`, tolerance atol "
+     << "**Engine:** `" << r.engine << "`" << (r.engine_release.empty() ? "" : " (" + r.engine_release + ")")
+     << ", reference `" << r.reference << "`, tolerance atol "
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
      << to_string(r.tolerance.stat) << describe_element_type_tolerances(r.tolerance) << ")\n\n";
   // A preset (`trt`) runs a command: show it, so that the reproducer can be run without `reduce`.
@@ -170,6 +176,22 @@ void write_search(const ReductionReport& r, std::ostream& md) {
           "the budget (or `--resume`) goes on from it.\n\n";
 }
 
+// Whether the exact reduced-precision reference shows the same error (RoundingCheck).
+void write_rounding(const ReductionReport& r, std::ostream& md) {
+  const RoundingCheck& c = r.rounding;
+  if (!c.checked) return;
+  if (c.explained)
+    md << "**" << c.precision << " rounding:** the exact " << c.precision << " reference (`" << c.engine
+       << "`: the model converted to " << c.precision << " at the ONNX level, each op rounded as the type says) fails "
+       << "the same way on this reproducer (" << c.verdict << "). The error is what " << c.precision
+       << " gives on this subgraph, not a bug of the engine: keep these nodes in FP32 (`reduce precision` finds the "
+          "fewest).\n\n";
+  else
+    md << "**Not " << c.precision << " rounding alone:** the exact " << c.precision << " reference (`" << c.engine
+       << "`) gives " << (c.verdict == "pass" ? std::string("the expected values") : "another verdict (" + c.verdict + ")")
+       << " on this reproducer, so the error is the engine's own.\n\n";
+}
+
 }  // namespace
 
 std::string reduce_check_line(const ReductionReport& r) {
@@ -179,15 +201,29 @@ std::string reduce_check_line(const ReductionReport& r) {
     const std::string w = shell_word(s);
     return w.starts_with('\'') ? w : "'" + w + "'";
   };
-  return "reduce check model.onnx --engine " + quoted(r.engine) +
-         (r.reference != "ref" ? " --reference " + quoted(r.reference) : std::string()) + " --inputs inputs" +
-         (given ? " --expected expected" : "");
+  std::string line = "reduce check model.onnx --engine " + quoted(r.engine) +
+                     (r.reference != "ref" ? " --reference " + quoted(r.reference) : std::string()) + " --inputs inputs" +
+                     (given ? " --expected expected" : "");
+  // What decided the verdict: tolerances given (the defaults follow the engine and the element
+  // types by themselves), the statistic, and the check options.
+  const Tolerance& t = r.tolerance;
+  auto exact = [](double v) { return nlohmann::json(v).dump(); };  // the shortest form that reads back the same
+  if (!t.by_element_type) line += " --atol " + exact(t.atol) + " --rtol " + exact(t.rtol);
+  if (t.stat != ErrorStat::Elemwise) line += std::string(" --check-error-stat ") + to_string(t.stat);
+  if (t.stat == ErrorStat::Quantile) line += " --error-quantile " + exact(t.quantile);
+  for (const auto& regex : r.fail_regexes) line += " --fail-regex " + shell_word(regex);
+  for (int code : r.fail_codes) line += " --fail-code " + std::to_string(code);
+  for (int code : r.ignore_fail_codes) line += " --ignore-fail-code " + std::to_string(code);
+  return line;
 }
 
 std::string report_markdown(const ReductionReport& r) {
   std::ostringstream md;
-  md << "# " << to_string(r.failure.kind) << " on `" << r.engine << "`\n\n"
-     << "**Failure:** " << r.failure.to_string() << "\n\n";
+  const RoundingCheck& rounding = r.rounding;
+  md << "# " << (rounding.explained ? rounding.precision + " rounding, not an engine bug: " : std::string())
+     << to_string(r.failure.kind) << " on `" << r.engine << "`\n\n";
+  write_rounding(r, md);
+  md << "**Failure:** " << r.failure.to_string() << "\n\n";
   if (!r.failure.message.empty()) md << "```\n" << shown_message(r.failure.message) << "\n```\n\n";
   write_reduced_line(r, md);
   write_probes(r, md);

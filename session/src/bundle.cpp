@@ -14,6 +14,7 @@
 #include "adapters/graph_picture.h"
 #include "report/reproducer_section.h"
 #include "reproduction_bundle.h"
+#include "rounding_check.h"
 #include "stored_reproducer.h"
 #include "core/canonical_graph.h"
 #include "report/report.h"
@@ -258,6 +259,10 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.expected_values = recording.given_values;
   report.reference_ran = recording.reference_ran;
   report.tolerance = oracle.options().tolerance;
+  report.fail_regexes = oracle.options().fail_regexes;
+  report.fail_codes = oracle.options().fail_codes;
+  report.ignore_fail_codes = oracle.options().ignore_fail_codes;
+  report.engine_release = oracle.engine_release();
   report.environment = environment_line();
 }
 
@@ -282,12 +287,14 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
     write_polygraphy_files(dir, run, oracle.options().reference, report);
   REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report, std::move(first)));
   probe_again(oracle, count_nodes(run.model.graph), cancel, report);
+  check_rounding(oracle, run, cancel, report);
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(run.model.graph)));
   report.graph_svg = render_svg(dir / "graph.dot", dir / "graph.svg", run.model.graph.nodes.size(), cancel);
   describe_stored(dir, stored, report);
+  REDUCE_TRY(write_issue(dir, report));
   REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "report.md", report_markdown(report)));
   // Last: a bundle with bucket.txt is complete (`reduce batch` skips it).

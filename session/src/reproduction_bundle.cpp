@@ -3,6 +3,7 @@
 #include "reproduction_bundle.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <system_error>
 
 #include "adapters/engine_spec.h"
@@ -57,7 +58,65 @@ Status write_npz_data(const fs::path& dir, const CandidateRun& run, ReductionRep
   return {};
 }
 
-ReproductionContext context_of(const Oracle& oracle, const EngineSpec& spec, const CandidateRun& run,
+// What a script must see to exit 1: the target the reduction kept (its normalized message as a
+// pattern), or with --fail-regex the regexes themselves, which then decide for any failure.
+RecordedFailure recorded_failure(const Oracle& oracle, const EngineSpec& spec, const Verdict& verdict) {
+  const FailureSignature& target = oracle.target().is_set() ? oracle.target().signature() : verdict.signature;
+  RecordedFailure r;
+  r.kind = to_string(target.kind);
+  r.message = shown_message(verdict.signature.message.empty() ? target.message : verdict.signature.message);
+  r.signal = target.signal;
+  r.magnitude = target.magnitude;
+  r.exit_code = target.exit_code;
+  if (target.kind == FailureKind::Shape) r.shape = target.normalized;
+  const auto& regexes = oracle.options().fail_regexes;
+  if (!regexes.empty()) {
+    r.patterns = regexes;
+    r.any_kind = true;
+  } else if (target.kind == FailureKind::Error && spec.gives_values() && !target.normalized.empty()) {
+    r.patterns = {message_pattern(target.normalized)};
+  }
+  return r;
+}
+
+// The environment a command engine ran with that a maintainer's shell would lack: --slot-env (as
+// slot 0 has it) and the module paths of Node.js and Python.
+std::vector<std::pair<std::string, std::string>> command_environment(const EngineEnvironment& environment) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const std::string& entry : environment.env) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    std::string value = entry.substr(eq + 1);
+    for (size_t at; (at = value.find("{slot}")) != std::string::npos;) value.replace(at, 6, "0");
+    env.emplace_back(entry.substr(0, eq), std::move(value));
+  }
+  for (const char* name : {"NODE_PATH", "PYTHONPATH"})
+    if (const char* value = std::getenv(name); value && *value &&
+        std::none_of(env.begin(), env.end(), [&](const auto& e) { return e.first == name; }))
+      env.emplace_back(name, value);
+  return env;
+}
+
+// The files a small reproducer's scripts carry (ReproductionContext::embedded): the model as the
+// engine ran it and the two .npz files, when together they are small and the weights are inline.
+std::vector<std::pair<std::string, std::string>> embedded_files(const fs::path& dir, const ReductionReport& report) {
+  const std::string model = report.reproducer_model;
+  const std::string stem = model.substr(0, model.rfind('.'));
+  std::error_code ec;
+  if (report.reproduction_data.empty() || fs::exists(dir / (stem + ".data"), ec)) return {};
+  std::vector<std::pair<std::string, std::string>> files;
+  size_t bytes = 0;
+  for (const std::string& name : {model, std::string("inputs.npz"), std::string("expected.npz")}) {
+    const uintmax_t size = fs::file_size(dir / name, ec);
+    if (ec || (bytes += size) > ReproductionContext::kEmbeddedBytes) return {};
+    auto read = read_file(dir / name, ReproductionContext::kEmbeddedBytes);
+    if (!read) return {};
+    files.emplace_back(name, std::move(*read));
+  }
+  return files;
+}
+
+ReproductionContext context_of(const fs::path& dir, const Oracle& oracle, const EngineSpec& spec, const CandidateRun& run,
                                const Verdict& verdict, const ReductionReport& report) {
   ReproductionContext c;
   c.model_file = report.reproducer_model;
@@ -70,6 +129,14 @@ ReproductionContext context_of(const Oracle& oracle, const EngineSpec& spec, con
   c.stat = to_string(tol.stat);
   c.quantile = tol.quantile;
   c.failure = to_string(verdict.signature.kind);
+  c.recorded = recorded_failure(oracle, spec, verdict);
+  c.engine_release = report.engine_release;
+  const OracleOptions& o = oracle.options();
+  c.timeout_seconds = o.environment.timeout_seconds;
+  c.fail_codes = o.fail_codes;
+  c.ignore_fail_codes = o.ignore_fail_codes;
+  c.environment = command_environment(o.environment);
+  c.embedded = embedded_files(dir, report);
   c.npz = !report.reproduction_data.empty();
   c.polygraphy_files = report.polygraphy_files;
   c.reduce_check = reduce_check_line(report);
@@ -78,6 +145,27 @@ ReproductionContext context_of(const Oracle& oracle, const EngineSpec& spec, con
 }
 
 }  // namespace
+
+Status write_issue(const fs::path& dir, ReductionReport& report) {
+  report.reproduction_issue.clear();
+  std::string script;
+  for (const char* name : {"repro.mjs", "repro.py", "repro.sh"})
+    if (script.empty() && std::find(report.reproduction_scripts.begin(), report.reproduction_scripts.end(), name) !=
+                              report.reproduction_scripts.end())
+      script = name;
+  std::error_code ec;
+  std::string text;
+  if (!script.empty())
+    if (auto read = read_file(dir / script)) text = std::move(*read);
+  const std::string issue = script.empty() ? std::string() : issue_markdown(report, script, text, report.reproduction_standalone);
+  if (issue.empty()) {
+    fs::remove(dir / "issue.md", ec);
+    return {};
+  }
+  REDUCE_TRY(write_file_atomic(dir / "issue.md", issue));
+  report.reproduction_issue = "issue.md";
+  return {};
+}
 
 bool wants_polygraphy_files(const std::string& engine) {
   auto spec = parse_engine_spec(engine);
@@ -91,19 +179,26 @@ Status write_reproduction(const fs::path& dir, const Oracle& oracle, const Candi
   report.reproduction_scripts.clear();
   report.reproduction_data.clear();
   report.reproduction_note.clear();
+  report.reproduction_standalone = false;
   auto spec = parse_engine_spec(oracle.options().engine);
   if (!spec) return {};  // an engine given as an object (embedding, tests): no spec to script
   if (const auto to = oracle.engine_converts_to()) REDUCE_TRY(write_converted_model(dir, *spec, *to, run, report));
   REDUCE_TRY(write_npz_data(dir, run, report));
-  const ReproductionContext context = context_of(oracle, *spec, run, verdict, report);
+  const ReproductionContext context = context_of(dir, oracle, *spec, run, verdict, report);
+  report.reproduction_standalone = !context.embedded.empty();
   std::vector<std::string> written;
+  std::error_code ec;
+  fs::remove_all(dir / "engine", ec);  // an earlier run's carried programs (written again below when still used)
   for (const ReproductionFile& f : reproduction_files(*spec, context)) {
+    if (const fs::path parent = (dir / f.name).parent_path(); parent != dir) {
+      fs::create_directories(parent, ec);
+      if (ec) return Error{parent.string(), "cannot create folder: " + ec.message()};
+    }
     REDUCE_TRY(write_file_atomic(dir / f.name, f.text));
-    std::error_code ec;
     if (f.executable) fs::permissions(dir / f.name, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                                       fs::perm_options::add, ec);
     written.push_back(f.name);
-    if (f.name != "compare.py") report.reproduction_scripts.push_back(f.name);
+    if (f.name != "compare.py" && !f.name.starts_with("engine/")) report.reproduction_scripts.push_back(f.name);
   }
   // Scripts and converted models of an earlier bundle in this folder that this one lacks would mislead.
   std::vector<std::string> stale = reproduction_file_names();

@@ -20,4 +20,9 @@ bool wants_polygraphy_files(const std::string& engine);
 Status write_reproduction(const std::filesystem::path& dir, const Oracle& oracle, const CandidateRun& run,
                           const Verdict& verdict, ReductionReport& report);
 
+// issue.md (report/issue_markdown), once the report is complete: the engine's bug template with
+// the bundle's script inline (repro.mjs, else repro.py, else repro.sh); removes an earlier one when
+// the engine has no template. Sets report.reproduction_issue.
+Status write_issue(const std::filesystem::path& dir, ReductionReport& report);
+
 }  // namespace reduce

@@ -158,8 +158,45 @@ TEST(ExportedOpenCv, TorchScriptBertReducesToTheIdentityOnAWeight) {
   // Without reduce: repro.py with cv2.dnn (Debian's python3-opencv, the same OpenCV 4.6) fails alike.
   auto repro = run_process({"/usr/bin/python3", (out / "repro.py").string()});
   EXPECT_EQ(repro.exit_code, 1) << repro.out << repro.err;
-  EXPECT_NE(repro.out.find("FAILS: the engine raised error"), std::string::npos) << repro.out;
+  EXPECT_NE(repro.out.find("FAILS as reduce recorded (error)"), std::string::npos) << repro.out;
   EXPECT_NE(repro.out.find("Identity"), std::string::npos) << repro.out;
+}
+
+// The engine reads the user's file as given: Constant nodes where the file has them, so OpenCV meets
+// the nodes in the user's order and `reduce check` names the node that OpenCV names when it reads the
+// user's file itself (issue 65).
+TEST(ExportedOpenCv, CheckNamesTheNodeOpenCvNamesOnTheUsersFile) {
+  TempDir dir;
+  write_bytes(dir / "read.py", "import cv2, sys\ntry:\n    cv2.dnn.readNetFromONNX(sys.argv[1])\nexcept cv2.error as e:\n"
+                               "    print(str(e).split('onnx_node!')[1].split(')')[0])\n");
+  auto direct = run_process({"/usr/bin/python3", (dir / "read.py").string(), model_of("bert_torchscript_op17")});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  const std::string node = direct.out.substr(0, direct.out.find('\n'));
+  ASSERT_FALSE(node.empty());
+  auto check = run_reduce({"check", model_of("bert_torchscript_op17"), "--engine", "opencv", "--inputs",
+                           data_of("bert_torchscript_op17")});
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  EXPECT_NE(check.out.find("onnx_node!" + node + ")"), std::string::npos) << node << "\n" << check.out;
+}
+
+// A model exported in FP16 (`model.half()`) through `fp16:`: its float16 values are left as they are
+// and its float16 outputs come back float16, so it passes at the FP16 tolerances (issue 72).
+TEST(ExportedFp16, Fp16OrtPassesOnTheFp16Export) {
+  auto r = run_reduce({"check", model_of("bert_fp16_dynamo"), "--engine", "fp16:ort", "--inputs", data_of("bert_fp16_dynamo")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
+}
+
+// The FP32 BERT on `fp16:ort`: its one-node LayerNorm reproducer fails the same way on the exact
+// FP16 reference, so the bundle says FP16 rounding, not an ONNX Runtime bug (issue 65).
+TEST(ExportedFp16, Fp16OrtOnTheFp32BertIsFp16Rounding) {
+  TempDir dir;
+  auto r = run_reduce({model_of("bert_dynamo"), "--engine", "fp16:ort", "--inputs", data_of("bert_dynamo"), "-j", "2", "-o",
+                       (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 8) << r.out << r.err;
+  EXPECT_NE(r.out.find("FP16 ROUNDING"), std::string::npos) << r.out;
+  const std::string md = read_bytes(dir / "out" / "report.md");
+  EXPECT_TRUE(md.starts_with("# FP16 rounding, not an engine bug")) << md.substr(0, 400);
 }
 
 // An ONNX Runtime contrib op (com.microsoft.Gelu) that the reference lacks: with the expected

@@ -139,11 +139,15 @@ TEST(Reproduction, AWeightReadThroughAnIdentityStaysAWeightWhenTheIdentityIsCut)
   EXPECT_TRUE(report["one_minimal"].get<bool>());
 }
 
-// onnxruntime's Python package is not on this machine: a stand-in module checks that repro.py
-// passes the spec's session options and inputs, and that it tells a passing run from a failing one.
+// onnxruntime's Python package is not on this machine: a stand-in module runs onnxruntime-node
+// underneath (docs/examples/ort_adapter.mjs), raising its refusals as onnxruntime for Python does
+// ("[ONNXRuntimeError] : N : CODE : message"), and logs the session options repro.py passes.
+// STAND_IN_MODE=fixed gives the expected values (a release that fixed the bug), wrong gives zeros.
 const char* kStandInOrt = R"PY(
-import json, os
+import json, os, subprocess, tempfile
 import numpy as np
+
+__version__ = "1.30.0"
 
 class GraphOptimizationLevel:
     ORT_DISABLE_ALL, ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED, ORT_ENABLE_ALL = "disable", "basic", "extended", "all"
@@ -156,21 +160,29 @@ class SessionOptions:
 
 class InferenceSession:
     def __init__(self, model, options, providers):
-        self.folder = os.path.dirname(model)
+        self.model = model
         with open(os.environ["STAND_IN_LOG"], "w") as log:
             json.dump({"model": os.path.basename(model), "level": options.graph_optimization_level,
                        "threads": options.intra_op_num_threads, "providers": providers}, log)
 
     def run(self, names, feeds):
-        mode = os.environ["STAND_IN_MODE"]
-        if mode == "raise":
-            raise RuntimeError("stand-in refuses the model")
-        with np.load(os.path.join(self.folder, "expected.npz")) as expected:
-            values = [expected[n] for n in names]
-        return values if mode == "right" else [np.zeros_like(v) for v in values]
+        mode = os.environ.get("STAND_IN_MODE", "")
+        if mode in ("fixed", "wrong"):
+            with np.load(os.path.join(os.path.dirname(self.model), "expected.npz")) as expected:
+                values = [expected[n] for n in names]
+            return values if mode == "fixed" else [np.zeros_like(v) for v in values]
+        with tempfile.TemporaryDirectory() as d:
+            np.savez(os.path.join(d, "in.npz"), **feeds)
+            p = subprocess.run(["node", os.environ["STAND_IN_ADAPTER"], self.model, os.path.join(d, "in.npz"),
+                                os.path.join(d, "out.npz")], capture_output=True, text=True)
+            if p.returncode != 0:
+                lines = [l for l in p.stderr.splitlines() if l.startswith("Error: ")]
+                raise RuntimeError("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : " + (lines[0][7:] if lines else p.stderr))
+            with np.load(os.path.join(d, "out.npz")) as out:
+                return [out[n] for n in names]
 )PY";
 
-TEST(Reproduction, OrtReproPyPassesTheSessionOptionsAndDecidesByTheTolerances) {
+TEST(Reproduction, OrtReproPyPassesTheSessionOptionsAndGivesTheMaintainersVerdict) {
   TempDir dir;
   write_bytes(dir / "m.onnxtxt", kDoubleErf);
   auto r = run_reduce({(dir / "m.onnxtxt").string(), "--engine", "ort:opt=basic,threads=2", "-o", (dir / "out").string()});
@@ -180,23 +192,30 @@ TEST(Reproduction, OrtReproPyPassesTheSessionOptionsAndDecidesByTheTolerances) {
   fs::create_directories(dir / "site" / "onnxruntime");
   write_bytes(dir / "site" / "onnxruntime" / "__init__.py", kStandInOrt);
   const std::string log = (dir / "log.json").string();
-  auto run_with = [&](const std::string& mode) {
-    return run_process({"env", "PYTHONPATH=" + (dir / "site").string(), "STAND_IN_MODE=" + mode, "STAND_IN_LOG=" + log,
-                        kPython, (out / "repro.py").string()});
+  auto run_with = [&](const std::string& mode, const std::string& site) {
+    return run_process({"env", "PYTHONPATH=" + site, "STAND_IN_MODE=" + mode, "STAND_IN_LOG=" + log,
+                        "STAND_IN_ADAPTER=" + std::string(REDUCE_SOURCE_DIR) + "/docs/examples/ort_adapter.mjs",
+                        "NODE_PATH=" + (fs::path(REDUCE_ORT_DIR) / "node_modules").string(), kPython,
+                        (out / "repro.py").string()});
   };
-  auto right = run_with("right");
-  EXPECT_EQ(right.exit_code, 0) << right.out << right.err;
+  const std::string site = (dir / "site").string();
+  auto fails = run_with("", site);
+  EXPECT_EQ(fails.exit_code, 1) << fails.out << fails.err;
+  EXPECT_NE(fails.out.find("FAILS as reduce recorded (error)"), std::string::npos) << fails.out;
+  EXPECT_NE(fails.out.find("Could not find an implementation for Erf(13)"), std::string::npos) << fails.out;
   const auto options = nlohmann::json::parse(read_bytes(log));
   EXPECT_EQ(options["model"], "model.onnx");
   EXPECT_EQ(options["level"], "basic");
   EXPECT_EQ(options["threads"], 2);
   EXPECT_EQ(options["providers"], nlohmann::json::array({"CPUExecutionProvider"}));
-  auto wrong = run_with("wrong");
-  EXPECT_EQ(wrong.exit_code, 1) << wrong.out << wrong.err;
-  EXPECT_NE(wrong.out.find("values beyond atol"), std::string::npos) << wrong.out;
-  auto raised = run_with("raise");
-  EXPECT_EQ(raised.exit_code, 1) << raised.out << raised.err;
-  EXPECT_NE(raised.out.find("stand-in refuses the model"), std::string::npos) << raised.out;
+  auto fixed = run_with("fixed", site);
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  auto wrong = run_with("wrong", site);
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.out << wrong.err;
+  EXPECT_NE(wrong.out.find("FAILS ANOTHER WAY (mismatch)"), std::string::npos) << wrong.out;
+  auto missing = run_with("", (dir / "nowhere").string());
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  EXPECT_NE(missing.out.find("CANNOT RUN: the Python module onnxruntime cannot be loaded"), std::string::npos) << missing.out;
 }
 
 testing::ProcessRun run_node(const fs::path& script) {
@@ -210,6 +229,7 @@ TEST(Reproduction, OrtReproMjsShowsOnnxruntimeNodesRefusal) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto repro = run_node(dir / "out" / "repro.mjs");
   EXPECT_EQ(repro.exit_code, 1) << repro.out << repro.err;
+  EXPECT_NE(repro.out.find("FAILS as reduce recorded (error)"), std::string::npos) << repro.out;
   EXPECT_NE(repro.out.find("Could not find an implementation for Erf(13)"), std::string::npos) << repro.out;
 }
 
@@ -248,7 +268,7 @@ TEST(Reproduction, TheDocumentedNodeAdapterIsACmdEngineInNpzFiles) {
   EXPECT_EQ(report_of(dir / "out")["reduced"]["op_types"], nlohmann::json({{"Erf", 1}}));
   auto repro = run_process({"env", node_path, "sh", (dir / "out" / "repro.sh").string()});
   EXPECT_EQ(repro.exit_code, 1) << repro.out << repro.err;
-  EXPECT_NE(repro.err.find("Could not find an implementation for Erf"), std::string::npos) << repro.err;
+  EXPECT_NE(repro.out.find("Could not find an implementation for Erf"), std::string::npos) << repro.out;
 }
 
 TEST(Reproduction, TrtBundlesGetPolygraphysFilesAndAReproSh) {

@@ -18,7 +18,9 @@ using EngineFactory = std::function<Expected<std::unique_ptr<Engine>>(std::strin
 // `isolated:SPEC`: runs `worker_spec` in worker processes (environment.worker_program, default this
 // executable), so crashes and hangs become errors. The worker builds the spec, so it may name engines
 // only that worker knows (a test worker's crashing engines); an unknown one fails at prepare().
-Expected<std::unique_ptr<Engine>> make_isolated_engine(std::string_view worker_spec, const EngineEnvironment& environment);
+// `release`: what Engine::release() says (the worker's engine's, when the caller knows it).
+Expected<std::unique_ptr<Engine>> make_isolated_engine(std::string_view worker_spec, const EngineEnvironment& environment,
+                                                       std::string release = {});
 
 // Answers requests arriving on `socket_fd` (a Unix stream socket) until it is closed: loads models
 // (kept prepared between requests), runs them on input folders and writes the outputs to folders.

@@ -75,6 +75,10 @@ Expected<SpawnedWorker> spawn_socket_worker(const std::vector<std::string>& argv
 // usually says what went wrong, as one line (lines joined with " | "); each line is cut after
 // 400 characters (" [line truncated]").
 std::string last_output_lines(const std::string& output, size_t max_lines = 3);
+// A dying process's output for its crash message: the first `first` non-blank lines (where Node.js
+// says FATAL ERROR, where an abort names its assertion) and the last `last` (the frames, the signal),
+// joined as last_output_lines joins them, with " | [...] | " where lines were left out.
+std::string first_and_last_output_lines(const std::string& output, size_t first = 3, size_t last = 5);
 
 // This process's environment with `extra` "NAME=VALUE" entries added or replacing same-named ones.
 std::vector<std::string> environment_with(const std::vector<std::string>& extra);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adapters/engine_spec.h"
@@ -17,6 +18,26 @@ struct ReproductionOutput {
   double atol = 0, rtol = 0;
 };
 
+// The failure a script must see again to exit 1, in terms a script can apply (reduce's same-failure
+// rule, docs/oracle.md): the kind, and what tells failures of that kind apart.
+struct RecordedFailure {
+  std::string kind;                   // mismatch, nonfinite, shape, error, crash, timeout
+  std::string message;                // as the engine gave it (shown beside a failure of another way)
+  // error (and, with --fail-regex, any kind): regexes in the syntax Python's re and JavaScript's
+  // RegExp share, one of which the engine's message must contain; empty: any message.
+  std::vector<std::string> patterns;
+  bool any_kind = false;              // --fail-regex: a failure of any kind whose message matches
+  std::string shape;                  // shape: what differs ("shape differs", "element type differs", ...)
+  int signal = 0;                     // crash: the signal
+  int exit_code = 0;                  // check: the failing exit code (0: any failing code)
+  int magnitude = 0;                  // mismatch: decimal order of error / tolerance; the same from one order below
+};
+
+// A regex that finds a message whose normalized form is `normalized` (oracle/signature.h): the
+// masks (<name>, <path>, <addr>, <n>) match anything, whitespace runs any whitespace, the rest is
+// literal. At most `max_literal` characters of literal text are kept (the start of the message).
+std::string message_pattern(const std::string& normalized, size_t max_literal = 400);
+
 // What a bundle gives its scripts. Paths are relative to the bundle folder, where the scripts lie.
 struct ReproductionContext {
   std::string model_file = "model.onnx";  // the model as the engine under test runs it
@@ -25,6 +46,19 @@ struct ReproductionContext {
   std::string stat = "elemwise";          // --check-error-stat: elemwise, max, mean, median, quantile
   double quantile = 0.99;
   std::string failure;                    // what the reduction saw: mismatch, nonfinite, error, crash, timeout
+  RecordedFailure recorded;               // what exit 1 needs
+  std::string engine_release;             // the engine reduce ran, as it names itself ("onnxruntime-node 1.16.3"; "": unknown)
+  double timeout_seconds = 0;             // the engine's time limit per run (0: none): longer is a timeout
+  // check: the pass rule (--fail-regex, --fail-code, --ignore-fail-code; docs/oracle.md).
+  std::vector<int> fail_codes, ignore_fail_codes;
+  // Environment a cmd:/check: command ran with that a maintainer's shell lacks (--slot-env,
+  // NODE_PATH, PYTHONPATH): set by repro.sh.
+  std::vector<std::pair<std::string, std::string>> environment;
+  // A small reproducer's files (the model as the engine ran it, inputs.npz, expected.npz: name and
+  // bytes) that repro.py and repro.mjs carry, so that one of them pasted alone into an issue
+  // reproduces; empty when they are larger than kEmbeddedBytes or the model has external data.
+  std::vector<std::pair<std::string, std::string>> embedded;
+  static constexpr size_t kEmbeddedBytes = 24 * 1024;  // a script stays under GitHub's 65 536 characters
   bool npz = false;                       // inputs.npz and expected.npz are in the bundle
   bool polygraphy_files = false;          // inputs.json and expected.json are in the bundle
   std::string reduce_check;               // the `reduce check` line that reproduces with reduce
@@ -48,7 +82,9 @@ bool reproduction_needs_polygraphy_files(const EngineSpec& spec);
 
 // The scripts that reproduce the failure of `spec`'s engine on the bundle's model: what the kind of
 // the spec gives (engines.def), the wrappers' inner kind (`isolated:`, `fp16:`, whose context names
-// the converted model). Each prints what it sees and exits 1 when the model fails, 0 when it passes.
+// the converted model). Each prints what it sees and exits by one contract (docs/reference.md,
+// "Reproduction scripts"): 1 the engine ran and failed the way `context.recorded` says, 0 it passed,
+// 3 it failed another way, 2 it could not run (a runtime, program or file missing).
 // Engines the scripts cannot drive without reduce, and scripts that would read a missing .npz
 // (context.npz false), give way to `repro.sh` with the `reduce check` line.
 std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const ReproductionContext& context);

@@ -101,7 +101,7 @@ class CommandPrepared : public PreparedModel {
     if (result.timed_out)
       return Error{"", "command " + result.describe(process), ErrorKind::Timeout, result.signal};
     if (const int signal = result.crash_signal())
-      return process_died("command", signal, result.exit_code, last_output_lines(result.output));
+      return process_died("command", signal, result.exit_code, first_and_last_output_lines(result.output));
     if (result.exit_code != 0) {
       const std::string tail = last_output_lines(result.output);
       return Error{"", tail.empty() ? "command failed with " + result.describe(process) : tail};

@@ -1,6 +1,7 @@
 // run_process: fork+exec into a new process group that dies with this one, one pipe for stdout+stderr, time limit, group kill.
 #include "adapters/process.h"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,6 +24,27 @@
 extern char** environ;
 
 namespace reduce {
+
+std::string first_and_last_output_lines(const std::string& output, size_t first, size_t last) {
+  // The output's non-blank lines, as positions: the first few and the last few are kept.
+  std::vector<std::pair<size_t, size_t>> lines;
+  for (size_t at = 0; at < output.size();) {
+    const size_t end = std::min(output.find('\n', at), output.size());
+    if (output.find_first_not_of(" \t\r", at) < end) lines.emplace_back(at, end);
+    at = end + 1;
+  }
+  std::string joined;
+  auto add = [&](size_t i) {
+    const std::string line = last_output_lines(output.substr(lines[i].first, lines[i].second - lines[i].first), 1);
+    joined += (joined.empty() ? "" : " | ") + line;
+  };
+  const size_t head = std::min(first, lines.size());
+  const size_t tail_start = std::max(head, lines.size() > last ? lines.size() - last : 0);
+  for (size_t i = 0; i < head; ++i) add(i);
+  if (tail_start > head) joined += " | [...]";
+  for (size_t i = tail_start; i < lines.size(); ++i) add(i);
+  return joined;
+}
 
 namespace {
 

@@ -106,9 +106,11 @@ class IsolatedPrepared : public PreparedModel {
 
 class IsolatedEngine : public Engine {
  public:
-  IsolatedEngine(std::string spec, std::string name, const EngineEnvironment& environment)
-      : spec_(std::move(spec)), name_(std::move(name)), pool_(std::make_shared<IsolatedWorkers>(environment)) {}
+  IsolatedEngine(std::string spec, std::string name, std::string release, const EngineEnvironment& environment)
+      : spec_(std::move(spec)), name_(std::move(name)), release_(std::move(release)),
+        pool_(std::make_shared<IsolatedWorkers>(environment)) {}
   std::string name() const override { return name_; }
+  std::string release() const override { return release_; }
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     REDUCE_ASSIGN(TempFolder folder, TempFolder::create("reduce-isolated-model-"));
@@ -119,19 +121,20 @@ class IsolatedEngine : public Engine {
   }
 
  private:
-  std::string spec_, name_;
+  std::string spec_, name_, release_;
   std::shared_ptr<IsolatedWorkers> pool_;
 };
 
 }  // namespace
 
-Expected<std::unique_ptr<Engine>> make_isolated_engine(std::string_view inner_spec, const EngineEnvironment& environment) {
+Expected<std::unique_ptr<Engine>> make_isolated_engine(std::string_view inner_spec, const EngineEnvironment& environment,
+                                                       std::string release) {
   // `opencv` is isolated by default; its in-process form runs inside the worker.
   const std::string name = inner_spec == "opencv-inprocess" ? "opencv" : "isolated:" + std::string(inner_spec);
   if (inner_spec.substr(0, 8) == "isolated") return Error{name, "an isolated engine is already isolated"};
   // The inner spec is built by the worker (which may know engines this process does not, as the
   // tests' worker does); an unknown one fails at prepare() with the worker's message.
-  return std::unique_ptr<Engine>(std::make_unique<IsolatedEngine>(std::string(inner_spec), name, environment));
+  return std::unique_ptr<Engine>(std::make_unique<IsolatedEngine>(std::string(inner_spec), name, std::move(release), environment));
 }
 
 }  // namespace reduce

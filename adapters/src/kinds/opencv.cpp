@@ -9,8 +9,8 @@ const KindOps OpenCV = {
     .parse = parse_no_options,
     .print = [](const EngineSpec&) { return std::string(); },
     .make = [](const EngineSpec&, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
-      REDUCE_TRY(make_opencv_engine(environment));  // says when OpenCV was not built in
-      return make_isolated_engine("opencv-inprocess", environment);
+      REDUCE_ASSIGN(auto in_process, make_opencv_engine(environment));  // says when OpenCV was not built in
+      return make_isolated_engine("opencv-inprocess", environment, in_process->release());
     },
     .reproduce = repro::opencv_scripts,
 };

@@ -211,6 +211,7 @@ class OpenCvPrepared : public PreparedModel {
 class OpenCvEngine : public Engine {
  public:
   std::string name() const override { return "opencv"; }
+  std::string release() const override { return "OpenCV " CV_VERSION; }
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     auto prepared = std::make_unique<OpenCvPrepared>(model);
     REDUCE_TRY(prepared->load());
@@ -223,6 +224,8 @@ class OpenCvEngine : public Engine {
 Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment&) {
   return std::unique_ptr<Engine>(std::make_unique<OpenCvEngine>());
 }
+
+std::vector<std::pair<std::string, std::string>> engine_library_versions() { return {{"OpenCV", CV_VERSION}}; }
 
 void configure_engine_libraries(int threads) {
   cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
@@ -238,6 +241,8 @@ namespace reduce {
 Expected<std::unique_ptr<Engine>> make_opencv_engine(const EngineEnvironment&) {
   return Error{"opencv", "engine 'opencv' is not built in (OpenCV not found)"};
 }
+
+std::vector<std::pair<std::string, std::string>> engine_library_versions() { return {}; }
 
 void configure_engine_libraries(int) {}
 

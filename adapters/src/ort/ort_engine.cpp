@@ -33,6 +33,8 @@ class OrtWorkers {
   // "onnxruntime-node 1.16.3", as the first worker said; whether it passes float16 tensors to JavaScript.
   const std::string& version() const { return version_; }
   bool passes_float16() const { return float16_; }
+  // The execution provider the sessions ask for ("cpu"; onnxruntime-web: "wasm").
+  std::string provider() const { return config_.package == OrtPackage::Web ? "wasm" : config_.options.provider; }
   void set_version(std::string version) {
     version_ = std::move(version);
     float16_ = reduce::passes_float16(config_.package, version_.substr(version_.find(' ') + 1));
@@ -177,6 +179,7 @@ class OrtEngine : public Engine {
  public:
   OrtEngine(std::string name, std::shared_ptr<OrtWorkers> pool) : name_(std::move(name)), pool_(std::move(pool)) {}
   std::string name() const override { return name_; }
+  std::string release() const override { return pool_->version() + " (" + pool_->provider() + ")"; }
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     auto prepared = std::make_unique<OrtPrepared>(model, pool_);

@@ -1,101 +1,119 @@
 // repro.py for ONNX Runtime (onnxruntime + numpy) and OpenCV (cv2.dnn + numpy): the model, inputs.npz
-// and expected.npz of the bundle, compared by reduce's rule (docs/oracle.md) at the reduction's tolerances.
+// and expected.npz of the bundle, run in a process of its own (a crash is a verdict) and judged by
+// reduce's rule (python_judge.cpp) at the reduction's tolerances.
 #include <nlohmann/json.hpp>
 
 #include "adapters/script_words.h"
+#include "core/base64.h"
 #include "reproduction/scripts.h"
 
 namespace reduce::repro {
 
-const char* const kPythonCompare = R"PY(
-HERE = os.path.dirname(os.path.abspath(__file__))
+namespace {
 
+// After the engine's own part (RUNTIME, INSTALL, engine_release, message_of, run) and the judge.
+const char* const kPythonMain = R"PY(
 
-def load(file, names):
-    """The tensors of a .npz archive of the bundle, by name (none: an empty list of names)."""
-    path = os.path.join(HERE, file)
-    if not names and not os.path.exists(path):
-        return {}
-    with np.load(path, allow_pickle=False) as archive:
+def load(file):
+    """The tensors of a .npz archive of the bundle, by name."""
+    with np.load(os.path.join(HERE, file), allow_pickle=False) as archive:
         return {name: archive[name] for name in archive.files}
 
 
-def rank(values, q):
-    """The element at quantile q, as reduce picks it (nearest rank)."""
-    k = min(values.size - 1, int(q * (values.size - 1) + 0.5))
-    return float(np.partition(values, k)[k])
-
-
-def compare(actual, expected, atol, rtol):
-    """What is wrong with one output ('' when it passes): shape and type, then NaN/Inf, then values."""
-    actual = np.asarray(actual)
-    if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        return "engine gives %s%s, reference %s%s" % (actual.dtype, list(actual.shape), expected.dtype, list(expected.shape))
-    a = actual.astype(np.float64).ravel()
-    b = expected.astype(np.float64).ravel()
-    fa, fb = np.isfinite(a), np.isfinite(b)
-    problems = []
-    new = int(np.sum(~fa & fb))
-    if new:
-        problems.append("%d NaN/Inf where the reference is finite" % new)
-    both = ~fa & ~fb
-    differs = int(np.sum(fa & ~fb)) + int(np.sum(both & ((np.isnan(a) != np.isnan(b)) | (~np.isnan(a) & (a != b)))))
-    if differs:
-        problems.append("%d values differ from the reference's NaN/Inf" % differs)
-    finite = fa & fb
-    d = np.abs(a[finite] - b[finite])
-    scale = np.abs(b[finite])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(scale != 0, d / np.where(scale != 0, scale, 1), np.where(d == 0, 0.0, np.inf))
-    stat = CONFIG["stat"]
-    if stat == "elemwise":
-        bad = int(np.sum(d > atol + rtol * scale))
-        if bad:
-            problems.append("%d of %d values beyond atol %g + rtol %g x |expected| (largest error %g)"
-                            % (bad, a.size, atol, rtol, float(d.max())))
-    elif d.size:
-        if stat == "max":
-            sa, sr = float(d.max()), float(r.max())
-        elif stat == "mean":
-            sa, sr = float(d.mean()), float(r.mean())
-        else:
-            q = 0.5 if stat == "median" else CONFIG["quantile"]
-            sa, sr = rank(d, q), rank(r, q)
-        if sa > atol and sr > rtol:
-            problems.append("%s error %g > atol %g and relative %g > rtol %g" % (stat, sa, atol, sr, rtol))
-    return "; ".join(problems)
-
-
-def main():
-    inputs = load("inputs.npz", CONFIG["inputs"])
-    expected = load("expected.npz", [o["name"] for o in CONFIG["outputs"]])
-    print("model: %s   reduce saw: %s" % (CONFIG["model"], CONFIG["failure"]))
+def engine_process(folder):
+    """Runs the engine on the bundle's files and saves what it gave in `folder` (outputs.npz, or
+    error.txt with its message when it raised). A process of its own: a crash is a verdict."""
+    engine = importlib.import_module(RUNTIME)
+    inputs = load("inputs.npz") if CONFIG["inputs"] else {}
+    expected = load("expected.npz")
+    names = [o["name"] for o in CONFIG["outputs"]]
     try:
-        actual = run(os.path.join(HERE, CONFIG["model"]), inputs, [o["name"] for o in CONFIG["outputs"]], expected)
+        actual = run(engine, os.path.join(HERE, CONFIG["model"]), inputs, names, expected)
     except Exception as e:  # the engine refused the model or failed to run it
-        print("FAILS: the engine raised %s: %s" % (type(e).__name__, e))
-        return 1
-    failed = False
-    for o in CONFIG["outputs"]:
-        problem = compare(actual[o["name"]], expected[o["name"]], o["atol"], o["rtol"])
-        print("  %s: %s" % (o["name"], problem or "as expected"))
-        failed = failed or bool(problem)
-    print("FAILS" if failed else "PASSES: the failure does not show")
-    return 1 if failed else 0
+        with open(os.path.join(folder, "error.txt"), "w", encoding="utf-8") as f:
+            f.write(message_of(e))
+        return 0
+    np.savez(os.path.join(folder, "outputs.npz"),
+             **{"output_%d" % k: np.asarray(actual[n]) for k, n in enumerate(names) if n in actual})
+    return 0
+
+
+def unpack(folder):
+    """This script pasted alone: the bundle's files it carries (EMBEDDED), written into `folder`."""
+    for name, data in EMBEDDED.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(base64.b64decode(data))
+    return folder
+
+
+def main(scratch):
+    global HERE
+    if len(sys.argv) == 4 and sys.argv[1] == "--engine-process":
+        HERE = sys.argv[3]
+        return engine_process(sys.argv[2])
+    if np is None:
+        return cannot_run("the Python module numpy is missing (%s)" % INSTALL)
+    try:
+        engine = importlib.import_module(RUNTIME)
+    except Exception as e:  # not installed, or its native library does not load
+        return cannot_run("the Python module %s cannot be loaded: %s (%s)" % (RUNTIME, str(e).splitlines()[0], INSTALL))
+    show_release(engine_release(engine))
+    needed = [CONFIG["model"], "expected.npz"] + (["inputs.npz"] if CONFIG["inputs"] else [])
+    if EMBEDDED and not all(os.path.exists(os.path.join(HERE, file)) for file in needed):
+        HERE = unpack(scratch)
+    for file in needed:
+        if not os.path.exists(os.path.join(HERE, file)):
+            return cannot_run("%s is missing from %s" % (file, HERE))
+    print("model: %s   reduce recorded: %s" % (CONFIG["model"], RECORDED["kind"]))
+    sys.stdout.flush()
+    folder = os.path.join(scratch, "engine")
+    os.mkdir(folder)
+    try:
+        child = subprocess.run([sys.executable, os.path.abspath(__file__), "--engine-process", folder, HERE],
+                               timeout=CONFIG["timeout"] or None)
+    except subprocess.TimeoutExpired:
+        return judge("timeout", "the engine gave no answer within %g s" % CONFIG["timeout"])
+    if child.returncode < 0:
+        return judge("crash", "the engine's process was killed by signal %d" % -child.returncode, signal=-child.returncode)
+    if child.returncode != 0:
+        return judge("crash", "the engine's process exited with code %d" % child.returncode)
+    error = os.path.join(folder, "error.txt")
+    if os.path.exists(error):
+        with open(error, encoding="utf-8", errors="replace") as f:
+            return judge("error", f.read())
+    with np.load(os.path.join(folder, "outputs.npz"), allow_pickle=False) as archive:
+        actual = {o["name"]: archive["output_%d" % k] for k, o in enumerate(CONFIG["outputs"])
+                  if "output_%d" % k in archive.files}
+    return judge_outputs(actual, load("expected.npz"))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with tempfile.TemporaryDirectory() as scratch:
+        status = main(scratch)
+    sys.exit(status)
 )PY";
 
-namespace {
+// The bundle's files a small reproducer carries (ReproductionContext::embedded), base64, so that the
+// script pasted alone into an issue reproduces; {} when it carries none.
+std::string embedded_python(const ReproductionContext& context) {
+  std::string text = "# The bundle's files, for this script pasted alone (base64; written to a temporary folder).\nEMBEDDED = {";
+  for (const auto& [name, bytes] : context.embedded) text += "\n    " + python_string(name) + ": " + python_string(encode_base64(bytes)) + ",";
+  return text + (context.embedded.empty() ? "}\n" : "\n}\n");
+}
 
-std::string header(const std::string& title, const std::string& needs) {
-  return "#!/usr/bin/env python3\n# " + title + "\n# Needs " + needs +
+// `needs`: the modules in words; `install`: how to get them (printed with a CANNOT RUN).
+std::string header(const std::string& title, const std::string& runtime, const std::string& needs,
+                   const std::string& install, const ReproductionContext& context) {
+  return "#!/usr/bin/env python3\n# " + title + "\n# Needs " + needs + " (" + install + ")" +
          ". Run: python3 repro.py\n"
-         "# Prints each output's comparison with expected/ (the reference's values, also in expected.npz) and\n"
-         "# exits 1 when the model fails on the engine, 0 when it passes.\n"
-         "import os\nimport sys\nimport json\n\nimport numpy as np\n";
+         "# Prints each output's comparison with expected/ (the reference's values, also in expected.npz).\n"
+         "# Exit status: 1 the engine fails the way reduce recorded, 0 it passes, 3 it fails another way,\n"
+         "# 2 it cannot run here (a module or a file is missing). The engine runs in a process of its own.\n"
+         "import base64\nimport importlib\nimport json\nimport math\nimport os\nimport re\nimport subprocess\nimport sys\n"
+         "import tempfile\n\n"
+         "try:\n    import numpy as np\nexcept ImportError:\n    np = None\n\n"
+         "CONFIG = json.loads(" + python_string(config_json(context)) + ")\n" +
+         "RUNTIME = " + python_string(runtime) + "\nINSTALL = " + python_string(install) + "\n" + embedded_python(context);
 }
 
 // ONNX Runtime's Python names of reduce's `ep=` words.
@@ -114,28 +132,54 @@ std::string python_provider(const std::string& ep) {
 std::vector<ReproductionFile> ort_python(const EngineSpec& spec, const ReproductionContext& context) {
   const OrtOptions& o = spec.ort;
   static const char* kLevels[] = {"ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"};
-  std::string text = header("The failure reduce found on ONNX Runtime (`" + spec_in_comment(spec) + "`), without reduce.",
-                            "onnxruntime and numpy (pip install onnxruntime" +
-                                (o.release.empty() ? "" : "==" + o.release) + " numpy)") +
-                     "import onnxruntime as ort\n\nCONFIG = json.loads(" + python_string(config_json(context)) + ")\n\n\n" +
-                     "def run(model, inputs, outputs, expected):\n"
-                     "    options = ort.SessionOptions()\n"
-                     "    options.graph_optimization_level = ort.GraphOptimizationLevel." +
-                     kLevels[static_cast<int>(o.optimization)] + "\n" +
-                     "    options.intra_op_num_threads = " + std::to_string(o.threads) + "  # 0: ONNX Runtime's default\n" +
-                     "    options.inter_op_num_threads = 1\n"
-                     "    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL\n"
-                     "    session = ort.InferenceSession(model, options, providers=[" + python_string(python_provider(o.provider)) +
-                     "])\n"
-                     "    return dict(zip(outputs, session.run(outputs, inputs)))\n\n" + kPythonCompare;
+  const std::string provider = python_string(python_provider(o.provider));
+  std::string text =
+      header("The failure reduce found on ONNX Runtime (`" + spec_in_comment(spec) + "`), without reduce.", "onnxruntime",
+             "onnxruntime and numpy", "pip install onnxruntime" + (o.release.empty() ? "" : "==" + o.release) + " numpy",
+             context) +
+      "PROVIDER = " + provider + "\n\n\n" +
+      "def engine_release(ort):\n"
+      "    return \"onnxruntime %s (%s)\" % (ort.__version__, PROVIDER)\n\n\n"
+      "def message_of(error):\n"
+      "    \"\"\"The message as reduce reads it from onnxruntime-node (Python adds an error-code prefix).\"\"\"\n"
+      "    text = re.sub(r\"^\\[ONNXRuntimeError\\] : \\d+ : \\w+ : \", \"\", str(error).strip())\n"
+      "    return \"ONNX Runtime: \" + text.replace(\"\\n\", \" \")\n\n\n"
+      "def run(ort, model, inputs, outputs, expected):\n"
+      "    options = ort.SessionOptions()\n"
+      "    options.graph_optimization_level = ort.GraphOptimizationLevel." +
+      kLevels[static_cast<int>(o.optimization)] + "\n" +
+      "    options.intra_op_num_threads = " + std::to_string(o.threads) + "  # 0: ONNX Runtime's default\n" +
+      "    options.inter_op_num_threads = 1\n"
+      "    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL\n"
+      "    session = ort.InferenceSession(model, options, providers=[PROVIDER])\n"
+      "    return dict(zip(outputs, session.run(outputs, inputs)))\n" +
+      kPythonJudge + kPythonMain;
   return {{"repro.py", std::move(text)}};
 }
 
 std::vector<ReproductionFile> opencv_scripts(const EngineSpec&, const ReproductionContext& context) {
-  std::string text = header("The failure reduce found on OpenCV DNN (`opencv`), without reduce.",
-                            "OpenCV's Python module and numpy (Debian: apt install python3-opencv)") +
-                     "import cv2\n\nCONFIG = json.loads(" + python_string(config_json(context)) + ")\n\n\n" +
-                     R"PY(def run(model, inputs, outputs, expected):
+  std::string text =
+      header("The failure reduce found on OpenCV DNN (`opencv`), without reduce.", "cv2",
+             "OpenCV's Python module and numpy",
+             "Debian: apt install python3-opencv python3-numpy; elsewhere: pip install opencv-python numpy", context) +
+      R"PY(
+
+def engine_release(cv2):
+    return "OpenCV %s" % cv2.__version__
+
+
+def message_of(error):
+    """The message as reduce reads it from OpenCV (one line; the node's error, not the importer's wrapper)."""
+    err = getattr(error, "err", "") or ""
+    text = err if "OpenCV(" in err else str(error)
+    text = re.sub(r"OpenCV\([\s\S]*?: error: ", "", text)
+    text = re.sub(r"in function '([^'(]*)[^']*'",
+                  lambda m: "in function '%s'" % re.split(r"::| ", m.group(1))[-1], text)
+    lines = [line.lstrip(" \t>") for line in text.replace("\r", "\n").split("\n")]
+    return "OpenCV: " + re.sub(r"[ \t]+", " ", " ".join(line for line in lines if line)).strip()
+
+
+def run(cv2, model, inputs, outputs, expected):
     net = cv2.dnn.readNetFromONNX(model)
     net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
     net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
@@ -158,8 +202,8 @@ def as_declared(value, expected):
     if expected.dtype == np.bool_ and value.dtype in (np.int32, np.uint8):
         value = value != 0
     return value
-
-)PY" + std::string(kPythonCompare);
+)PY" + std::string(kPythonJudge) +
+      kPythonMain;
   return {{"repro.py", std::move(text)}};
 }
 

@@ -16,8 +16,9 @@ std::string config_json(const ReproductionContext& context, const std::string& e
 // The spec as one line for a script's comment (a template's line breaks would end the comment).
 std::string spec_in_comment(const EngineSpec& spec);
 
-// Python: reading inputs.npz/expected.npz and the comparison, as reduce's oracle decides it.
-extern const char* const kPythonCompare;
+// Python: reduce's comparison and same-failure rule, the exit contract (python_judge.cpp). Needs
+// CONFIG, numpy as np (None when missing), json, math, os, re and sys.
+extern const char* const kPythonJudge;
 
 // ONNX Runtime: repro.py (onnxruntime for Python) and repro.mjs (onnxruntime-node), the spec's session options.
 std::vector<ReproductionFile> ort_python(const EngineSpec& spec, const ReproductionContext& context);

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "core/half.h"
 #include "core/precision_conversion.h"
@@ -24,20 +25,35 @@ Expected<Tensor> widened(const Tensor& t) {
   return out;
 }
 
+// Values of the model as given whose type is already FP16 or BF16 (graph inputs and outputs,
+// value_info, initializers): the conversion leaves them as they are, and so does the hand-over.
+std::set<std::string, std::less<>> low_float_values(const Model& model) {
+  std::set<std::string, std::less<>> names;
+  auto low = [](DType t) { return t == DType::Float16 || t == DType::BFloat16; };
+  for (const auto* list : {&model.graph.inputs, &model.graph.outputs, &model.graph.value_info})
+    for (const ValueInfo& vi : *list)
+      if (vi.type.is_tensor() && low(static_cast<DType>(vi.type.elem_type))) names.insert(vi.name);
+  for (const auto& init : model.graph.initializers)
+    if (low(init.tensor.dtype())) names.insert(init.name);
+  return names;
+}
+
 class TypedPrepared : public PreparedModel {
  public:
-  TypedPrepared(std::unique_ptr<Model> model, std::unique_ptr<PreparedModel> inner)
-      : model_(std::move(model)), inner_(std::move(inner)) {}
+  TypedPrepared(std::unique_ptr<Model> model, std::unique_ptr<PreparedModel> inner, std::set<std::string, std::less<>> low)
+      : model_(std::move(model)), inner_(std::move(inner)), low_(std::move(low)) {}
 
   Expected<TensorMap> run(const TensorMap& inputs, const RunOptions& options) override {
     RunOptions through = options;
     if (options.on_output)
-      through.on_output = [&options](const std::string& name, Tensor value) -> Status {
+      through.on_output = [&options, this](const std::string& name, Tensor value) -> Status {
+        if (low_.count(name)) return options.on_output(name, std::move(value));
         REDUCE_ASSIGN(Tensor wide, widened(value));
         return options.on_output(name, std::move(wide));
       };
     REDUCE_ASSIGN(TensorMap values, inner_->run(inputs, through));
     for (auto& entry : values) {
+      if (low_.count(entry.first)) continue;  // the user's model has it in that type
       REDUCE_ASSIGN(Tensor wide, widened(entry.second));
       entry.second = std::move(wide);
     }
@@ -48,6 +64,7 @@ class TypedPrepared : public PreparedModel {
  private:
   std::unique_ptr<Model> model_;  // the converted model the inner engine prepared
   std::unique_ptr<PreparedModel> inner_;
+  std::set<std::string, std::less<>> low_;  // values handed over in their own low type
 };
 
 class TypedEngine : public Engine {
@@ -56,6 +73,7 @@ class TypedEngine : public Engine {
       : to_(to), keep_(std::move(keep)), inner_(std::move(inner)), name_(std::move(name)) {}
   std::string name() const override { return name_; }
   std::optional<DType> converts_models_to() const override { return to_; }
+  std::string release() const override { return inner_->release(); }
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     MixedPrecisionOptions options;
@@ -67,7 +85,8 @@ class TypedEngine : public Engine {
     if (!converted) return Error{name_, "cannot convert the model: " + converted.error().message(), ErrorKind::Setup};
     auto owned = std::make_unique<Model>(std::move(converted->model));
     REDUCE_ASSIGN(auto inner, inner_->prepare(*owned));
-    return std::unique_ptr<PreparedModel>(std::make_unique<TypedPrepared>(std::move(owned), std::move(inner)));
+    return std::unique_ptr<PreparedModel>(
+        std::make_unique<TypedPrepared>(std::move(owned), std::move(inner), low_float_values(model)));
   }
 
  private:

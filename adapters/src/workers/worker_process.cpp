@@ -41,7 +41,7 @@ Error worker_ended(std::string_view who, int wait_status, const fs::path& log_pa
   const std::string log{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const int signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
   const int exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
-  return process_died(who, signal, exit_code, last_output_lines(log, 2));
+  return process_died(who, signal, exit_code, first_and_last_output_lines(log));
 }
 
 }  // namespace

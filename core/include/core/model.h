@@ -98,6 +98,10 @@ struct Initializer {
   // constant is an initializer; written out, it is a Constant node again, so that an engine that
   // treats the two forms differently sees the form the user's model has.
   std::optional<std::string> constant_node;
+  // Such a value's place in the file: the name of the node that came next ("" when none did). It is
+  // written out there again, so an engine that reads nodes in order meets them in the user's order
+  // (where that node is gone from a candidate, right before its first reader).
+  std::string constant_before;
 };
 
 struct Graph {

@@ -68,6 +68,9 @@ class Engine {
   // A strongly typed engine that converts each model to FP16 or BF16 at the ONNX level before it
   // runs it (`fp16:SPEC`, `trt:fp16` on TensorRT 11): the type; its FP32 nodes are the keep set.
   virtual std::optional<DType> converts_models_to() const { return std::nullopt; }
+  // The engine as it names its own release, for bug reports ("onnxruntime-node 1.16.3 (cpu)",
+  // "OpenCV 4.6.0"); empty when it cannot tell (a user's command).
+  virtual std::string release() const { return {}; }
 };
 
 // The exact reference interpreter (engine spec `ref`). `threads` bounds the worker threads of one

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/version.h"
 #include "core/extract.h"
 #include "core/validate.h"
 #include "core/tensor_set.h"
@@ -347,6 +348,7 @@ class OptimizedEngine : public Engine {
  public:
   explicit OptimizedEngine(OptimizedOptions options) : options_(std::move(options)) {}
   std::string name() const override { return "opt"; }
+  std::string release() const override { return std::string("reduce ") + kReduceVersion; }
 
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     // Fusions hand inputs to reference kernels directly: arity and attributes are checked first.

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/version.h"
 #include "core/graph_algorithms.h"
 #include "core/validate.h"
 #include "engine/engine.h"
@@ -442,6 +443,7 @@ class ReferenceEngine : public Engine {
  public:
   ReferenceEngine(int threads, RunLimits limits) : threads_(threads), limits_(limits) {}
   std::string name() const override { return "ref"; }
+  std::string release() const override { return std::string("reduce ") + kReduceVersion; }
   Expected<std::unique_ptr<PreparedModel>> prepare(const Model& model) override {
     return prepare_with_hooks(model, threads_, {}, limits_);
   }

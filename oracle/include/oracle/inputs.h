@@ -19,7 +19,10 @@ struct ValueRange {
 struct RandomInputOptions {
   uint64_t seed = 0;
   // Per-input value ranges (`--input-range NAME:LO,HI`). Defaults: floating types uniform in
-  // [-1, 1); integer types uniform integers in [0, 9]; bool true with probability 1/2.
+  // [-1, 1); integer types uniform integers in [0, 9], narrowed to [0, n-1] for an input a node
+  // reads as indices into an axis of static size n (Gather, GatherElements, ScatterElements,
+  // RoiAlign's batch indices); bool true with probability 1/2. An integer input a node reads as a
+  // shape or axes (Reshape, Expand, ...), and an input that declares no shape, are refused.
   std::map<std::string, ValueRange, std::less<>> ranges;
 };
 

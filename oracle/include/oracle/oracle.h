@@ -167,6 +167,12 @@ class Oracle {
     return e ? e->converts_models_to() : std::nullopt;
   }
 
+  // The engine under test's release as it names it (Engine::release(); "" when it cannot tell).
+  std::string engine_release() const {
+    const Engine* e = engine_under_test();
+    return e ? e->release() : std::string();
+  }
+
   const Model& model() const { return *model_; }
   const std::vector<NamedTensor>& inputs() const { return inputs_; }
   const RecordedValues& recorded() const { return *recorded_; }

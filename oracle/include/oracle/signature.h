@@ -32,6 +32,7 @@ struct FailureSignature {
   // Mismatches: decimal order of how far over the tolerance the worst output is (0: up to 10x,
   // 1: 10x-100x, ...); a candidate counts as the same failure only from one order below.
   int magnitude = 0;
+  int exit_code = 0;  // a check: script's failing exit code (its normalized message says it too)
 
   bool fails() const { return kind != FailureKind::None; }
   std::string to_string() const;  // one line, e.g. "error: Cast layer <name>: output type conflicts ..."

@@ -46,6 +46,16 @@ struct ControlFlowReport {
   size_t body_nodes_removed = 0;  // removed by the search from the bodies of the nodes it kept
 };
 
+// Whether the reproducer's mismatch is what reduced precision itself gives: the reproducer on the
+// exact reduced-precision reference (session/src/rounding_check.h).
+struct RoundingCheck {
+  bool checked = false;    // the reference ran (a mismatch on an FP16/BF16 engine)
+  bool explained = false;  // it failed the same way: rounding, not an engine bug
+  std::string precision;   // "FP16", "BF16"
+  std::string engine;      // the reference's spec ("fp16:ref")
+  std::string verdict;     // its verdict ("pass", "mismatch: error up to 10^2 x tolerance")
+};
+
 struct ReductionReport {
   // The original model.
   std::string model_path;
@@ -79,6 +89,7 @@ struct ReductionReport {
   FailureSignature reduced_failure;
   // How it was searched.
   std::string engine;
+  std::string engine_release;  // as the engine names itself ("onnxruntime-node 1.16.3 (cpu)"; "": unknown)
   std::string reference;
   // TensorRT's timing cache (adapters/timing_cache.h): the engine builds that used one, and the
   // files they shared (0, 0: no cache, or no build used it).
@@ -90,6 +101,9 @@ struct ReductionReport {
   size_t expected_values = 0;
   bool reference_ran = true;
   Tolerance tolerance;
+  // The check options that decided the verdicts (--fail-regex, --fail-code, --ignore-fail-code).
+  std::vector<std::string> fail_regexes;
+  std::vector<int> fail_codes, ignore_fail_codes;
   std::string strategy;
   int jobs = 1;
   // MPI (cluster/): ranks that checked candidates (1: this process alone), the engine slots of them
@@ -167,6 +181,10 @@ struct ReductionReport {
   std::vector<std::string> reproduction_scripts;
   std::vector<std::string> reproduction_data;
   std::string reproduction_note;
+  // repro.py and repro.mjs carry the model and its data (a small reproducer: one file pasted alone
+  // reproduces), and issue.md, the engine's bug template filled in ("" when the engine has none).
+  bool reproduction_standalone = false;
+  std::string reproduction_issue;
   // Where error is born in the original model (numeric failures): the report.md section (empty: not
   // traced), the nodes that add the error of the worst output (largest first), the node where a
   // non-finite value is born, and whether error.svg was drawn.
@@ -181,12 +199,17 @@ struct ReductionReport {
   // refused option) rather than a bug of the model. Said in report.md and on stdout.
   bool setup_suspect = false;
   static constexpr size_t kSetupSuspectNodes = 2;
+  RoundingCheck rounding;
 };
 
 // report.json: every key users script against (see README "The bundle").
 std::string report_json(const ReductionReport& report);
 // report.md: paste-ready for an issue tracker.
 std::string report_markdown(const ReductionReport& report);
+// issue.md: the engine's own bug template (ONNX Runtime, OpenCV, TensorRT) filled in, `script`
+// (its text: `text`) inline when `standalone` (it carries its files); "" for other engines.
+std::string issue_markdown(const ReductionReport& report, const std::string& script, const std::string& text,
+                           bool standalone);
 // The `reduce check` line that reproduces the failure from the bundle's folder.
 std::string reduce_check_line(const ReductionReport& report);
 

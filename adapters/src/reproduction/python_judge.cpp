@@ -1,0 +1,157 @@
+// The Python every script of a bundle judges with (repro.py, compare.py): reduce's comparison
+// (docs/oracle.md) and its same-failure rule, giving the exit contract of docs/reference.md.
+#include "reproduction/scripts.h"
+
+namespace reduce::repro {
+
+const char* const kPythonJudge = R"PY(
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDED = CONFIG["recorded"]
+
+
+def cannot_run(why):
+    """Exit status 2: the engine did not run, so nothing is said about the model."""
+    print("CANNOT RUN: " + why)
+    return 2
+
+
+def show_release(running):
+    """The engine release this script loaded beside the one reduce ran; first, when they differ."""
+    recorded = CONFIG["release"]
+    number = re.compile(r"\d+\.\d+(\.\d+)?")
+    a, b = number.search(running or ""), number.search(recorded or "")
+    if a and b and a.group(0) != b.group(0):
+        print("NOTE: this runs %s; reduce found the failure on %s" % (running, recorded))
+    else:
+        print("engine: %s   (reduce ran: %s)" % (running or "unknown", recorded or "unknown"))
+
+
+def same_message(message):
+    patterns = RECORDED["patterns"]
+    return not patterns or any(re.search(p, message) for p in patterns)
+
+
+def shorten(message, limit=4000):
+    return message if len(message) <= limit else message[:limit // 2] + "\n[...]\n" + message[-limit // 2:]
+
+
+def judge(kind, message, signal=0, magnitude=0, shape="", exit_code=0):
+    """Exit status 1 when the engine failed the way reduce recorded, else 3; prints which."""
+    r = RECORDED
+    if r["any_kind"]:  # --fail-regex: any failure whose message matches
+        same = same_message(message)
+    elif kind != r["kind"]:
+        same = False
+    elif kind == "error":
+        same = (not r["exit_code"] or exit_code == r["exit_code"]) and same_message(message)
+    elif kind == "crash":
+        same = signal == r["signal"]
+    elif kind == "shape":
+        same = shape == r["shape"]
+    elif kind == "mismatch":  # plain rounding noise does not stand in for the recorded error
+        same = magnitude >= r["magnitude"] - 1
+    else:
+        same = True
+    if same:
+        print("FAILS as reduce recorded (%s): %s" % (kind, shorten(message)))
+        return 1
+    print("FAILS ANOTHER WAY (%s): %s" % (kind, shorten(message)))
+    print("  reduce recorded (%s): %s" % (r["kind"], shorten(r["message"])))
+    return 3
+
+
+def rank(values, q):
+    """The element at quantile q, as reduce picks it (nearest rank)."""
+    k = min(values.size - 1, int(q * (values.size - 1) + 0.5))
+    return float(np.partition(values, k)[k])
+
+
+def compare(actual, expected, atol, rtol):
+    """One output as reduce compares it: (what is wrong, '' when nothing; a dict of what differs)."""
+    actual = np.asarray(actual)
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return ("%s%s on the engine, %s%s on the reference" % (actual.dtype, list(actual.shape), expected.dtype,
+                                                               list(expected.shape)),
+                {"dtype": actual.dtype != expected.dtype, "shape": actual.shape != expected.shape})
+    a = actual.astype(np.float64).ravel()
+    b = expected.astype(np.float64).ravel()
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    problems = []
+    new = int(np.sum(~fa & fb))
+    if new:
+        problems.append("%d NaN/Inf where the reference is finite" % new)
+    both = ~fa & ~fb
+    differs = int(np.sum(fa & ~fb)) + int(np.sum(both & ((np.isnan(a) != np.isnan(b)) | (~np.isnan(a) & (a != b)))))
+    if differs:
+        problems.append("%d values differ where the reference is NaN/Inf (e.g. finite where it is -inf)" % differs)
+    finite = fa & fb
+    d = np.abs(a[finite] - b[finite])
+    scale = np.abs(b[finite])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(scale != 0, d / np.where(scale != 0, scale, 1), np.where(d == 0, 0.0, np.inf))
+        stat = CONFIG["stat"]
+        ratio = 0.0
+        if stat == "elemwise":
+            allowed = atol + rtol * scale
+            bad = int(np.sum(d > allowed))
+            if d.size:
+                ratio = float(np.max(np.where(allowed > 0, d / np.where(allowed > 0, allowed, 1), np.where(d > 0, np.inf, 0))))
+            if bad:
+                problems.append("%d of %d values beyond atol %g + rtol %g x |expected| (largest error %g)"
+                                % (bad, a.size, atol, rtol, float(d.max())))
+        else:
+            sa = sr = 0.0
+            if d.size:
+                if stat == "max":
+                    sa, sr = float(d.max()), float(r.max())
+                elif stat == "mean":
+                    sa, sr = float(d.mean()), float(r.mean())
+                else:
+                    q = 0.5 if stat == "median" else CONFIG["quantile"]
+                    sa, sr = rank(d, q), rank(r, q)
+            ratio = min(sa / atol if atol > 0 else float("inf"), sr / rtol if rtol > 0 else float("inf"))
+            if sa > atol and sr > rtol:
+                problems.append("%s error %g > atol %g and relative %g > rtol %g" % (stat, sa, atol, sr, rtol))
+    if differs:
+        ratio = float("inf")
+    return "; ".join(problems), {"nonfinite": new > 0, "ratio": ratio}
+
+
+def magnitude_class(ratio):
+    if not ratio > 1:
+        return 0
+    if ratio == float("inf"):
+        return 99
+    return int(math.floor(math.log10(ratio)))
+
+
+def judge_outputs(actual, expected):
+    """The verdict on the outputs the engine gave, as reduce's oracle gives it (oracle/verdict.cpp)."""
+    dtype = shape = nonfinite = False
+    structural, worst, first_shape, first_values = 0, 0.0, "", ""
+    for o in CONFIG["outputs"]:
+        name = o["name"]
+        if name not in actual:
+            return judge("error", "the engine gave no value for output '%s'" % name)
+        problem, what = compare(actual[name], expected[name], o["atol"], o["rtol"])
+        print("  %s: %s" % (name, problem or "as expected"))
+        if not problem:
+            continue
+        if "shape" in what:
+            structural += 1
+            dtype, shape = dtype or what["dtype"], shape or what["shape"]
+            first_shape = first_shape or "output `%s` is %s" % (name, problem)
+        else:
+            nonfinite = nonfinite or what["nonfinite"]
+            worst = max(worst, what["ratio"])
+            first_values = first_values or "output '%s': %s" % (name, problem)
+    if structural:
+        differs = "element type and shape differ" if dtype and shape else "element type differs" if dtype else "shape differs"
+        return judge("shape", first_shape, shape=differs)
+    if first_values:
+        return judge("nonfinite" if nonfinite else "mismatch", first_values, magnitude=magnitude_class(worst))
+    print("PASSES: the engine gives the expected values (reduce recorded: %s)" % RECORDED["kind"])
+    return 0
+)PY";
+
+}  // namespace reduce::repro
