@@ -44,6 +44,10 @@ inline ProcessRun run_process(const std::vector<std::string>& argv) {
   return r;
 }
 
+// `reduce` wrote its bundle: exit 0, or 8 when the reproducer's error is FP16/BF16 rounding (the
+// exact reduced-precision reference fails the same way; report.json `rounding`).
+inline bool bundle_written(const ProcessRun& r) { return r.exit_code == 0 || r.exit_code == 8; }
+
 // Runs the `reduce` executable of this build.
 inline ProcessRun run_reduce(const std::vector<std::string>& args) {
   std::vector<std::string> argv{std::string(REDUCE_BINARY_DIR) + "/reduce"};

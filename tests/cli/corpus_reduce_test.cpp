@@ -131,7 +131,7 @@ TEST_F(Corpus, RoundsAreTheEngineRunsAtOneJobAndFewerWithSlots) {
     for (const char* jobs : {"1", "8"}) {
       const auto out = dir_->path() / ("rounds-" + std::string(jobs) + "-" + row.model);
       auto r = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", jobs, "-o", out.string()});
-      ASSERT_EQ(r.exit_code, 0) << row.model << ": " << r.err;
+      ASSERT_TRUE(testing::bundle_written(r)) << row.model << ": " << r.err;
       reports[jobs] = nlohmann::json::parse(read_bytes(out / "report.json"));
       models[jobs] = read_bytes(out / "model.onnx");
       const auto runs = reports[jobs].at("engine_runs").get<int>(), rounds = reports[jobs].at("rounds").get<int>();
@@ -189,10 +189,10 @@ TEST_F(Corpus, SimplificationsSpendAtMostTheirRunsAndTheReproducerIsStillCertifi
     if (row.model.find("_100.onnx") == std::string::npos) continue;
     const auto out = dir_->path() / ("simplify-" + row.model), all = dir_->path() / ("simplify-all-" + row.model);
     auto r = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", "1", "-o", out.string()});
-    ASSERT_EQ(r.exit_code, 0) << row.model << ": " << r.out << r.err;
+    ASSERT_TRUE(testing::bundle_written(r)) << row.model << ": " << r.out << r.err;
     auto u = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", "1", "--simplify-runs", "all", "-o",
                          all.string()});
-    ASSERT_EQ(u.exit_code, 0) << row.model << ": " << u.out << u.err;
+    ASSERT_TRUE(testing::bundle_written(u)) << row.model << ": " << u.out << u.err;
     const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
     const auto unlimited = nlohmann::json::parse(read_bytes(all / "report.json"));
     EXPECT_EQ(report.at("simplification").at("max_runs"), 0) << row.model;
@@ -263,7 +263,7 @@ TEST_F(Corpus, TheStandardAttentionFamilyReducesToItsAttentionNodeAloneForEveryJ
     for (const char* jobs : {"1", "2"}) {
       const auto out = dir_->path() / ("attention-op-" + row.model + "-j" + jobs);
       auto r = run_reduce({(corpus() / row.model).string(), "--engine", row.engine, "-j", jobs, "-o", out.string()});
-      ASSERT_EQ(r.exit_code, 0) << row.model << ": " << r.err;
+      ASSERT_TRUE(testing::bundle_written(r)) << row.model << ": " << r.err;
       const std::string report = read_bytes(out / "report.json");
       EXPECT_NE(report.find("\"one_minimal\": true"), std::string::npos) << row.model << " -j " << jobs;
       EXPECT_NE(report.find("\"kind\": \"nonfinite\""), std::string::npos) << row.model << " -j " << jobs;

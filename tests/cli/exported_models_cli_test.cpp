@@ -187,12 +187,13 @@ TEST(ExportedFp16, Fp16OrtPassesOnTheFp16Export) {
   EXPECT_NE(r.out.find("verdict: PASS"), std::string::npos) << r.out;
 }
 
-// The FP32 BERT on `fp16:ort`: its one-node LayerNorm reproducer fails the same way on the exact
-// FP16 reference, so the bundle says FP16 rounding, not an ONNX Runtime bug (issue 65).
+// The FP32 BERT on `fp16:ort` at tolerances tighter than FP16's (it passes at the FP16 defaults):
+// its reproducer fails the same way on the exact FP16 reference, so the bundle says FP16 rounding,
+// not an ONNX Runtime bug (issue 65).
 TEST(ExportedFp16, Fp16OrtOnTheFp32BertIsFp16Rounding) {
   TempDir dir;
-  auto r = run_reduce({model_of("bert_dynamo"), "--engine", "fp16:ort", "--inputs", data_of("bert_dynamo"), "-j", "2", "-o",
-                       (dir / "out").string()});
+  auto r = run_reduce({model_of("bert_dynamo"), "--engine", "fp16:ort", "--inputs", data_of("bert_dynamo"), "--atol", "1e-3",
+                       "--rtol", "1e-3", "-j", "2", "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 8) << r.out << r.err;
   EXPECT_NE(r.out.find("FP16 ROUNDING"), std::string::npos) << r.out;
   const std::string md = read_bytes(dir / "out" / "report.md");

@@ -49,8 +49,10 @@ TEST(RealModelCli, SileroReducesInsideItsIfBranchesToANodeOfTheNetwork) {
       args.push_back("-o");
       args.push_back(out.string());
       auto r = reduce::testing::run_reduce(args);
-      ASSERT_EQ(r.exit_code, 0) << file << r.out << r.err;
+      // BF16 rounding (bf16:ref fails the same way): the bundle is written, exit 8 says so.
+      ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 8) << file << r.out << r.err;
       const auto report = nlohmann::json::parse(reduce::testing::read_bytes(out / "report.json"));
+      EXPECT_EQ(r.exit_code == 8, report.at("rounding").at("explains_failure").get<bool>()) << file;
       EXPECT_GE(report.at("control_flow").at("inlined_if").get<int>(), 1) << file;
       EXPECT_EQ(report.at("control_flow").at("nodes_in_bodies"), 0) << file;
       EXPECT_FALSE(report.at("reduced").at("op_types").contains("If")) << file;

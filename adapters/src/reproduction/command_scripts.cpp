@@ -221,6 +221,17 @@ def missing_runtime(log):
     return log[start:end if end >= 0 else len(log)].strip()
 
 
+def as_reduce_reads(log):
+    """The command's output as reduce made its message of it: non-blank lines, each stripped and cut
+    after 400 characters, joined by ' | ' (adapters/process.h, last_output_lines); all of them here."""
+    lines = []
+    for line in log.splitlines():
+        line = line.strip(" \t\r")
+        if line:
+            lines.append(line if len(line) <= 400 else line[:400] + " [line truncated]")
+    return " | ".join(lines)
+
+
 def judge_check(status, log):
     """A check: script's verdict by Polygraphy's rule, as reduce applied it (docs/oracle.md)."""
     patterns = RECORDED["patterns"] if RECORDED["any_kind"] else []
@@ -258,7 +269,7 @@ def main():
     if CHECK:
         return judge_check(status, log)
     if status != 0:
-        return judge("error", log.strip() or "command failed with exit code %d" % status)
+        return judge("error", as_reduce_reads(log) or "command failed with exit code %d" % status)
     if np is None:
         return cannot_run("the Python module numpy is missing (pip install numpy; Debian: apt install python3-numpy)")
     names = [o["name"] for o in CONFIG["outputs"]]
