@@ -25,7 +25,7 @@ status() {  # the exit status of a command, its output kept in $work/last.log
 }
 
 node_with() {  # RELEASE_FOLDER SCRIPT
-  status env NODE_PATH="$1/node_modules" node "$2"
+  status env PATH=/usr/bin:/bin NODE_PATH="$1/node_modules" node "$2"
 }
 
 row() { echo "| $1 | $2 | $3 | $4 | $5 | $6 |"; }
@@ -76,9 +76,9 @@ row "ReverseSequence of length 0 (mismatch)" "ort@1.16.3" "repro.mjs" \
 engine="cmd:node $root/docs/examples/ort_adapter.mjs {model_inline} {inputs_npz} {outputs_npz}"
 NODE_PATH="$cache/ort-1.16.3/node_modules" "$reduce" "$work/empty_axis.onnxtxt" --engine "$engine" -o "$work/b4" > /dev/null 2>&1
 row "ReduceSum over an empty axis, cmd: adapter" "cmd:node ort_adapter.mjs (1.16.3)" "repro.sh" \
-  "$(status env NODE_PATH="$cache/ort-1.16.3/node_modules" sh "$work/b4/repro.sh") (1.16.3)" \
-  "$(status env NODE_PATH="$cache/ort/node_modules" sh "$work/b4/repro.sh") (1.30.0)" \
-  "$(status env NODE_PATH="$work/none" sh "$work/b4/repro.sh")"
+  "$(status env PATH=/usr/bin:/bin NODE_PATH="$cache/ort-1.16.3/node_modules" sh "$work/b4/repro.sh") (1.16.3)" \
+  "$(status env PATH=/usr/bin:/bin NODE_PATH="$cache/ort/node_modules" sh "$work/b4/repro.sh") (1.30.0)" \
+  "$(status env PATH=/usr/bin:/bin NODE_PATH="$work/none" sh "$work/b4/repro.sh")"
 
 # ONNX.js 0.1.8 on Silero VAD v5 (docs/examples/onnxjs_adapter.mjs); the fixed "release": the ONNX
 # Runtime adapter on the bundle's model.
@@ -89,9 +89,9 @@ if [ -d "$cache/onnxjs/node_modules/onnxjs" ] && [ -f "$cache/models/silero_vad_
     -o "$work/b5" > /dev/null 2>&1
   sed "s|onnxjs_adapter.mjs|ort_adapter.mjs|" "$work/b5/repro.sh" > "$work/b5/repro_ort.sh"
   row "Silero VAD v5 on ONNX.js 0.1.8" "cmd:node onnxjs_adapter.mjs" "repro.sh" \
-    "$(status env NODE_PATH="$cache/onnxjs/node_modules" sh "$work/b5/repro.sh") (0.1.8)" \
-    "$(status env NODE_PATH="$cache/ort/node_modules" sh "$work/b5/repro_ort.sh") (ORT 1.30.0)" \
-    "$(status env NODE_PATH="$work/none" sh "$work/b5/repro.sh")"
+    "$(status env PATH=/usr/bin:/bin NODE_PATH="$cache/onnxjs/node_modules" sh "$work/b5/repro.sh") (0.1.8)" \
+    "$(status env PATH=/usr/bin:/bin NODE_PATH="$cache/ort/node_modules" sh "$work/b5/repro_ort.sh") (ORT 1.30.0)" \
+    "$(status env PATH=/usr/bin:/bin NODE_PATH="$work/none" sh "$work/b5/repro.sh")"
 fi
 
 # OpenCV 4.6 (Debian): an Identity whose input is a weight in a TorchScript BERT export.

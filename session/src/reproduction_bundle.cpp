@@ -3,6 +3,7 @@
 #include "reproduction_bundle.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <system_error>
 
@@ -86,9 +87,13 @@ std::vector<std::pair<std::string, std::string>> command_environment(const Engin
   for (const std::string& entry : environment.env) {
     const size_t eq = entry.find('=');
     if (eq == std::string::npos || eq == 0) continue;
+    const std::string name = entry.substr(0, eq);  // a shell variable name, or not carried
+    if (std::isdigit(static_cast<unsigned char>(name[0])) ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+      continue;
     std::string value = entry.substr(eq + 1);
     for (size_t at; (at = value.find("{slot}")) != std::string::npos;) value.replace(at, 6, "0");
-    env.emplace_back(entry.substr(0, eq), std::move(value));
+    env.emplace_back(name, std::move(value));
   }
   for (const char* name : {"NODE_PATH", "PYTHONPATH"})
     if (const char* value = std::getenv(name); value && *value &&

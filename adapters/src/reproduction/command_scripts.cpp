@@ -318,7 +318,9 @@ std::vector<ReproductionFile> command_scripts(const EngineSpec& spec, const Repr
       "out=$(mktemp -d) || exit 2\n"
       "trap 'rm -rf \"$out\"' EXIT\n"
       "mkdir \"$out/outputs\"\n";
-  for (const auto& [name, value] : context.environment) text += "export " + name + "=" + shell_word(value) + "\n";
+  // As the command ran, unless the maintainer's shell sets it (NODE_PATH to another release).
+  for (const auto& [name, value] : context.environment)
+    text += "[ -n \"${" + name + "+set}\" ] || " + name + "=" + shell_word(value) + "\nexport " + name + "\n";
   if (!context.fp32_nodes.empty()) {
     text += "printf '%s\\n'";
     for (const auto& n : context.fp32_nodes) text += " " + shell_word(n);
