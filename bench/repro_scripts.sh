@@ -4,7 +4,7 @@
 # bug, and without the runtime. Prints a Markdown table of exit statuses for bench/RESULTS.md
 # (docs/reference.md, "Reproduction scripts": 1 fails the way recorded, 0 passes, 3 another way,
 # 2 cannot run).
-# usage: bench/repro_scripts.sh [BUILD_DIR (default build-test)]
+# usage: [RUNS=5] bench/repro_scripts.sh [BUILD_DIR (default build-test)]
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build-test}"
@@ -19,9 +19,17 @@ model() {  # NAME TEXT: an .onnxtxt model in the work folder
   echo "$work/$1.onnxtxt"
 }
 
-status() {  # the exit status of a command, its output kept in $work/last.log
-  "$@" > "$work/last.log" 2>&1
-  echo $?
+runs="${RUNS:-5}"  # each script runs this often: an engine may crash one way and then another
+status() {  # the exit statuses of RUNS runs of a command ("1 x5", "1 x4, 3 x1"), the last output in $work/last.log
+  local codes=() k
+  for ((k = 0; k < runs; ++k)); do
+    "$@" > "$work/last.log" 2>&1
+    codes+=("$?")
+    if [ "${codes[-1]}" != 0 ] && [ "${codes[-1]}" != 1 ] && [ "${codes[-1]}" != 2 ]; then
+      cp "$work/last.log" "$work/other-$k.log"
+    fi
+  done
+  printf '%s\n' "${codes[@]}" | sort | uniq -c | awk '{ printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1 }'
 }
 
 node_with() {  # RELEASE_FOLDER SCRIPT
@@ -103,3 +111,9 @@ if [ -d "$fixture" ]; then
     "$(status "$py" "$work/b6/repro.py") (cv2 4.6.0)" "—" \
     "$(status env -i PATH=/usr/bin:/bin PYTHONNOUSERSITE=1 "$py" -S "$work/b6/repro.py")"
 fi
+
+# Runs that gave another status than 0, 1 or 2: what they printed (stderr, not the table).
+for f in "$work"/other-*.log; do
+  [ -e "$f" ] || continue
+  { echo "--- a run with another status:"; tail -5 "$f"; } >&2
+done
