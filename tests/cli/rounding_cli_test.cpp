@@ -69,5 +69,34 @@ TEST(Fp16Models, Fp16RefPassesOnAModelThatIsFp16Already) {
   EXPECT_FALSE(has(bf16.out, "(shape")) << bf16.out;
 }
 
+// Polygraphy's own FP16 test model (a float16 Relu, ../shared/fixtures/polygraphy/half.onnx) passes
+// through `fp16:` as it is.
+TEST(Fp16Models, PolygraphysFp16ModelPassesThroughFp16Ref) {
+  const std::string half = std::string(REDUCE_SHARED_FIXTURES) + "/polygraphy/half.onnx";
+  auto r = run_reduce({"check", half, "--engine", "fp16:ref"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+// A real failure in an FP16 model is still found: inputs bound in another order than declared
+// (alphabetically), under `fp16:`, on a model whose values are float16 already; the exact FP16
+// reference passes, so it is the engine's own error.
+constexpr char kFp16TwoInputs[] = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float16[2,3] x, float16[2,3] bias) => (float16[2,3] y) {
+  s = Sub (x, bias)
+  t = Tanh (s)
+  y = Relu (t)
+})";
+
+TEST(Fp16Models, AnEnginesFailureOnAnFp16ModelIsStillFound) {
+  TempDir dir;
+  write_bytes(dir / "m.onnxtxt", kFp16TwoInputs);
+  auto r = run_reduce({(dir / "m.onnxtxt").string(), "--engine", "fp16:opt:fault=input-binding-order", "-o",
+                       (dir / "out").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_bytes(dir / "out" / "report.json"));
+  EXPECT_EQ(report["reduced"]["op_types"], nlohmann::json({{"Sub", 1}})) << report.dump();
+  EXPECT_FALSE(report["rounding"]["explains_failure"].get<bool>()) << report.dump();
+}
+
 }  // namespace
 }  // namespace reduce
