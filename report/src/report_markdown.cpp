@@ -201,7 +201,7 @@ std::string reduce_check_line(const ReductionReport& r) {
     const std::string w = shell_word(s);
     return w.starts_with('\'') ? w : "'" + w + "'";
   };
-  std::string line = "reduce check model.onnx --engine " + quoted(r.engine) +
+  std::string line = "reduce check model.onnx --engine " + quoted(r.bundle_engine.empty() ? r.engine : r.bundle_engine) +
                      (r.reference != "ref" ? " --reference " + quoted(r.reference) : std::string()) + " --inputs inputs" +
                      (given ? " --expected expected" : "");
   // What decided the verdict: tolerances given (the defaults follow the engine and the element

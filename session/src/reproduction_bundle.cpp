@@ -185,8 +185,10 @@ Status write_reproduction(const fs::path& dir, const Oracle& oracle, const Candi
   report.reproduction_data.clear();
   report.reproduction_note.clear();
   report.reproduction_standalone = false;
+  report.bundle_engine.clear();
   auto spec = parse_engine_spec(oracle.options().engine);
   if (!spec) return {};  // an engine given as an object (embedding, tests): no spec to script
+  if (const std::string in_bundle = bundle_engine_spec(*spec); in_bundle != to_string(*spec)) report.bundle_engine = in_bundle;
   if (const auto to = oracle.engine_converts_to()) REDUCE_TRY(write_converted_model(dir, *spec, *to, run, report));
   REDUCE_TRY(write_npz_data(dir, run, report));
   const ReproductionContext context = context_of(dir, oracle, *spec, run, verdict, report);

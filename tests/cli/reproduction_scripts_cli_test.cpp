@@ -141,7 +141,10 @@ TEST(ReproductionScripts, ACheckScriptBundleAppliesTheFailRegex) {
                         "Assertion.*Mul", "-o", "out"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const fs::path out = dir / "out";
-  EXPECT_TRUE(has(read_bytes(out / "report.md"), "--fail-regex 'Assertion.*Mul'")) << read_bytes(out / "report.md");
+  // report.md's `reduce check` line runs from the bundle: the script where the bundle carries it.
+  EXPECT_TRUE(has(read_bytes(out / "report.md"), "--engine 'check:sh engine/build.sh {model}' --inputs inputs --fail-regex "
+                                                  "'Assertion.*Mul'"))
+      << read_bytes(out / "report.md");
   auto fails = run_script(out / "repro.sh");
   EXPECT_EQ(fails.exit_code, 1) << fails.out << fails.err;
   write_bytes(out / "engine" / "build.sh", "echo 'built'\nexit 0\n");

@@ -76,6 +76,11 @@ struct ReproductionFile {
 // not write again).
 const std::vector<std::string>& reproduction_file_names();
 
+// The spec as it runs from the bundle's folder (report.md's `reduce check` line): a cmd:/check:
+// template's programs named by a relative path are named where the bundle carries them
+// (engine/NAME); any other spec as to_string gives it.
+std::string bundle_engine_spec(const EngineSpec& spec);
+
 // Whether the engine reads Polygraphy's files (TensorRT; a cmd: template with {inputs_json}): its
 // bundle then holds inputs.json and expected.json, which its repro.sh passes to the tool.
 bool reproduction_needs_polygraphy_files(const EngineSpec& spec);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "adapters/command_template.h"
 #include "adapters/script_words.h"
@@ -69,6 +70,16 @@ struct EnginePrograms {
   std::string checks;             // shell lines that exit 2 when a program is missing
 };
 
+// Where a template token's file goes in the bundle ("engine/NAME"), when it is one the bundle carries.
+std::optional<std::string> carried_name(const std::string& token) {
+  std::error_code ec;
+  if (token.empty() || token.find('{') != std::string::npos || token[0] == '-' || !fs::is_regular_file(token, ec)) return {};
+  const fs::path path(token);
+  const uintmax_t bytes = fs::file_size(path, ec);
+  if (!path.is_relative() || ec || bytes > kCarriedProgramBytes) return {};
+  return "engine/" + path.filename().string();
+}
+
 EnginePrograms engine_programs(const std::vector<std::string>& tokens, const ReproductionContext& context) {
   EnginePrograms p;
   for (const auto& t : tokens) {
@@ -79,13 +90,12 @@ EnginePrograms engine_programs(const std::vector<std::string>& tokens, const Rep
       continue;
     }
     const fs::path path(t);
-    const uintmax_t bytes = fs::file_size(path, ec);
-    if (path.is_relative() && !ec && bytes <= kCarriedProgramBytes) {
+    if (carried_name(t)) {
       std::ifstream in(path, std::ios::binary);
       std::string bytes_read{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
       struct stat st{};
       const bool executable = ::stat(t.c_str(), &st) == 0 && (st.st_mode & S_IXUSR);
-      const std::string name = "engine/" + path.filename().string();
+      const std::string name = *carried_name(t);
       p.carried.push_back({name, std::move(bytes_read), executable});
       p.line.push_back("\"$here/\"" + shell_word(name));
       p.checks += "[ -e \"$here/\"" + shell_word(name) + " ] || { echo " +
@@ -341,3 +351,21 @@ std::vector<ReproductionFile> command_scripts(const EngineSpec& spec, const Repr
 }
 
 }  // namespace reduce::repro
+
+namespace reduce {
+
+std::string bundle_engine_spec(const EngineSpec& spec) {
+  const std::string text = to_string(spec);
+  auto tokens = split_command_template(spec.command);
+  if (spec.command.empty() || !tokens || !text.ends_with(spec.command)) return text;
+  bool carried = false;
+  std::string command;
+  for (const auto& t : *tokens) {
+    const auto name = repro::carried_name(t);
+    carried |= name.has_value();
+    command += (command.empty() ? "" : " ") + shell_word(name.value_or(t));
+  }
+  return carried ? text.substr(0, text.size() - spec.command.size()) + command : text;
+}
+
+}  // namespace reduce

@@ -90,6 +90,9 @@ struct ReductionReport {
   // How it was searched.
   std::string engine;
   std::string engine_release;  // as the engine names itself ("onnxruntime-node 1.16.3 (cpu)"; "": unknown)
+  // The spec as it runs from the bundle's folder, where it differs (a cmd:/check: program carried in
+  // engine/: adapters/reproduction.h, bundle_engine_spec); "": `engine`.
+  std::string bundle_engine;
   std::string reference;
   // TensorRT's timing cache (adapters/timing_cache.h): the engine builds that used one, and the
   // files they shared (0, 0: no cache, or no build used it).
