@@ -61,8 +61,9 @@ po::options_description run_options() {
   po::options_description opts(
       "usage: reduce run MODEL [options]\n\n"
       "Runs MODEL on an engine and prints each output's type, shape and statistics. Inputs come from\n"
-      "--inputs, otherwise they are seeded random values (floats uniform in [-1,1), integers in [0,9],\n"
-      "bools 0/1; see --input-range). --save-outputs writes output_K.pb and output_K.npy.\n" + engine_help() +
+      "--inputs, otherwise they are seeded random values (floats uniform in [-1,1), integers in [0,9] or\n"
+      "the indices an axis takes, bools 0/1; see --input-range; an input without a shape or read as a shape\n"
+      "is refused). --save-outputs writes output_K.pb and output_K.npy.\n" + engine_help() +
       "\noptions");
   opts.add_options()("help,h", "show this help")
       ("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")

@@ -161,7 +161,7 @@ TEST(TrtCli, ReducesThroughAPolygraphyStandInToTheFaultsOneNode) {
   ASSERT_EQ((*expected)[0].tensors.size(), 1u);
   EXPECT_EQ((*expected)[0].tensors[0].name, pb->name);
   EXPECT_TRUE((*expected)[0].tensors[0].tensor.equals(pb->tensor));
-  // Without reduce: repro.sh runs Polygraphy on the bundle's files, comparing with expected.json.
+  // Without reduce: repro.sh runs Polygraphy on the bundle's files; compare.py compares its outputs.
   const std::string reduce = std::string(REDUCE_BINARY_DIR) + "/reduce";
   auto repro = testing::run_process({"env", "PATH=" + bin + ":/usr/bin:/bin", "FAULT=broadcast-batch1", "REDUCE=" + reduce,
                                      "sh", (out / "repro.sh").string()});
@@ -169,8 +169,12 @@ TEST(TrtCli, ReducesThroughAPolygraphyStandInToTheFaultsOneNode) {
   auto fixed = testing::run_process({"env", "PATH=" + bin + ":/usr/bin:/bin", "FAULT=", "REDUCE=" + reduce, "sh",
                                      (out / "repro.sh").string()});
   EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
-  EXPECT_NE(read_bytes(out / "repro.sh").find("--fp16 --load-inputs \"$here/inputs.json\" --load-outputs \"$here/expected.json\""),
+  EXPECT_NE(read_bytes(out / "repro.sh").find("--fp16 --load-inputs \"$here/inputs.json\" --save-outputs \"$out/outputs.json\""),
             std::string::npos);
+  EXPECT_NE(repro.out.find("FAILS as reduce recorded (mismatch)"), std::string::npos) << repro.out;
+  // Without TensorRT's tools: the script cannot run, it does not say FAILS.
+  auto none = testing::run_process({"env", "PATH=/usr/bin:/bin", "sh", (out / "repro.sh").string()});
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
 }
 
 TEST(TrtCli, PrecisionThroughAPolygraphyStandInFindsTheFp16OverflowSet) {

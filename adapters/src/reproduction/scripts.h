@@ -20,6 +20,11 @@ std::string spec_in_comment(const EngineSpec& spec);
 // CONFIG, numpy as np (None when missing), json, math, os, re and sys.
 extern const char* const kPythonJudge;
 
+// compare.py: judges what a command or tool did (its status, output and the outputs it wrote, every
+// form reduce reads) by kPythonJudge; `check`: by a check: script's pass rule instead of outputs.
+// Run as `python3 compare.py FOLDER STATUS [LIMITED] [VALUES]` (VALUES "": the tool wrote none).
+std::string compare_py(const ReproductionContext& context, bool check);
+
 // ONNX Runtime: repro.py (onnxruntime for Python) and repro.mjs (onnxruntime-node), the spec's session options.
 std::vector<ReproductionFile> ort_python(const EngineSpec& spec, const ReproductionContext& context);
 std::vector<ReproductionFile> ort_node(const EngineSpec& spec, const ReproductionContext& context);

@@ -9,19 +9,6 @@
 
 namespace reduce::repro {
 
-namespace {
-
-std::string script_head(const std::string& title) {
-  return "#!/bin/sh\n# " + title +
-         "\n# Run: sh repro.sh   (exits 1 when the model fails on the engine, 0 when it passes)\n"
-         "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
-         "out=$(mktemp -d) || exit 2\n"
-         "trap 'rm -rf \"$out\"' EXIT\n"
-         "mkdir \"$out/outputs\"\n";
-}
-
-}  // namespace
-
 std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const ReproductionContext& context) {
   const TrtOptions& o = spec.trt;
   const int version = o.version ? o.version : o.detected_version ? o.detected_version : 10;
@@ -41,25 +28,39 @@ std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const Reproduc
     rtol.push_back(out.name + ":" + nlohmann::json(out.rtol).dump());
   }
   const std::string model = "\"$here/" + context.model_file + "\"";
-  std::string text = script_head("The failure reduce found on TensorRT (`" + spec_in_comment(spec) + "`, TensorRT " +
-                                 std::to_string(version) + "), without reduce.") +
-                     "# Polygraphy compares TensorRT's outputs with expected.json (the reference's values); trtexec alone\n"
-                     "# builds and runs once, which shows build errors and crashes but compares nothing.\n"
-                     "# Exit status: 1 it fails, 0 it passes, 2 neither tool is on PATH or the tool cannot start.\n"
-                     "if ! command -v polygraphy >/dev/null 2>&1 && ! command -v trtexec >/dev/null 2>&1; then\n"
-                     "  echo 'CANNOT RUN: neither polygraphy nor trtexec is on PATH (TensorRT is not installed here)'; exit 2\n"
-                     "fi\n"
-                     "if command -v polygraphy >/dev/null 2>&1; then\n"
-                     "  polygraphy run " + model + " " + shell_command_line(polygraphy);
-  if (context.polygraphy_files)
-    text += " --load-inputs \"$here/inputs.json\" --load-outputs \"$here/expected.json\" " + shell_command_line(atol) + " " +
-            shell_command_line(rtol) + " --check-error-stat " + context.stat;
-  text += "\nelse\n  trtexec --onnx=" + model + " " + shell_command_line(trtexec) +
-          " --iterations=1 --warmUp=0 --duration=0\nfi\nstatus=$?\n"
-          "if [ $status -eq 126 ] || [ $status -eq 127 ]; then echo \"CANNOT RUN: the tool could not start (status $status)\"; exit 2; fi\n"
-          "if [ $status -ne 0 ]; then echo \"FAILS: exit status $status (reduce saw: " + context.failure +
-          ")\"; exit 1; fi\necho 'PASSES: the failure does not show'\n";
-  return {{"repro.sh", std::move(text)}};
+  const std::string inputs = context.polygraphy_files ? " --load-inputs \"$here/inputs.json\"" : "";
+  const bool compared = context.polygraphy_files && context.npz;  // inputs.json in, expected.npz to compare with
+  // Polygraphy's own comparison, for a maintainer who knows it: a comment (output names made one line).
+  std::string own = "polygraphy run model.onnx " + shell_command_line(polygraphy) +
+                    " --load-inputs inputs.json --load-outputs expected.json " + shell_command_line(atol) + " " +
+                    shell_command_line(rtol) + " --check-error-stat " + context.stat;
+  for (char& c : own)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::string text =
+      "#!/bin/sh\n# The failure reduce found on TensorRT (`" + spec_in_comment(spec) + "`, TensorRT " + std::to_string(version) +
+      "), without reduce.\n"
+      "# Run: sh repro.sh   Exit status: 1 TensorRT fails the way reduce recorded, 0 it passes, 3 it fails another\n"
+      "# way, 2 it cannot run here. Polygraphy runs TensorRT on inputs.json and saves the outputs, which compare.py\n"
+      "# compares with expected.npz as reduce does. Polygraphy's own comparison:\n#   " + own +
+      "\n# trtexec alone builds and runs once: it shows build errors and crashes, and compares nothing.\n"
+      "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+      "command -v python3 >/dev/null 2>&1 || { echo 'CANNOT RUN: python3 is needed to judge the result'; exit 2; }\n"
+      "if ! command -v polygraphy >/dev/null 2>&1 && ! command -v trtexec >/dev/null 2>&1; then\n"
+      "  echo 'CANNOT RUN: neither polygraphy nor trtexec is on PATH (TensorRT is not installed here)'; exit 2\n"
+      "fi\n"
+      "out=$(mktemp -d) || exit 2\n"
+      "trap 'rm -rf \"$out\"' EXIT\n"
+      "values=''\n"
+      "if command -v polygraphy >/dev/null 2>&1; then\n"
+      "  polygraphy run " + model + " " + shell_command_line(polygraphy) + inputs +
+      " --save-outputs \"$out/outputs.json\" > \"$out/log\" 2>&1\n"
+      "  status=$?\n" +
+      (compared ? "  values=yes\n" : "  # tensors Polygraphy or .npz cannot hold: its own inputs, outputs not compared\n") +
+      "else\n  trtexec --onnx=" + model + " " + shell_command_line(trtexec) +
+      " --iterations=1 --warmUp=0 --duration=0 > \"$out/log\" 2>&1\n  status=$?\nfi\n"
+      "tail -n 40 \"$out/log\"\n"
+      "python3 \"$here/compare.py\" \"$out\" \"$status\" '' \"$values\"\n";
+  return {{"repro.sh", std::move(text)}, {"compare.py", compare_py(context, false)}};
 }
 
 std::vector<ReproductionFile> reduce_check_scripts(const EngineSpec& spec, const ReproductionContext& context) {
