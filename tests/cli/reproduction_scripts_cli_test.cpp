@@ -96,6 +96,11 @@ TEST(ReproductionScripts, ReproMjsFailsOnTheBuggyReleasePassesOnTheFixedOneAndCa
   auto other = node(node_modules("1.16.3"));
   EXPECT_EQ(other.exit_code, 3) << other.out << other.err;
   EXPECT_TRUE(has(other.out, "FAILS ANOTHER WAY (error)")) << other.out;
+  // The script's own failure (a data file it cannot read) is never a verdict on the engine.
+  write_bytes(out / "expected.npz", "not an archive");
+  auto unreadable = node(node_modules("1.16.3"));
+  EXPECT_EQ(unreadable.exit_code, 2) << unreadable.out << unreadable.err;
+  EXPECT_TRUE(has(unreadable.out, "CANNOT RUN: the script could not judge the run")) << unreadable.out;
 }
 
 // A cmd: engine named by a relative path (run from the user's folder) that writes output_K.npy:

@@ -297,7 +297,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))
 )PY";
 
 }  // namespace

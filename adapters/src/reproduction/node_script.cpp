@@ -262,11 +262,23 @@ function main() {
     return judge('crash', `the engine's process was killed by ${child.signal}`, { signal });
   }
   if (child.status >= 10 && child.status <= 13) return child.status - 10;
+  if (child.status === 20) return cannotRun("the engine's process could not run it (above)");
   return judge('crash', `the engine's process exited with code ${child.status}`);
 }
 
-if (process.argv[2] === '--engine-process') process.exit(10 + await engineProcess());
-process.exit(main());
+// A status of 1 must only ever mean that the engine failed the recorded way: when the script itself
+// fails (an unreadable file, a regex JavaScript cannot compile), it cannot run (2; the child: 20).
+async function guarded(run, failed) {
+  try {
+    return await run();
+  } catch (e) {
+    console.log(`CANNOT RUN: the script could not judge the run: ${e && e.stack ? e.stack.split('\n')[0] : e}`);
+    return failed;
+  }
+}
+
+if (process.argv[2] === '--engine-process') process.exit(await guarded(async () => 10 + await engineProcess(), 20));
+process.exit(await guarded(main, 2));
 )JS";
 
 // The files a small reproducer carries, base64 (ReproductionContext::embedded).

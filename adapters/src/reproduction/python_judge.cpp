@@ -26,6 +26,18 @@ def show_release(running):
         print("engine: %s   (reduce ran: %s)" % (running or "unknown", recorded or "unknown"))
 
 
+def guarded(run, *args):
+    """run(*args), or 2 when the script itself fails (an unreadable file, a regex Python cannot
+    compile): a status of 1 must only ever mean that the engine failed the recorded way."""
+    try:
+        return run(*args)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # noqa: B902
+        print("CANNOT RUN: the script could not judge the run: %s: %s" % (type(e).__name__, e))
+        return 2
+
+
 def same_message(message):
     patterns = RECORDED["patterns"]
     return not patterns or any(re.search(p, message) for p in patterns)

@@ -20,6 +20,10 @@ def load(file):
         return {name: archive[name] for name in archive.files}
 
 
+# The engine's process exits with this when the script, not the engine, failed there.
+SCRIPT_FAILED = 20
+
+
 def engine_process(folder):
     """Runs the engine on the bundle's files and saves what it gave in `folder` (outputs.npz, or
     error.txt with its message when it raised). A process of its own: a crash is a verdict."""
@@ -50,7 +54,7 @@ def main(scratch):
     global HERE
     if len(sys.argv) == 4 and sys.argv[1] == "--engine-process":
         HERE = sys.argv[3]
-        return engine_process(sys.argv[2])
+        return 0 if guarded(engine_process, sys.argv[2]) == 0 else SCRIPT_FAILED
     if np is None:
         return cannot_run("the Python module numpy is missing (%s)" % INSTALL)
     try:
@@ -75,6 +79,8 @@ def main(scratch):
         return judge("timeout", "the engine gave no answer within %g s" % CONFIG["timeout"])
     if child.returncode < 0:
         return judge("crash", "the engine's process was killed by signal %d" % -child.returncode, signal=-child.returncode)
+    if child.returncode == SCRIPT_FAILED:
+        return cannot_run("the engine's process could not run it (above)")
     if child.returncode != 0:
         return judge("crash", "the engine's process exited with code %d" % child.returncode)
     error = os.path.join(folder, "error.txt")
@@ -89,7 +95,7 @@ def main(scratch):
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as scratch:
-        status = main(scratch)
+        status = guarded(main, scratch)
     sys.exit(status)
 )PY";
 
