@@ -4,12 +4,11 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 
 #include "adapters/command_template.h"
 #include "adapters/script_words.h"
+#include "core/mapped_file.h"
 #include "reproduction/scripts.h"
 
 namespace reduce::repro {
@@ -70,10 +69,16 @@ struct EnginePrograms {
   std::string checks;             // shell lines that exit 2 when a program is missing
 };
 
+// A template token that names a file of the user's (no placeholder, not an option).
+bool names_a_file(const std::string& token) {
+  std::error_code ec;
+  return !token.empty() && token.find('{') == std::string::npos && token[0] != '-' && fs::is_regular_file(token, ec);
+}
+
 // Where a template token's file goes in the bundle ("engine/NAME"), when it is one the bundle carries.
 std::optional<std::string> carried_name(const std::string& token) {
+  if (!names_a_file(token)) return {};
   std::error_code ec;
-  if (token.empty() || token.find('{') != std::string::npos || token[0] == '-' || !fs::is_regular_file(token, ec)) return {};
   const fs::path path(token);
   const uintmax_t bytes = fs::file_size(path, ec);
   if (!path.is_relative() || ec || bytes > kCarriedProgramBytes) return {};
@@ -83,25 +88,22 @@ std::optional<std::string> carried_name(const std::string& token) {
 EnginePrograms engine_programs(const std::vector<std::string>& tokens, const ReproductionContext& context) {
   EnginePrograms p;
   for (const auto& t : tokens) {
-    std::error_code ec;
-    const bool file = t.find('{') == std::string::npos && !t.empty() && t[0] != '-' && fs::is_regular_file(t, ec);
-    if (!file) {
+    if (!names_a_file(t)) {
       p.line.push_back(shell_token(t, context));
       continue;
     }
-    const fs::path path(t);
-    if (carried_name(t)) {
-      std::ifstream in(path, std::ios::binary);
-      std::string bytes_read{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (const auto name = carried_name(t)) {
+      auto bytes = read_file(t, kCarriedProgramBytes);
       struct stat st{};
       const bool executable = ::stat(t.c_str(), &st) == 0 && (st.st_mode & S_IXUSR);
-      const std::string name = *carried_name(t);
-      p.carried.push_back({name, std::move(bytes_read), executable});
-      p.line.push_back("\"$here/\"" + shell_word(name));
-      p.checks += "[ -e \"$here/\"" + shell_word(name) + " ] || { echo " +
-                  shell_word("CANNOT RUN: the engine's program " + name + " is missing from the bundle") + "; exit 2; }\n";
+      p.carried.push_back({*name, bytes ? std::move(*bytes) : std::string(), executable});
+      p.line.push_back("\"$here/\"" + shell_word(*name));
+      p.checks += "[ -e \"$here/\"" + shell_word(*name) + " ] || { echo " +
+                  shell_word("CANNOT RUN: the engine's program " + *name + " is missing from the bundle") + "; exit 2; }\n";
       continue;
     }
+    std::error_code ec;
+    const fs::path path(t);
     const std::string absolute = fs::absolute(path, ec).lexically_normal().string();
     p.line.push_back(shell_word(absolute));
     p.checks += "[ -e " + shell_word(absolute) + " ] || { echo " +

@@ -2,7 +2,6 @@
 // reduce's own engines (cmd: and check: are in command_scripts.cpp).
 #include <nlohmann/json.hpp>
 
-#include "adapters/command_template.h"
 #include "adapters/script_words.h"
 #include "adapters/trt_preset.h"
 #include "reproduction/scripts.h"
