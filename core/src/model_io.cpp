@@ -93,10 +93,35 @@ Expected<Model> load_model(const fs::path& path) {
     return m;
   }
   onnx::ModelProto proto;
-  REDUCE_TRY(detail::parse_model_file(path, proto));
+  std::shared_ptr<const MappedFile> file;
+  REDUCE_TRY(detail::parse_model_file(path, proto, &file));
   auto m = import_proto(proto, path.parent_path().empty() ? fs::path(".") : path.parent_path());
   if (!m) return m.error().at(where);
+  // External data is resolved against the model's folder: only a self-contained file is handed on.
+  if (m->external_data_files.empty()) m->source = std::make_shared<const ModelSource>(ModelSource{std::move(file), *m});
   return m;
+}
+
+std::vector<fs::path> files_model_reads(const fs::path& path) {
+  std::vector<fs::path> files{path};
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return files;
+  auto file = MappedFile::open(path);
+  if (!file) return files;
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  for (const auto& location : detail::external_data_locations((*file)->bytes())) files.push_back(dir / location);
+  return files;
+}
+
+std::optional<std::span<const std::byte>> source_bytes(const Model& model) {
+  if (!model.source || !model.source->file || !model.external_data_files.empty()) return std::nullopt;
+  const Model& read = model.source->as_read;
+  const bool same = model.producer_name == read.producer_name && model.producer_version == read.producer_version &&
+                    model.domain == read.domain && model.model_version == read.model_version &&
+                    model.doc_string == read.doc_string && model.metadata_props == read.metadata_props &&
+                    !first_difference(model, read);
+  if (!same) return std::nullopt;
+  return model.source->file->bytes();
 }
 
 namespace {
@@ -338,6 +363,13 @@ Status check_serialized_size(const detail::StreamedModel& model) {
 
 Status save_model(const Model& model, const fs::path& path, const SaveOptions& options) {
   const std::string where = path.string();
+  if (options.weights == SaveOptions::Weights::Inline && !options.shared)
+    if (auto bytes = source_bytes(model)) {  // the user's file as given
+      AtomicFileWriter out(path);
+      REDUCE_TRY(out.open());
+      REDUCE_TRY(out.write(*bytes));
+      return out.commit();
+    }
   std::string external;
   if (options.weights == SaveOptions::Weights::External)
     external = options.external_file.empty() ? path.stem().string() + ".data" : options.external_file;
@@ -372,6 +404,8 @@ ExternalDataUse external_data_use(const Model& model) {
 }
 
 Expected<std::string> serialize_model(const Model& model, const SharedWeights* shared) {
+  if (!shared)
+    if (auto bytes = source_bytes(model)) return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
   ExternalPlacement placement(shared, {}, 0);
   const detail::StreamedModel streamed(detail::model_to_proto(model, &placement), placement.streamed());
   REDUCE_TRY(check_serialized_size(streamed));

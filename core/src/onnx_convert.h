@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 #include <string>
@@ -72,7 +73,12 @@ Status parse_proto_file(const std::filesystem::path& path, google::protobuf::Mes
                         const std::string& what);
 // Maps and parses a binary model, refusing subgraphs nested deeper than kMaxSubgraphDepth
 // (checked on the wire, before protobuf recurses into them).
-Status parse_model_file(const std::filesystem::path& path, onnx::ModelProto& model);
+// The external-data file names (`location`, as written) a serialized model refers to, each once,
+// found without parsing the model (its weights are not read).
+std::vector<std::string> external_data_locations(std::span<const std::byte> model);
+// `mapped`, when given, receives the mapping of the file the model was parsed from.
+Status parse_model_file(const std::filesystem::path& path, onnx::ModelProto& model,
+                        std::shared_ptr<const MappedFile>* mapped = nullptr);
 void value_type_to_proto(const ValueType& type, onnx::TypeProto& proto);
 onnx::ModelProto model_to_proto(const Model& model, WeightPlacement* placement);
 

@@ -1,6 +1,7 @@
 // Import of onnx::ModelProto into the IR: tensors (inline, typed fields, external), types, graphs.
 #include <google/protobuf/io/coded_stream.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -385,6 +386,49 @@ int subgraph_depth(const uint8_t* p, const uint8_t* end, Wire kind, int depth) {
   return deepest;
 }
 
+// The `location` of every external-data entry in the serialized message [p, end) of kind `kind`:
+// tensors of the graph (initializers), of attributes, at any subgraph depth (bounded). Malformed
+// bytes end the scan. Only the fields that lead to tensors are entered.
+enum class DataWire { Model, Graph, Node, Attribute, Tensor, Entry };
+void external_locations(const uint8_t* p, const uint8_t* end, DataWire kind, int depth, std::vector<std::string>& out) {
+  std::string key_text, value_text;
+  while (p < end && depth <= kMaxSubgraphDepth) {
+    uint64_t key = 0, value = 0;
+    if (!read_varint(p, end, key)) return;
+    const uint64_t field = key >> 3;
+    switch (key & 7) {
+      case 0: if (!read_varint(p, end, value)) return; continue;
+      case 1:
+      case 5: {
+        const ptrdiff_t size = (key & 7) == 1 ? 8 : 4;
+        if (end - p < size) return;
+        p += size;
+        continue;
+      }
+      case 2: break;
+      default: return;
+    }
+    if (!read_varint(p, end, value) || value > static_cast<uint64_t>(end - p)) return;
+    const uint8_t* sub = p;
+    p += value;
+    if (kind == DataWire::Entry) {
+      if (field == 1) key_text.assign(reinterpret_cast<const char*>(sub), value);
+      if (field == 2) value_text.assign(reinterpret_cast<const char*>(sub), value);
+      continue;
+    }
+    std::optional<std::pair<DataWire, int>> next;
+    if (kind == DataWire::Model && field == 7) next = {DataWire::Graph, depth};
+    else if (kind == DataWire::Graph && field == 5) next = {DataWire::Tensor, depth};
+    else if (kind == DataWire::Graph && field == 1) next = {DataWire::Node, depth};
+    else if (kind == DataWire::Node && field == 5) next = {DataWire::Attribute, depth};
+    else if (kind == DataWire::Attribute && (field == 5 || field == 10)) next = {DataWire::Tensor, depth};
+    else if (kind == DataWire::Attribute && (field == 6 || field == 11)) next = {DataWire::Graph, depth + 1};
+    else if (kind == DataWire::Tensor && field == 13) next = {DataWire::Entry, depth};
+    if (next) external_locations(sub, p, next->first, next->second, out);
+  }
+  if (kind == DataWire::Entry && key_text == "location" && !value_text.empty()) out.push_back(value_text);
+}
+
 Status parse_bytes(std::span<const std::byte> bytes, google::protobuf::MessageLite& message,
                    const std::string& where, const std::string& what) {
   if (bytes.empty()) return Error{where, "the file is empty"};
@@ -405,9 +449,19 @@ Status parse_proto_file(const fs::path& path, google::protobuf::MessageLite& mes
   return parse_bytes(file->bytes(), message, path.string(), what);
 }
 
-Status parse_model_file(const fs::path& path, onnx::ModelProto& model) {
+std::vector<std::string> external_data_locations(std::span<const std::byte> model) {
+  std::vector<std::string> out;
+  const auto* begin = reinterpret_cast<const uint8_t*>(model.data());
+  external_locations(begin, begin + model.size(), DataWire::Model, 0, out);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Status parse_model_file(const fs::path& path, onnx::ModelProto& model, std::shared_ptr<const MappedFile>* mapped) {
   const std::string where = path.string();
   REDUCE_ASSIGN(auto file, MappedFile::open(path));
+  if (mapped) *mapped = file;
   const auto bytes = file->bytes();
   const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
   if (subgraph_depth(begin, begin + bytes.size(), Wire::Model, 0) > kMaxSubgraphDepth)

@@ -145,7 +145,7 @@ std::span<std::byte> Tensor::mutable_bytes() {
 
 bool Tensor::equals(const Tensor& other) const {
   if (dtype_ != other.dtype_ || shape_ != other.shape_ || byte_size_ != other.byte_size_) return false;
-  return byte_size_ == 0 || std::memcmp(data_, other.data_, byte_size_) == 0;
+  return byte_size_ == 0 || data_ == other.data_ || std::memcmp(data_, other.data_, byte_size_) == 0;
 }
 
 double Tensor::element_as_double(uint64_t i) const {

@@ -5,6 +5,7 @@
 #include <bit>
 #include <unordered_set>
 
+#include "core/model_io.h"
 #include "leading_slice.h"
 
 namespace reduce {
@@ -79,7 +80,33 @@ std::unordered_set<std::string> CandidateMaterializer::constant_fed_values(const
   return constant;
 }
 
+bool CandidateMaterializer::whole_is_file(const Model& model) { return source_bytes(model).has_value(); }
+
+// The original's own check on the user's file as given: its inputs and outputs as declared (no
+// value that no node reads becomes an output), the recorded values for both. Nothing when a value
+// was not recorded: the extraction decides then.
+Expected<CandidateRun> CandidateMaterializer::materialize_file(const Candidate& c) const {
+  if (!whole_is_file_ || c != Candidate::whole(model_.graph)) return make_error("not the file");
+  CandidateRun run;
+  for (const auto& vi : model_.graph.inputs) {
+    if (model_.graph.find_initializer(vi.name)) continue;
+    const Tensor* t = recorded_.find(vi.name);
+    if (!t) return make_error("no recorded value for input '" + vi.name + "'");
+    run.inputs.push_back({vi.name, *t});
+  }
+  for (const auto& vi : model_.graph.outputs) {
+    const Tensor* t = recorded_.find(vi.name);
+    if (!t && outputs_optional_) continue;
+    if (!t) return make_error("no recorded value for output '" + vi.name + "'");
+    run.expected.push_back({vi.name, *t});
+  }
+  run.model = model_;  // shares the weights, and the file's bytes (Model::source)
+  return run;
+}
+
 Expected<CandidateRun> CandidateMaterializer::materialize(const Candidate& c) const {
+  if (whole_is_file_)
+    if (auto run = materialize_file(c)) return run;
   ExtractOptions eo;
   eo.outputs = c.outputs;
   eo.removed_body_nodes = c.removed_body_nodes;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/extract.h"
 #include "core/graph_algorithms.h"
 #include "core/mapped_file.h"
 #include "core/model_io.h"
@@ -463,6 +464,72 @@ g (float[805306368] X, float[805306368] w) => (float[805306368] Y)
   const Tensor& w = back->graph.find_initializer("w")->tensor;
   EXPECT_EQ(w.byte_size(), bytes);
   EXPECT_FALSE(w.writable());
+}
+
+// An engine checks the user's file as given (issue 65): a model read from a binary file is saved and
+// serialized as the file's own bytes while nothing in it changed, and as its re-serialization as soon
+// as anything does. A PyTorch export, whose bytes our serialization does not reproduce.
+TEST(ModelIo, AModelStillAsReadIsSavedAsTheUsersOwnFile) {
+  const std::filesystem::path file =
+      std::filesystem::path(REDUCE_SHARED_FIXTURES) / "exported" / "bert_torchscript_op17" / "model.onnx";
+  const std::string original = read_bytes(file);
+  auto model = load_model(file);
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  ASSERT_TRUE(source_bytes(*model).has_value());
+  auto bytes = serialize_model(*model);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_TRUE(*bytes == original);
+  const Model copy = *model;
+  TempDir dir;
+  ASSERT_TRUE(save_model(copy, dir / "copy.onnx").ok());
+  EXPECT_TRUE(read_bytes(dir / "copy.onnx") == original);
+
+  auto differs = [&](const Model& m) {
+    EXPECT_FALSE(source_bytes(m).has_value());
+    auto b = serialize_model(m);
+    return b.ok() && *b != original;
+  };
+  Model renamed = *model;
+  renamed.graph.nodes[0].name += "_x";
+  EXPECT_TRUE(differs(renamed));
+  Model with_output = *model;
+  with_output.graph.outputs.push_back({with_output.graph.nodes[0].outputs[0], {}});
+  EXPECT_TRUE(differs(with_output));
+  Model described = *model;
+  described.doc_string = "changed";
+  EXPECT_TRUE(differs(described));
+  Model attribute = *model;
+  auto node = std::find_if(attribute.graph.nodes.begin(), attribute.graph.nodes.end(),
+                           [](const Node& n) { return !n.attributes.empty() && !n.attributes[0].ints.empty(); });
+  ASSERT_NE(node, attribute.graph.nodes.end());
+  node->attributes[0].ints[0] += 1;
+  EXPECT_TRUE(differs(attribute));
+  Model weight = *model;
+  ASSERT_FALSE(weight.graph.initializers.empty());
+  auto& w = weight.graph.initializers[0].tensor;
+  auto filled = filled_like(w, 7.0);
+  ASSERT_TRUE(filled.ok());
+  w = *filled;
+  EXPECT_TRUE(differs(weight));
+  // What a re-serialization gives is another file: the bytes handed on before.
+  Model reread = *model;
+  reread.source.reset();
+  auto again = serialize_model(reread);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(*again, original);
+}
+
+// Only a self-contained binary file is handed on as it is: external data is resolved against the
+// model's folder, and a text model is no ONNX file.
+TEST(ModelIo, ExternalDataAndTextModelsAreNotHandedOnAsTheirFile) {
+  auto external = load_model(std::filesystem::path(REDUCE_SHARED_FIXTURES) / "exported" / "vit_dynamo_external" / "model.onnx");
+  ASSERT_TRUE(external.ok()) << external.error().message();
+  EXPECT_FALSE(source_bytes(*external).has_value());
+  TempDir dir;
+  write_bytes(dir / "small.onnxtxt", kSmallModel);
+  auto text = load_model(dir / "small.onnxtxt");
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_FALSE(source_bytes(*text).has_value());
 }
 
 TEST(ModelIo, SetInputShapeFixesDynamicDimsAndRejectsContradictions) {

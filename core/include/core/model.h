@@ -123,6 +123,8 @@ struct OpsetImport {
   bool operator==(const OpsetImport&) const = default;
 };
 
+struct ModelSource;  // core/model_io.h
+
 struct Model {
   int64_t ir_version = 8;
   std::vector<OpsetImport> opset_imports;
@@ -140,6 +142,10 @@ struct Model {
   // so that saving can reference the original file again instead of copying the weights
   // (SaveOptions::link_external_data).
   std::vector<std::shared_ptr<const MappedFile>> external_data;
+  // The file the model was read from and the model as read (load_model, binary files without external
+  // data). While the model is still equal to it, saving or serializing hands over the file's own bytes:
+  // an engine checks the user's file as given, not a re-serialization (model_io.h, source_bytes).
+  std::shared_ptr<const ModelSource> source;
 
   // Opset version of a domain ("" and "ai.onnx" are the same), if imported.
   std::optional<int64_t> opset(std::string_view domain) const;

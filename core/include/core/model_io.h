@@ -3,9 +3,14 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/mapped_file.h"
 #include "core/model.h"
 
 namespace reduce {
@@ -13,7 +18,23 @@ namespace reduce {
 // Loads a binary `.onnx` file, or the ONNX text format when the name ends in `.onnxtxt`.
 // External data is memory-mapped and confined to the model's folder. Constant nodes become
 // initializers. Errors name the file.
+// A binary file without external data is remembered (Model::source): while the model stays as
+// read, it is saved and serialized as the file's own bytes.
 Expected<Model> load_model(const std::filesystem::path& path);
+
+// The files reading the model at `path` opens: the file itself and the external-data files it names
+// (resolved against its folder, whether or not they exist). Found without loading the model; a
+// file that is not a model gives itself alone. For guards that must never write over an input.
+std::vector<std::filesystem::path> files_model_reads(const std::filesystem::path& path);
+
+// The file a model was read from, and the model as read (sharing its weights).
+struct ModelSource {
+  std::shared_ptr<const MappedFile> file;
+  Model as_read;
+};
+// The bytes of the file `model` was read from, when the model is still what the file says (no node,
+// value, attribute, weight, opset or metadata changed since load_model); otherwise nothing.
+std::optional<std::span<const std::byte>> source_bytes(const Model& model);
 // Parses a model from the ONNX text syntax (as in onnx/defs/parser.h). External data in text
 // models resolves against `base_dir`.
 Expected<Model> parse_model_text(std::string_view text, const std::filesystem::path& base_dir = {});

@@ -35,7 +35,8 @@ class CandidateMaterializer {
   CandidateMaterializer(const Model& model, const Extractor& extractor, const RecordedValues& recorded,
                         Engine& reference, bool outputs_optional)
       : model_(model), extractor_(extractor), recorded_(recorded), reference_(reference),
-        outputs_optional_(outputs_optional), constant_fed_(constant_fed_values(model.graph)) {}
+        outputs_optional_(outputs_optional), constant_fed_(constant_fed_values(model.graph)),
+        whole_is_file_(whole_is_file(model)) {}
 
   // Values of `graph` computed from its weights alone: no graph input reaches them, and no random
   // op, op of another domain or subgraph body makes them. A candidate that cuts one reads it as a
@@ -46,10 +47,13 @@ class CandidateMaterializer {
   // The candidate's model, inputs and expected outputs: weights shared with the original, cut
   // inputs viewing the recorded values (nothing large is copied). With reduced input shapes,
   // filled weights or dropped attributes the recorded outputs no longer apply and the reference
-  // computes them. Thread-safe.
+  // computes them. The whole model, still as its file says, is the model itself: engines get the
+  // user's file as given (Model::source). Thread-safe.
   Expected<CandidateRun> materialize(const Candidate& candidate) const;
 
  private:
+  static bool whole_is_file(const Model& model);
+  Expected<CandidateRun> materialize_file(const Candidate& candidate) const;
   // A filled weight, shared with the candidates in flight that fill the same weight with the same value.
   Expected<Tensor> shared_fill(const std::string& name, const Tensor& like, double value) const;
 
@@ -59,6 +63,7 @@ class CandidateMaterializer {
   Engine& reference_;
   const bool outputs_optional_;
   const std::unordered_set<std::string> constant_fed_;
+  const bool whole_is_file_;  // the model is still its file (source_bytes)
 
   // Filled weights of the candidates in flight, by (initializer, value): candidates that fill the
   // same weight with the same value share one tensor (a 64 MiB weight filled with ones, twice at
