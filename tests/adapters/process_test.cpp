@@ -45,13 +45,18 @@ TEST(Process, CapturesStdoutAndStderrInOrder) {
   EXPECT_EQ(r.output, "one\ntwo\nthree\n");
 }
 
-TEST(Process, KeepsOnlyTheFirstBytesOfALargeOutput) {
+// Errors come last (a build log, then the failure): the first and the last half of the budget are
+// kept, with a line saying how much of the middle was left out.
+TEST(Process, KeepsTheFirstAndTheLastBytesOfALargeOutput) {
   ProcessOptions o;
   o.max_output_bytes = 10;
-  const ProcessResult r = sh("head -c 1000000 /dev/zero | tr '\\0' x; exit 0", o);
+  const ProcessResult r = sh("printf head; head -c 1000000 /dev/zero | tr '\\0' x; printf tail; exit 0", o);
   EXPECT_TRUE(r.exited_ok());
-  EXPECT_EQ(r.output, std::string(10, 'x'));
+  EXPECT_EQ(r.output, "headx\n[... 999998 bytes of output left out ...]\nxtail");
   EXPECT_TRUE(r.output_truncated);
+  const ProcessResult small = sh("printf 0123456789", o);
+  EXPECT_EQ(small.output, "0123456789");
+  EXPECT_FALSE(small.output_truncated);
 }
 
 TEST(Process, ACrashIsReportedWithItsSignal) {

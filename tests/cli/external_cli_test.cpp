@@ -200,6 +200,18 @@ TEST(CheckScriptCli, FailCodesAndRegexRefineTheDecision) {
   EXPECT_EQ(run_reduce({"check", model_in(dir), "--engine", engine, "--fail-code", "3"}).exit_code, 1);
 }
 
+// A build error comes after the build log: the failing line after 2 MB of output is still matched
+// (the first and the last 512 KiB are kept), and one in the middle of 4 MB is not claimed.
+TEST(CheckScriptCli, AFailingLineAfterMegabytesOfLogIsMatched) {
+  TempDir dir;
+  const auto late = "check:sh " + script(dir, "late.sh", "head -c 2000000 /dev/zero | tr '\\0' '.'; echo; echo 'ERROR: Assertion failed in layer 7'; exit 0\n");
+  auto r = run_reduce({"check", model_in(dir), "--engine", late, "--fail-regex", "Assertion failed"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto middle = "check:sh " + script(dir, "middle.sh", "head -c 2000000 /dev/zero | tr '\\0' '.'; echo; echo 'ERROR: Assertion failed';"
+                                                               " head -c 2000000 /dev/zero | tr '\\0' '.'; exit 0\n");
+  EXPECT_EQ(run_reduce({"check", model_in(dir), "--engine", middle, "--fail-regex", "Assertion failed"}).exit_code, 0);
+}
+
 // Polygraphy's semantics (docs/oracle.md): without --fail-code a regex decides alone, exit 0
 // included; several regexes, after one flag or repeated, fail on any match; with --fail-code a
 // listed code fails only when a regex (if given) matches too; --fail-code takes several codes.
@@ -494,6 +506,19 @@ TEST(CommandEngineCli, PathsWithSpacesAndShellSyntaxArriveIntact) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_FALSE(std::filesystem::exists("pwned"));
   EXPECT_FALSE(std::filesystem::exists(odd / "pwned"));
+}
+
+// A misspelt placeholder never reaches the engine as it is (issue 66): exit 2 naming it; text in
+// braces that is no placeholder name (JSON) is left alone.
+TEST(SlotEnvCli, AnUnknownPlaceholderIsRefused) {
+  TempDir dir;
+  const auto s = script(dir, "pass.sh", "exit 0\n");
+  auto r = run_reduce({"check", model_in(dir), "--engine", "check:sh " + s, "--slot-env", "A={nope}"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--slot-env 'A={nope}': unknown placeholder {nope} (known: {slot}, {rank}, {local_rank})"), std::string::npos)
+      << r.err;
+  auto json = run_reduce({"check", model_in(dir), "--engine", "check:sh " + s, "--slot-env", "CFG={\"a\": 1}"});
+  EXPECT_EQ(json.exit_code, 0) << json.out << json.err;
 }
 
 TEST(SlotEnvCli, EachConcurrentRunGetsItsSlot) {

@@ -22,7 +22,8 @@ struct ProcessOptions {
   std::vector<std::string> env;
   // Folder the program starts in; empty: the current one.
   std::filesystem::path working_directory;
-  // stdout and stderr (interleaved, as a terminal shows them) are kept up to this many bytes.
+  // stdout and stderr (interleaved, as a terminal shows them) are kept up to this many bytes: the
+  // first half and the last half of it (errors come last), a line between saying what was left out.
   size_t max_output_bytes = size_t{1} << 20;
   // When set and it becomes true, the process group is killed at once (stale speculative work).
   const std::atomic<bool>* cancel = nullptr;
@@ -42,7 +43,7 @@ struct ProcessResult {
   int signal = 0;          // the signal that ended it (also set after a timeout kill)
   bool timed_out = false;  // the time limit was reached and the group was killed
   bool cancelled = false;  // ProcessOptions::cancel was set and the group was killed
-  std::string output;      // stdout + stderr, truncated to max_output_bytes
+  std::string output;      // stdout + stderr: its first and last max_output_bytes / 2
   bool output_truncated = false;
   double seconds = 0;
 

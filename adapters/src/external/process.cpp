@@ -151,7 +151,43 @@ void kill_marked(const std::string& entry) {
 }
 
 // Reads what the pipe holds now (non-blocking); returns false at end of file.
-bool drain(int fd, ProcessResult& result, size_t max_bytes, bool echo) {
+// The output as kept: its first half of the budget and its last half (build errors and tracebacks
+// come last), with one line saying how much of the middle was left out.
+class OutputCapture {
+ public:
+  explicit OutputCapture(size_t max_bytes) : head_max_(max_bytes / 2), tail_max_(max_bytes - max_bytes / 2) {}
+  void append(const char* data, size_t n) {
+    const size_t to_head = std::min(n, head_max_ - std::min(head_max_, head_.size()));
+    head_.append(data, to_head);
+    data += to_head;
+    n -= to_head;
+    if (n == 0) return;
+    tail_.append(data, n);
+    if (tail_.size() > 2 * tail_max_ + 65536) trim();  // amortized: the tail is cut once it doubled
+  }
+  // Moves what was kept into `result`.
+  void finish(ProcessResult& result) {
+    trim();
+    result.output = std::move(head_);
+    if (left_out_ > 0) {
+      result.output_truncated = true;
+      result.output += "\n[... " + std::to_string(left_out_) + " bytes of output left out ...]\n";
+    }
+    result.output += tail_;
+  }
+
+ private:
+  void trim() {
+    if (tail_.size() <= tail_max_) return;
+    left_out_ += tail_.size() - tail_max_;
+    tail_.erase(0, tail_.size() - tail_max_);
+  }
+  size_t head_max_, tail_max_;
+  std::string head_, tail_;
+  uint64_t left_out_ = 0;
+};
+
+bool drain(int fd, OutputCapture& capture, bool echo) {
   char buffer[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
@@ -159,9 +195,7 @@ bool drain(int fd, ProcessResult& result, size_t max_bytes, bool echo) {
     if (n < 0) return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK;
     for (ssize_t at = 0, w = 0; echo && at < n; at += w)
       if ((w = ::write(2, buffer + at, static_cast<size_t>(n - at))) <= 0) break;
-    const size_t room = max_bytes - std::min(max_bytes, result.output.size());
-    result.output.append(buffer, std::min(room, static_cast<size_t>(n)));
-    if (static_cast<size_t>(n) > room) result.output_truncated = true;
+    capture.append(buffer, static_cast<size_t>(n));
   }
 }
 
@@ -384,6 +418,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   if (!options.show_output) ::fcntl(read_end.fd, F_SETFL, ::fcntl(read_end.fd, F_GETFL) | O_NONBLOCK);
 
   ProcessResult result;
+  OutputCapture capture(options.max_output_bytes);
   const bool limited = options.timeout_seconds > 0;
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(limited ? options.timeout_seconds : 0));
@@ -423,7 +458,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
     }
     if (pipe_open) {
       pollfd p{read_end.fd, POLLIN, 0};
-      if (::poll(&p, 1, wait_ms) > 0) pipe_open = drain(read_end.fd, result, options.max_output_bytes, options.echo_output);
+      if (::poll(&p, 1, wait_ms) > 0) pipe_open = drain(read_end.fd, capture, options.echo_output);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
       idle_ms = std::min(idle_ms * 2, 20);
@@ -433,7 +468,8 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
   // descendants that left the group (a `setsid` grandchild).
   ::kill(-pid, SIGKILL);
   kill_marked(marker);
-  if (pipe_open) drain(read_end.fd, result, options.max_output_bytes, options.echo_output);
+  if (pipe_open) drain(read_end.fd, capture, options.echo_output);
+  capture.finish(result);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
