@@ -56,6 +56,12 @@ row "ReduceSum over an empty axis (shape)" "ort@1.16.3" "repro.mjs" \
   "$(node_with "$cache/ort-1.16.3" "$work/b1/repro.mjs") (1.16.3)" \
   "$(node_with "$cache/ort" "$work/b1/repro.mjs") (1.30.0)" "$(node_with "$work/none" "$work/b1/repro.mjs")"
 
+# The same bug in onnxruntime-web 1.16.3's wasm build (installed on demand; fixed in 1.30.0).
+"$reduce" "$m" --engine ort-web@1.16.3 -o "$work/b1w" > /dev/null 2>&1
+row "ReduceSum over an empty axis (shape), wasm" "ort-web@1.16.3" "repro.mjs" \
+  "$(node_with "$cache/ort-web-1.16.3" "$work/b1w/repro.mjs") (web 1.16.3)" \
+  "$(node_with "$cache/ort-web" "$work/b1w/repro.mjs") (web 1.30.0)" "$(node_with "$work/none" "$work/b1w/repro.mjs")"
+
 # onnxruntime-node 1.14.0: Pad with a negative axis aborts (double free), 1.16.3 runs it.
 m=$(model pad '<ir_version: 8, opset_import: ["" : 18]>
 pad (float[2,3] x) => (float[2,5] y) {

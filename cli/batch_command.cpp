@@ -11,6 +11,7 @@
 #include <sstream>
 #include <variant>
 
+#include "adapters/engine_spec.h"
 #include "batch/attempts.h"
 #include "batch/manifest.h"
 #include "batch/order.h"
@@ -196,6 +197,13 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     return kExitUsage;
   }
   const fs::path source = vm["source"].as<std::string>(), out = vm["output"].as<std::string>();
+  // One spec for every model: a bad one (a list of releases, an unknown kind) is the batch's usage
+  // error, before any row runs.
+  if (vm.count("engine"))
+    if (auto spec = parse_engine_spec(vm["engine"].as<std::string>()); !spec) {
+      std::cerr << "error: --engine: " << spec.error().message() << "\n";
+      return kExitUsage;
+    }
   auto items = batch_items(source, vm.count("engine") ? std::optional(vm["engine"].as<std::string>()) : std::nullopt);
   if (!items) {
     std::cerr << "error: " << items.error().message() << "\n";

@@ -1,6 +1,7 @@
 // Parsing of the input options and building the inputs of a run from them.
 #include "input_options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -115,7 +116,16 @@ Expected<std::vector<InputSample>> prepare_input_samples(const po::variables_map
       for (auto& sample : read) {
         if (samples.size() == kMaxTensorSamples)
           return Error{path, "more than " + std::to_string(kMaxTensorSamples) + " input samples in all"};
+        // A lone tensor named after no input is bound by position: said, since a wrong file would be too.
+        std::string unnamed;
+        if (sample.tensors.size() == 1 && !sample.tensors[0].name.empty() &&
+            std::none_of(model.graph.inputs.begin(), model.graph.inputs.end(),
+                         [&](const ValueInfo& vi) { return vi.name == sample.tensors[0].name; }))
+          unnamed = sample.tensors[0].name;
         REDUCE_ASSIGN(auto bound, bind_inputs(model.graph, std::move(sample.tensors), sample.source));
+        if (!unnamed.empty() && !bound.empty())
+          std::cerr << "note: " << sample.source << ": its one tensor '" << unnamed << "' names no input of the model; "
+                    << "bound by position to input '" << bound[0].name << "'\n";
         samples.push_back({sample.source, std::move(bound)});
       }
     }

@@ -1,6 +1,8 @@
 // Parsing of the oracle options and building the oracle from them.
 #include "oracle_options.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -163,8 +165,20 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   REDUCE_TRY(run_limits_from(vm, o.environment));
   if (vm.count("slot-env")) o.environment.env = vm["slot-env"].as<std::vector<std::string>>();
   cluster::substitute_rank(o.environment.env, cluster::mpi_launch_from_environment());
-  for (const auto& e : o.environment.env)
+  for (const auto& e : o.environment.env) {
     if (e.find('=') == std::string::npos || e.front() == '=') return make_error("--slot-env '" + e + "': expected NAME=VALUE");
+    // A misspelt placeholder would reach the engine as it is: `{word}` must be one reduce fills.
+    for (size_t open = e.find('{'); open != std::string::npos; open = e.find('{', open + 1)) {
+      const size_t close = e.find('}', open);
+      if (close == std::string::npos) break;
+      const std::string word = e.substr(open + 1, close - open - 1);
+      const bool identifier = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      });
+      if (identifier && word != "slot")
+        return make_error("--slot-env '" + e + "': unknown placeholder {" + word + "} (known: {slot}, {rank}, {local_rank})");
+    }
+  }
   o.environment.threads = vm["threads"].as<int>();
   REDUCE_TRY(check_int_range("--threads", o.environment.threads, 0, kMaxParallel));
   configure_engine_libraries(o.environment.threads);  // process-wide: the command's, once

@@ -1,6 +1,8 @@
 // The guards of an output: flock on a lock file holding the holder's pid, and the input check.
 #include "core/bundle_lock.h"
 
+#include "core/model_io.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -125,6 +127,18 @@ Expected<BundleLock> BundleLock::acquire_file(const fs::path& file, const std::s
               "this file; wait for it or choose another " + option);
 }
 
+Status BundleLock::check_bundle_free(const fs::path& file, const std::string& option) {
+  // A chart beside report.md waits for no reduction writing that bundle; a stale lock of one that
+  // died is taken and let go.
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::exists(dir / kBundleLockName, ec)) return {};
+  auto held = lock(dir / kBundleLockName, file.string(), false,
+                   "the bundle " + dir.string() + " that holds it; wait for it or choose another " + option);
+  if (!held) return held.error();
+  return {};
+}
+
 BundleLock::BundleLock(BundleLock&& other) noexcept
     : lock_file_(std::move(other.lock_file_)), fd_(other.fd_), created_dir_(other.created_dir_) {
   other.fd_ = -1;
@@ -152,6 +166,17 @@ Status check_output_spares(const fs::path& output, const std::vector<fs::path>& 
     if (lies_inside(input, output))
       return Error{output.string(), "output folder holds the input model " + input.string() +
                                         "; writing there would replace it (choose another " + option + ")"};
+    // The model's weights in external-data files are the model too.
+    const auto files = files_model_reads(input);
+    for (size_t k = 1; k < files.size(); ++k) {
+      if (fs::equivalent(output, files[k], ec) ||
+          fs::weakly_canonical(fs::absolute(files[k], ec), ec) == out)
+        return Error{output.string(), "is the external data of the input model " + input.string() +
+                                          " (its weights); writing it would replace them (choose another " + option + ")"};
+      if (lies_inside(files[k], output))
+        return Error{output.string(), "output folder holds " + files[k].string() + ", external data of the input model " +
+                                          input.string() + "; writing there would replace it (choose another " + option + ")"};
+    }
   }
   return {};
 }
@@ -159,7 +184,9 @@ Status check_output_spares(const fs::path& output, const std::vector<fs::path>& 
 Expected<BundleLock> claim_output(const fs::path& output, OutputKind kind, const std::vector<fs::path>& inputs,
                                   const std::string& option) {
   REDUCE_TRY(check_output_spares(output, inputs, option));
-  return kind == OutputKind::Folder ? BundleLock::acquire(output) : BundleLock::acquire_file(output, option);
+  if (kind == OutputKind::Folder) return BundleLock::acquire(output);
+  REDUCE_TRY(BundleLock::check_bundle_free(output, option));
+  return BundleLock::acquire_file(output, option);
 }
 
 }  // namespace reduce

@@ -1,6 +1,7 @@
 // Failure signatures: how they read and the same-failure rule (normalization: message_normalization.cpp).
 #include "oracle/signature.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -60,7 +61,30 @@ SignatureMatch match_signature(const FailureSignature& target, const FailureSign
   }
 }
 
-std::string shown_message(std::string_view message) {
+namespace {
+
+// Control bytes (NUL, ESC, a carriage return that would redraw the line) as \xHH: a terminal shows
+// them as they are, and a report keeps them readable. Newlines and tabs stay.
+std::string escape_controls(std::string text) {
+  const auto control = [](unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; };
+  if (std::none_of(text.begin(), text.end(), [&](char c) { return control(static_cast<unsigned char>(c)); })) return text;
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (!control(c)) {
+      out += ch;
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+std::string shown_unescaped(std::string_view message) {
   constexpr size_t kWhole = 4096, kLines = 20, kLineChars = 400;
   if (message.size() <= kWhole) return std::string(message);
   std::vector<std::string_view> lines;
@@ -82,5 +106,9 @@ std::string shown_message(std::string_view message) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string shown_message(std::string_view message) { return escape_controls(shown_unescaped(message)); }
 
 }  // namespace reduce

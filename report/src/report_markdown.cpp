@@ -96,8 +96,9 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
      << ") in `expected/`, the engine's in `actual/`.\n\n```sh\n" << r.command << "\n"
      << reduce_check_line(r) << "\n```\n\n";
   write_reproduction(r, md);
-  md
-     << "**Engine:** `" << r.engine << "`" << (r.engine_release.empty() ? "" : " (" + r.engine_release + ")")
+  // The bug templates' order: platform and OS, then the engine's release and execution provider.
+  md << "**Environment:** " << r.environment << "\n\n";
+  md << "**Engine:** `" << r.engine << "`" << (r.engine_release.empty() ? "" : " (" + r.engine_release + ")")
      << ", reference `" << r.reference << "`, tolerance atol "
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
      << to_string(r.tolerance.stat) << describe_element_type_tolerances(r.tolerance) << ")\n\n";
@@ -113,7 +114,6 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
        << "polygraphy run model.onnx --trt --load-inputs inputs.json --load-outputs expected.json\n```\n\n";
   else if (!r.polygraphy_files_note.empty())
     md << "**Polygraphy:** no inputs.json/expected.json: " << r.polygraphy_files_note << "\n\n";
-  md << "**Environment:** " << r.environment << "\n\n";
   if (r.renamed_nodes > 0)
     md << "**Renamed:** " << r.renamed_nodes << " node(s) had the name of an earlier node and were renamed `NAME_K` "
        << "before the search, so that every node name here means one node.\n\n";

@@ -34,7 +34,10 @@ if [[ ! "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]]; then
 fi
 [[ "$version" == "$default" ]] || name="$name-$version"
 dir="${dir:-$cache/$name}"
-mkdir -p "$dir"
+if ! why=$(mkdir -p "$dir" 2>&1) || ! why=$( { : >>"$dir/.install.lock"; } 2>&1); then
+  echo "error: $dir: cannot write the folder for $package@$version (${why##*: }); releases go beside REDUCE_ORT_DIR: point it at a writable folder" >&2
+  exit 1
+fi
 # One install at a time per folder: engines of parallel slots may all ask for the same release.
 exec 9>"$dir/.install.lock"
 flock 9
@@ -44,13 +47,21 @@ if [[ -f "$refused" ]]; then
   exit 1
 fi
 marker="$dir/node_modules/$package/package.json"
+loads() { node -e "require(process.argv[1] + '/node_modules/$package')" "$dir" 2>"$dir/load.log"; }
+# A folder left without its binary (an interrupted install, a cache cleaned by hand) is installed again.
+binaries() { find "$dir/node_modules/$package" \( -name '*.wasm' -o -name '*.node' -path "*/$(node -p process.platform)/*" \) -print -quit; }
+if [[ -f "$marker" ]] && [[ -z "$(binaries)" ]] && ! loads; then
+  echo "note: $dir: $package@$version has no binary left; installing it again" >&2
+  rm -rf "$dir/node_modules"
+fi
 if [[ ! -f "$marker" ]] || ! grep -q "\"version\": \"$version\"" "$marker"; then
+  echo "note: installing $package@$version from npm into $dir (once; about 100 MB; an interrupted install is redone next time)" >&2
   (cd "$dir" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error "$package@$version" >&2) || {
     echo "error: $package@$version: npm install failed (is it a published release? see npm view $package versions)" >&2
     exit 1
   }
 fi
-if ! node -e "require(process.argv[1] + '/node_modules/$package')" "$dir" 2>"$dir/load.log"; then
+if ! loads; then
   line="error: $dir: $package@$version does not load: $(grep -m1 -E 'Error|error' "$dir/load.log" || head -1 "$dir/load.log")"
   # A package whose install script fetches the binary (prebuild-install, download scripts) has none.
   if ! find "$dir/node_modules/$package" -name '*.node' -path "*$(node -p process.platform)*" | grep -q .; then

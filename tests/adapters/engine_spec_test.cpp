@@ -117,6 +117,13 @@ TEST(EngineSpec, BadReleasesAreOneLineErrors) {
             "a list of releases (ort@A,ort@B,...) is for `reduce check`, which gives a verdict per release");
   EXPECT_EQ(problem("ref@1.0.0"), "engine 'ref' has no releases to choose (only ort@VERSION and ort-web@VERSION)");
   EXPECT_EQ(problem("ort-web:ep=cuda"), "ort-web runs onnxruntime-web's wasm backend only: ep= is for ort");
+  // Refused before anything is installed (issue 66): no ep= at all on ort-web, no leading zeros.
+  EXPECT_EQ(problem("ort-web:ep=cpu"), "ort-web runs onnxruntime-web's wasm backend only: ep= is for ort");
+  EXPECT_EQ(problem("ort-web:threads=1,ep=cpu"), "ort-web runs onnxruntime-web's wasm backend only: ep= is for ort");
+  EXPECT_EQ(problem("ort@01.016.03"), "'01.016.03' is not a release number: no leading zeros (npm's release numbers are like 1.16.3)");
+  EXPECT_EQ(problem("ort@1.16.03"), "'1.16.03' is not a release number: no leading zeros (npm's release numbers are like 1.16.3)");
+  EXPECT_TRUE(parse_engine_spec("ort@1.10.0").ok());
+  EXPECT_TRUE(parse_engine_spec("ort@0.0.1").ok());
   EXPECT_EQ(problem("isolated:ort-web"), "'ort-web' runs in a worker process already; use it without isolated:");
 }
 

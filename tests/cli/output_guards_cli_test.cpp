@@ -100,6 +100,25 @@ TEST(OutputLock, ConvertCompareChartAndBatchAreRefusedWhileAnotherWritesTheirOut
   EXPECT_FALSE(fs::exists(chart));
 }
 
+// A chart drawn into a bundle that a running reduction holds (issue 66): refused naming the bundle;
+// once the reduction has ended, drawn there.
+TEST(OutputLock, AChartIntoABundleAReductionHoldsIsRefused) {
+  Fixture f;
+  const fs::path bundle = f.dir / "bundle", chart = bundle / "chart.svg";
+  fs::create_directories(bundle);
+  {
+    auto held = BundleLock::acquire(bundle);  // as a running `reduce -o bundle` holds it
+    ASSERT_TRUE(held) << held.error().message();
+    expect_refused(run_reduce({"compare", f.model, "--engine", kFaultyEngine, "--chart", chart.string()}),
+                   "another reduce (pid " + std::to_string(::getpid()) + ") is writing the bundle " + bundle.string() +
+                       " that holds it; wait for it or choose another --chart");
+    EXPECT_EQ(entries(bundle), std::set<std::string>{".lock"});
+  }
+  auto drawn = run_reduce({"compare", f.model, "--engine", kFaultyEngine, "--chart", chart.string()});
+  EXPECT_EQ(drawn.exit_code, 1) << drawn.out << drawn.err;  // compare: 1, the model fails
+  EXPECT_TRUE(fs::exists(chart) || drawn.out.find("chart") != std::string::npos) << drawn.out;
+}
+
 TEST(OutputLock, ALockFileThatIsAHardLinkIsNeverWrittenThrough) {
   Fixture f;
   const fs::path out = f.dir / "out";
@@ -162,6 +181,25 @@ TEST(OutputOverInput, CompareNeverDrawsItsChartOverAModel) {
     expect_refused(run_reduce({"compare", f.model, "--engine", kFaultyEngine, "--chart", chart.string()}),
                    chart.string() + ": is the input model");
     EXPECT_EQ(read_bytes(f.model), before);
+  }
+}
+
+// A model's external data is the model too (issue 66): convert, compare --chart and a reduction never
+// write over the weights file of a real export, by its name or through a link; the weights stay.
+TEST(OutputOverInput, NoCommandWritesOverTheModelsExternalData) {
+  TempDir dir;
+  const fs::path src = fs::path(REDUCE_SHARED_FIXTURES) / "exported" / "vit_dynamo_external";
+  fs::copy_file(src / "model.onnx", dir / "model.onnx");
+  fs::copy_file(src / "model.onnx.data", dir / "model.onnx.data");
+  const std::string model = (dir / "model.onnx").string(), data = (dir / "model.onnx.data").string();
+  const std::string before = read_bytes(data);
+  fs::create_symlink(data, dir / "weights.bin");
+  for (const std::string& out : {data, (dir / "weights.bin").string(), (dir / "." / "model.onnx.data").string()}) {
+    SCOPED_TRACE(out);
+    expect_refused(run_reduce({"convert", model, "--to", "fp16", "-o", out}), out + ": is the external data of the input model");
+    expect_refused(run_reduce({"compare", model, "--engine", "opt:fp16", "--chart", out}),
+                   out + ": is the external data of the input model");
+    EXPECT_EQ(read_bytes(data), before);
   }
 }
 

@@ -103,6 +103,31 @@ TEST(ReproductionScripts, ReproMjsFailsOnTheBuggyReleasePassesOnTheFixedOneAndCa
   EXPECT_TRUE(has(unreadable.out, "CANNOT RUN: the script could not judge the run")) << unreadable.out;
 }
 
+// The same bug in onnxruntime-web 1.16.3's wasm build (fixed in 1.30.0): the web bundle's repro.mjs
+// loads onnxruntime-web, names it, and gives the same verdicts.
+TEST(ReproductionScripts, AnOnnxruntimeWebBundleFailsOnItsReleaseAndPassesOnTheFixedOne) {
+  TempDir dir;
+  write_bytes(dir / "m.onnxtxt", kEmptyAxis);
+  const fs::path out = dir / "out";
+  auto r = run_reduce({(dir / "m.onnxtxt").string(), "--engine", "ort-web@1.16.3", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(read_bytes(out / "report.json"));
+  EXPECT_TRUE(has(report["engine_release"].get<std::string>(), "onnxruntime-web 1.16.3")) << report.dump();
+  const fs::path releases = fs::path(REDUCE_ORT_DIR).parent_path();
+  auto node = [&](const fs::path& node_path) {
+    return run_process({"env", "PATH=/usr/bin:/bin", "NODE_PATH=" + node_path.string(), "node", (out / "repro.mjs").string()});
+  };
+  auto buggy = node(releases / "ort-web-1.16.3" / "node_modules");
+  EXPECT_EQ(buggy.exit_code, 1) << buggy.out << buggy.err;
+  EXPECT_TRUE(has(buggy.out, "FAILS as reduce recorded (shape)")) << buggy.out;
+  auto fixed = node(releases / "ort-web" / "node_modules");
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  EXPECT_TRUE(has(fixed.out, "NOTE: this runs onnxruntime-web 1.30.0")) << fixed.out;
+  auto missing = node(dir / "nowhere");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  EXPECT_TRUE(has(missing.out, "CANNOT RUN: onnxruntime-web cannot be found")) << missing.out;
+}
+
 // A cmd: engine named by a relative path (run from the user's folder) that writes output_K.npy:
 // `reduce run` on the optimized engine with a fault, as a stand-in for a user's own engine program.
 TEST(ReproductionScripts, ACommandEngineBundleCarriesItsProgramAndReadsOutputKNpy) {

@@ -131,6 +131,29 @@ TEST(SamplesCli, RunRunsEverySampleAndSavesEachAsATestDataSet) {
   EXPECT_TRUE(fs::exists(dir / "out" / "test_data_set_1" / "output_0.pb"));
 }
 
+// A lone tensor whose name is no input of the model is bound by position, and reduce says so (issue
+// 66); named after the input, nothing is said.
+TEST(SamplesCli, ALoneTensorNamedAfterNoInputIsBoundByPositionWithANote) {
+  TempDir dir;
+  const fs::path model = save_square_overflow(dir);
+  save_sample(model, dir / "a", "0.1");
+  auto t = read_tensor_pb(dir / "a" / "input_0.pb");
+  ASSERT_TRUE(t.ok());
+  NamedTensor other = *t;
+  other.name = "pixels";
+  ASSERT_TRUE(write_npz(dir / "other.npz", {other}, false).ok());
+  auto r = run_reduce({"check", model.string(), "--engine", "opt", "--inputs", (dir / "other.npz").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("note: " + (dir / "other.npz").string() + ": its one tensor 'pixels' names no input of the model; "
+                       "bound by position to input 'X'"), std::string::npos) << r.err;
+  NamedTensor named = *t;
+  named.name = "X";
+  ASSERT_TRUE(write_npz(dir / "named.npz", {named}, false).ok());
+  auto quiet = run_reduce({"check", model.string(), "--engine", "opt", "--inputs", (dir / "named.npz").string()});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.out << quiet.err;
+  EXPECT_EQ(quiet.err.find("bound by position"), std::string::npos) << quiet.err;
+}
+
 TEST(SamplesCli, ABadSampleIsExit2WithOneLineNamingIt) {
   TempDir dir;
   const fs::path model = save_square_overflow(dir);

@@ -147,6 +147,18 @@ std::string normalized(const std::string& message, std::unordered_set<std::strin
   return normalize_message(message, names);
 }
 
+// An engine's NUL, ESC and carriage return bytes are shown escaped (issue 66): a terminal would act on
+// them; newlines and tabs stay, and a long message keeps its last lines, escaped too.
+TEST(Signature, ShownMessagesEscapeControlBytes) {
+  const char raw[] = "bad\0node\x1b[31m\r\tx\ny";
+  EXPECT_EQ(shown_message(std::string(raw, sizeof raw - 1)), "bad\\x00node\\x1b[31m\\x0d\tx\ny");
+  EXPECT_EQ(shown_message("plain text"), "plain text");
+  const std::string long_message = std::string(5000, '.') + "\nlast\x01line";
+  const std::string shown = shown_message(long_message);
+  EXPECT_NE(shown.find("last\\x01line"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find('\x01'), std::string::npos);
+}
+
 TEST(Signature, MessagesThatDifferOnlyInTheOperatorAreDifferentFailures) {
   EXPECT_NE(normalized("Could not find an implementation for Clip(13) node with name '/Clip'", {"/Clip"}),
             normalized("Could not find an implementation for HardSigmoid(6) node with name '/HardSigmoid'", {"/HardSigmoid"}));

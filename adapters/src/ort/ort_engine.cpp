@@ -2,8 +2,10 @@
 // onnxruntime-web's wasm backend) in persistent Node.js workers, one per concurrent run and one pool per
 // engine (so per release); a session per prepared model and requested output set, loaded once per worker.
 #include <algorithm>
+#include <iostream>
 #include <list>
 #include <mutex>
+#include <sstream>
 #include <utility>
 
 #include "core/model_io.h"
@@ -206,6 +208,20 @@ probe (float[1] x) => (float[1] y) { y = Identity(x) })"));
   return {};
 }
 
+// Whether an installed package still has its binary (a .node addon or a .wasm module): a folder left
+// without it (an interrupted install, a cache cleaned by hand) is installed again, not used.
+bool has_binary(const std::filesystem::path& package) {
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(package, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    // onnxruntime-node ships the addons of every platform: this one's counts (reduce runs on Linux).
+    const auto ext = it->path().extension();
+    const bool ours = ext == ".wasm" || (ext == ".node" && it->path().string().find("/linux/") != std::string::npos);
+    if (ours && it->is_regular_file(ec)) return true;
+  }
+  return false;
+}
+
 // The release's folder, installed now when the spec names a release that is not there yet
 // (`scripts/ort/install.sh RELEASE FOLDER`, once: it locks the folder, and the next engine finds it
 // filled). Plain `ort` is not installed on demand: its folder is the set-up's (REDUCE_ORT_DIR).
@@ -216,7 +232,7 @@ Expected<std::filesystem::path> release_folder(const std::string& name, const Or
   std::error_code ec;
   // REFUSED: install.sh found the release unusable here; it says why again, without the network.
   if (std::filesystem::exists(folder / "node_modules" / pkg / "package.json", ec) &&
-      !std::filesystem::exists(folder / "REFUSED", ec))
+      !std::filesystem::exists(folder / "REFUSED", ec) && has_binary(folder / "node_modules" / pkg))
     return folder;
   if (package == OrtPackage::Node && options.release.empty())
     return Error{name, "onnxruntime-node is not installed in " + folder.string() +
@@ -225,14 +241,25 @@ Expected<std::filesystem::path> release_folder(const std::string& name, const Or
   const std::string word = (package == OrtPackage::Web ? "web@" : "") + release;
   ProcessOptions run;  // npm's output is kept: its last error line is the message
   run.timeout_seconds = 1800;
+  // Said as it starts, not after minutes of silence (a refusal remembered in the folder installs nothing).
+  if (!std::filesystem::exists(folder / "REFUSED", ec))
+    std::cerr << "note: " << name << ": installing " << pkg << "@" << release << " from npm into " << folder.string()
+              << " (once, up to about 100 MB; reduce waits for it to end, Ctrl-C included)\n";
   auto installed = run_process({ort_install_script().string(), word, folder.string()}, run);
   if (!installed) return Error{name, "cannot run " + ort_install_script().string() + ": " + installed.error().what};
   if (installed->exited_ok()) return folder;
   // The script's own line ("error: onnxruntime-node@1.8.0: ... cannot be used offline"), else how it ended.
   const std::string& out = installed->output;
   const size_t at = out.rfind("error: ");
-  if (at == std::string::npos)
-    return Error{name, "cannot install " + std::string(pkg) + "@" + release + ": install.sh " + installed->describe(run)};
+  if (at == std::string::npos) {
+    // Another program's message (npm, a shell): its last line says more than the exit code.
+    std::string last;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    return Error{name, "cannot install " + std::string(pkg) + "@" + release + ": install.sh " + installed->describe(run) +
+                           (last.empty() ? "" : ": " + last.substr(0, 400))};
+  }
   const size_t end = std::min(out.find('\n', at), out.size());
   return Error{name, out.substr(at + 7, end - at - 7)};
 }

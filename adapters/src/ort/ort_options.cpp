@@ -65,6 +65,10 @@ Status check_ort_release(std::string_view release) {
     const size_t dot = std::min(numbers.find('.', start), numbers.size());
     const std::string_view part = numbers.substr(start, dot - start);
     if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) return bad();
+    // npm names releases without leading zeros (semver): `01.016.03` would install and then not be found.
+    if (part.size() > 1 && part[0] == '0')
+      return make_error("'" + std::string(release.substr(0, kMaxReleaseChars)) +
+                        "' is not a release number: no leading zeros (npm's release numbers are like 1.16.3)");
     start = dot + 1;
   }
   const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-'; };

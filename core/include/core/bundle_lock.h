@@ -24,6 +24,9 @@ class BundleLock {
   // A file output (convert's model, compare's chart): locks DIR/.NAME.lock in its folder, which
   // must exist. `option` is the flag that named the file (for "choose another ...").
   static Expected<BundleLock> acquire_file(const std::filesystem::path& file, const std::string& option);
+  // A file written into a bundle folder (DIR/.lock exists): refused while a reduction holds that
+  // bundle. `option` as above.
+  static Status check_bundle_free(const std::filesystem::path& file, const std::string& option);
   BundleLock(BundleLock&& other) noexcept;
   BundleLock& operator=(BundleLock&&) = delete;
   BundleLock(const BundleLock&) = delete;

@@ -49,7 +49,8 @@ std::string normalize_message(std::string_view message, const std::unordered_set
 
 // A failure message as people are shown it (console, report.md): whole up to 4 KiB; longer ones
 // (an engine may write megabytes) keep their last 20 lines, each cut after 400 characters, after
-// a note of how much was left out. --fail-regex and actual/error.txt see the whole message.
+// a note of how much was left out. Control bytes (NUL, ESC, CR) are shown as \xHH. --fail-regex and
+// actual/error.txt see the whole message, as the engine wrote it.
 std::string shown_message(std::string_view message);
 
 // Decimal order of a mismatch ratio (see FailureSignature::magnitude).
