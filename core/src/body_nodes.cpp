@@ -150,6 +150,7 @@ class BodyEdit {
 
   static Status replace_values(Graph& body, const std::vector<const Node*>& gone,
                                const std::unordered_map<std::string, ValueType>* types);
+  static void return_through_identity(Graph& body);
 
   const BodyNodes& numbering_;
   std::span<const size_t> removed_;
@@ -198,7 +199,33 @@ Status BodyEdit::replace_values(Graph& body, const std::vector<const Node*>& gon
   std::erase_if(body.value_info, [&](const ValueInfo& vi) { return by.count(vi.name) || unresolved.count(vi.name); });
   detail::rename_in_graph(body, by);
   drop_unread_weights(body);
+  return_through_identity(body);
   return {};
+}
+
+// A body output that no node of the body makes any more (the outer value, body input or weight that
+// replaced it) is returned through an Identity: ONNX Runtime refuses a subgraph that returns an
+// outer-scope value directly ("Subgraph output (x) is an outer scope value being returned
+// directly"), and an engine refusing the candidate is not the failure being reduced.
+void BodyEdit::return_through_identity(Graph& body) {
+  std::unordered_set<std::string> names;
+  for (const auto& n : body.nodes) names.insert(n.outputs.begin(), n.outputs.end());
+  const std::unordered_set<std::string> made = names;
+  for (const auto& vi : body.inputs) names.insert(vi.name);
+  for (const auto& init : body.initializers) names.insert(init.name);
+  for (auto& out : body.outputs) {
+    if (out.name.empty() || made.count(out.name)) continue;
+    std::string fresh = out.name + "_returned";
+    for (int k = 1; names.count(fresh); ++k) fresh = out.name + "_returned" + std::to_string(k);
+    names.insert(fresh);
+    Node identity;
+    identity.name = fresh;
+    identity.op_type = "Identity";
+    identity.inputs = {out.name};
+    identity.outputs = {fresh};
+    body.nodes.push_back(std::move(identity));
+    out.name = fresh;
+  }
 }
 
 

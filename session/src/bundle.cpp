@@ -232,12 +232,19 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.original_op_types = op_type_counts(oracle.model().graph).size();
   report.reduced_nodes = count_nodes(reduced);
   report.setup_suspect = report.probes.any_same() && report.reduced_nodes <= ReductionReport::kSetupSuspectNodes;
-  report.control_flow.nodes_in_bodies = count_body_nodes(reduced);
-  // Body nodes are units of reduction too (ReduceResult::one_minimal covers them): how many went.
+  // Body nodes are units of reduction too (ReduceResult::one_minimal covers them): how many went, a
+  // removed node's nested bodies with it, and how many of the original's stay (not counting the
+  // Identity a branch left returning an outer value gets: remove_body_nodes).
   const BodyNodes numbering(oracle.model().graph);
-  size_t under_kept = 0;
+  size_t under_kept = 0, removed = 0, covered = 0;
   for (size_t n : candidate.nodes) under_kept += numbering.range_of(n).second - numbering.range_of(n).first;
-  report.control_flow.body_nodes_removed = under_kept - std::min(under_kept, report.control_flow.nodes_in_bodies);
+  for (size_t id : candidate.removed_body_nodes)
+    if (id >= covered) {
+      removed += numbering[id].end - id;
+      covered = numbering[id].end;
+    }
+  report.control_flow.body_nodes_removed = std::min(removed, under_kept);
+  report.control_flow.nodes_in_bodies = under_kept - report.control_flow.body_nodes_removed;
   report.reduced_op_types = op_type_counts(reduced);
   report.inputs = run.inputs.size();
   report.outputs = reduced.outputs.size();

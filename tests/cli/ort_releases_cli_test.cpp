@@ -69,6 +69,25 @@ revseq (float[4,2,3] x) => (float[4,2,3] y) {
   y = ReverseSequence <batch_axis = 1, time_axis = 0> (x, lens)
 })";
 
+// The same ReverseSequence inside both branches of an If on a computed condition (issue 66).
+constexpr char kReverseInIf[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+revif (float[4,2,3] x) => (float[4,2,3] y) {
+  s = ReduceSum <keepdims = 0> (x)
+  zero = Constant <value = float {-1000}> ()
+  c = Greater (s, zero)
+  y = If (c) <
+    then_branch = t () => (float[4,2,3] a) {
+      lens = Constant <value = int64[2] {0, 3}> ()
+      r = ReverseSequence <batch_axis = 1, time_axis = 0> (x, lens)
+      a = Relu (r)
+    },
+    else_branch = e () => (float[4,2,3] b) {
+      lens2 = Constant <value = int64[2] {0, 3}> ()
+      b = ReverseSequence <batch_axis = 1, time_axis = 0> (x, lens2)
+    }
+  >
+})";
+
 constexpr char kFloat16Relu[] = R"(<ir_version: 8, opset_import: ["" : 13]>
 f16 (float16[2,3] x) => (float16[2,3] y) {
   y = Relu (x)
@@ -213,6 +232,28 @@ TEST(OrtReleases, OrtWebGivesAVerdictOnExportedModels) {
     EXPECT_TRUE(has(r.out, std::string("engine: ") + spec + "  reference: ort")) << r.out;
     EXPECT_TRUE(has(r.out, "verdict: PASS")) << r.out;
   }
+}
+
+// With a check: engine (pass or fail by exit status), a candidate ONNX Runtime refuses would count as
+// the failure: reducing the If's branches once left one returning x directly ("an outer scope value
+// being returned directly"), and the reduction ended at Greater + If with empty branches, failing on
+// the fixed release too. A branch output now goes through an Identity, so the reproducer keeps the
+// ReverseSequence that 1.16.3 gets wrong, and it passes on 1.30.
+TEST(OrtReleases, ACheckScriptReductionOfAnIfKeepsTheNodeTheReleaseGetsWrong) {
+  TempDir dir;
+  const std::string model = write_model(dir, "revif", kReverseInIf);
+  const std::string reduce_bin = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  const std::string engine = "check:" + reduce_bin + " check {model} --engine ort@1.16.3 --inputs {inputs}";
+  auto r = run_reduce({model, "--engine", engine, "-o", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string report = read_bytes(dir / "out" / "report.md");
+  EXPECT_TRUE(has(report, "ReverseSequence")) << report;
+  auto fixed = run_reduce({"check", (dir / "out" / "model.onnx").string(), "--engine", "ort", "--inputs",
+                           (dir / "out" / "inputs").string()});
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  auto buggy = run_reduce({"check", (dir / "out" / "model.onnx").string(), "--engine", "ort@1.16.3", "--inputs",
+                           (dir / "out" / "inputs").string()});
+  EXPECT_EQ(buggy.exit_code, 1) << buggy.out << buggy.err;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // refused; nested bodies go with their node; the result passes the ONNX checker and runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/body_nodes.h"
 #include "core/extract.h"
 #include "core/model_io.h"
@@ -98,13 +100,39 @@ TEST(BodyNodes, AnOutputWithoutAnInputOfItsTypeBecomesZerosAndNestedBodiesGoWith
   ASSERT_TRUE(edited.ok()) << edited.error().message();
   EXPECT_EQ(branch(*edited, "then_branch").initializers.size(), 1u);
   const Graph& e = branch(*edited, "else_branch");
-  ASSERT_EQ(e.nodes.size(), 1u);
+  ASSERT_EQ(e.nodes.size(), 2u);  // b, now a weight, is returned through an Identity
   EXPECT_EQ(e.nodes[0].op_type, "ReduceMax");
   EXPECT_EQ(e.nodes[0].inputs[0], "b");
+  EXPECT_EQ(e.nodes[1].op_type, "Identity");
+  EXPECT_EQ(e.nodes[1].inputs[0], "b");
   ASSERT_EQ(e.initializers.size(), 1u);
   EXPECT_EQ(e.initializers[0].name, "b");
   EXPECT_TRUE(check_model(*edited).ok()) << check_model(*edited).error().message();
   EXPECT_EQ(testing::values(run(*edited).at("w")), (std::vector<float>{0, 0, 0, 0}));
+}
+
+// A branch left returning an outer value (x) directly gets an Identity (issue 66): ONNX Runtime
+// refuses "an outer scope value being returned directly". At any depth; the values are unchanged.
+TEST(BodyNodes, ABranchLeftReturningAnOuterValueReturnsItThroughAnIdentity) {
+  const Model m = testing::parse_model(kModel);
+  // Relu, Neg and Sigmoid go: a is x. The nested then-branch's Abs goes: p is x.
+  auto edited = extract_without(m, {0, 1, 2, 6});
+  ASSERT_TRUE(edited.ok()) << edited.error().message();
+  const Graph& t = branch(*edited, "then_branch");
+  const auto made_in = [](const Graph& g, const std::string& name) {
+    return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) {
+      return std::find(n.outputs.begin(), n.outputs.end(), name) != n.outputs.end();
+    });
+  };
+  for (const auto& out : t.outputs) EXPECT_TRUE(made_in(t, out.name)) << out.name;
+  ASSERT_EQ(t.outputs[0].name, "x_returned");
+  const Graph& nested = *branch(*edited, "else_branch").nodes.at(0).attribute("then_branch")->g;
+  ASSERT_EQ(nested.nodes.size(), 1u);
+  EXPECT_EQ(nested.nodes[0].op_type, "Identity");
+  EXPECT_EQ(nested.nodes[0].inputs, std::vector<std::string>{"x"});
+  EXPECT_TRUE(made_in(nested, nested.outputs[0].name));
+  EXPECT_TRUE(check_model(*edited).ok()) << check_model(*edited).error().message();
+  EXPECT_EQ(testing::values(run(*edited).at("y")), (std::vector<float>{1, -2, 3, -4, 5, -6, 7, -8}));
 }
 
 TEST(BodyNodes, AValueNothingCanReplaceRefusesTheEdit) {

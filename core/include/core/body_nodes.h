@@ -52,6 +52,8 @@ class BodyNodes {
 //   that static shape holding zeros (at most 1 << 20 elements); with neither, the edit is an error
 //   naming the node and the value. A value is never fed as recorded: inside a Loop body it differs
 //   from iteration to iteration, so the candidate's expected outputs come from the reference;
+// - a body output that no node of its body makes any more (an outer value, a body input or weight
+//   took its place) is returned through an Identity node, as ONNX Runtime requires;
 // - the implicit inputs of the edited nodes are recomputed, and graph inputs and initializers of
 //   `extracted` that nothing reads any more are dropped.
 // `types`: the value types inside each body of `original` (infer_value_types).
