@@ -128,16 +128,44 @@ Extractor::Extractor(const Model& model, GraphIndex index, std::unordered_map<st
     : model_(&model), index_(std::move(index)), types_(std::move(types)), body_types_(std::move(body_types)),
       initializers_(index_initializers(model.graph)), body_nodes_(std::make_shared<const BodyNodes>(model.graph)) {}
 
+namespace {
+
+// A dim that inference leaves unknown on the model as declared, but finds static once the inputs
+// have the run's shapes, is a function of the inputs' symbolic dims: as dynamic to an engine as
+// they are. It gets a dim_param of its own (VALUE_dK), so that a cut value keeps it dynamic (the
+// materializer fixes only dims that are unknown either way: data-dependent ones).
+void name_symbolic_dims(const Graph& g, const std::unordered_map<std::string, ValueType>& at_run,
+                        std::unordered_map<std::string, ValueType>& types) {
+  std::unordered_set<std::string_view> inputs;
+  for (const auto& vi : g.inputs) inputs.insert(vi.name);  // declared as the user declared them
+  for (auto& [name, t] : types) {
+    if (inputs.count(name) || !t.is_tensor() || !t.has_shape) continue;
+    auto it = at_run.find(name);
+    if (it == at_run.end() || !it->second.has_shape || it->second.dims.size() != t.dims.size()) continue;
+    for (size_t k = 0; k < t.dims.size(); ++k)
+      if (!t.dims[k].is_static() && t.dims[k].param.empty() && it->second.dims[k].is_static())
+        t.dims[k].param = name + "_d" + std::to_string(k);
+  }
+}
+
+}  // namespace
+
 Expected<Extractor> Extractor::create(const Model& model, const std::map<std::string, Shape, std::less<>>& run_shapes) {
   REDUCE_ASSIGN(GraphIndex index, GraphIndex::build(model.graph));
   REDUCE_ASSIGN(auto types, infer_value_types(model));
   BodyValueTypes body_types;
-  if (std::any_of(model.graph.nodes.begin(), model.graph.nodes.end(), [](const Node& n) { return n.has_subgraphs(); })) {
+  const bool bodies = std::any_of(model.graph.nodes.begin(), model.graph.nodes.end(), [](const Node& n) { return n.has_subgraphs(); });
+  const bool symbolic = std::any_of(model.graph.inputs.begin(), model.graph.inputs.end(), [](const ValueInfo& vi) {
+    return std::any_of(vi.type.dims.begin(), vi.type.dims.end(), [](const Dim& d) { return !d.is_static(); });
+  });
+  if (bodies || (symbolic && !run_shapes.empty())) {
     Model fixed = model;  // shares the bodies: body_types is keyed by the model's own body graphs
     for (const auto& [name, shape] : run_shapes)
       (void)set_input_shape(fixed, name, shape).ok();  // one that does not fit keeps its declaration
-    if (!infer_value_types(fixed, &body_types).ok()) body_types.clear();  // bodies then keep their nodes
-    take_if_output_shapes(model.graph, run_shapes, body_types);
+    auto at_run = infer_value_types(fixed, bodies ? &body_types : nullptr);
+    if (!at_run.ok()) body_types.clear();  // bodies then keep their nodes
+    if (bodies) take_if_output_shapes(model.graph, run_shapes, body_types);
+    if (at_run.ok() && symbolic) name_symbolic_dims(model.graph, *at_run, types);
   }
   return Extractor(model, std::move(index), std::move(types), std::move(body_types));
 }

@@ -28,15 +28,24 @@ void redeclare_inputs(Model& model, const std::map<std::string, Shape, std::less
   }
 }
 
-// A tensor declaration whose shape inference left dims unknown gets the shape `value` has (the
-// value it had in the original run, as the engine saw it), when the element types agree.
+// A tensor declaration whose shape inference left dims unknown gets them from `value` (the value
+// it had in the original run, as the engine saw it), when the element types agree. A symbolic dim
+// (a dim_param that inference carried from the model's inputs) stays symbolic: the value is as
+// dynamic there as it was in the original, and an engine that fails on a dynamic dim (OpenCV's
+// Shape) fails on the cut model too. Shape-faithful cuts: what 1-minimal is relative to.
 void declare_shape_of(ValueInfo& vi, const Tensor* value) {
-  bool unknown = !vi.type.has_shape;
-  for (const Dim& d : vi.type.dims) unknown |= !d.is_static();
-  if (!unknown || !vi.type.is_tensor() || !value || value->dtype() != static_cast<DType>(vi.type.elem_type)) return;
-  vi.type.has_shape = true;
-  vi.type.dims.clear();
-  for (int64_t d : value->shape()) vi.type.dims.push_back(Dim::fixed(d));
+  if (!vi.type.is_tensor() || !value || value->dtype() != static_cast<DType>(vi.type.elem_type)) return;
+  const Shape& shape = value->shape();
+  if (!vi.type.has_shape || vi.type.dims.size() != shape.size()) {
+    vi.type.has_shape = true;
+    vi.type.dims.clear();
+    for (int64_t d : shape) vi.type.dims.push_back(Dim::fixed(d));
+    return;
+  }
+  for (size_t k = 0; k < shape.size(); ++k) {
+    Dim& d = vi.type.dims[k];
+    if (!d.is_static() && d.param.empty()) d = Dim::fixed(shape[k]);
+  }
 }
 
 }  // namespace

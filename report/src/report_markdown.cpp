@@ -24,6 +24,10 @@ void write_reduced_line(const ReductionReport& r, std::ostream& md) {
                                    : ", 1-minimal (removing any single node makes the failure disappear)"
                        : "")
      << (r.interrupted ? ", interrupted: best reproducer so far" : "") << ".\n\n";
+  // What the node set is minimal relative to: how a removed node's values reach the rest.
+  if (r.one_minimal)
+    md << "1-minimal relative to cuts that feed a removed node's values as inputs holding what they held in the "
+          "original run, declared as the original declares them (a dim that is symbolic there stays symbolic).\n\n";
   if (r.confirm_runs > 0)
     md << (r.not_confirmed() ? "**NOT CONFIRMED:** the reproducer failed the same way in only " : "**Confirmed:** the reproducer failed the same way in ")
        << r.confirmed << " of " << r.confirm_runs << " fresh run(s) on the engine"
@@ -149,6 +153,7 @@ void write_search(const ReductionReport& r, std::ostream& md) {
   md << "**Search:** " << r.checks << " checks (" << r.engine_runs << " engine runs in " << r.rounds
      << " rounds of waiting for a verdict, " << r.cache_hits
      << " cache hits, " << r.slipped << " slipped, " << r.invalid << " invalid"
+     << (r.refused_by_checker > 0 ? " (" + std::to_string(r.refused_by_checker) + " refused by ONNX's checker)" : "")
      << (r.repeat > 1 ? ", each the majority of " + std::to_string(r.repeat) + " runs, " + std::to_string(r.flaky) + " flaky" : "")
      << ") in " << format_number(r.seconds)
      << " s with -j " << r.jobs << ", strategy " << r.strategy << ".\n\n";

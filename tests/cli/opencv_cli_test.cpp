@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 #include "adapters/engine_spec.h"
 #include "process_support.h"
 
@@ -60,6 +62,30 @@ TEST_F(OpenCvCli, ReduceFindsTheOneNodeMulThatFailsAtRunTimeInPpOcrRec) {
   const std::string report = read_bytes(dir / "out" / "report.json");
   EXPECT_NE(report.find("\"Mul\": 1"), std::string::npos) << report;
   EXPECT_NE(report.find("start <= (int)shape.size()"), std::string::npos) << report;
+}
+
+// A Shape of a value with a dynamic dim (issue 66): OpenCV 4.6 refuses it on the user's file, whose
+// input is float[N,3,48,W]. Cut values keep the dims that are dynamic in the original (those that
+// depend on N or W), so the reduction reaches the Shape itself, not 84 or 278 nodes around it; the
+// reproducer fails alone the same way.
+TEST_F(OpenCvCli, AShapeOfADynamicValueReducesToAtMostThreeNodes) {
+  for (const auto& [file, shape] : {std::pair{"ppocr_cls.onnx", "x:1x3x48x192"}, std::pair{"ppocr_rec.onnx", "x:1x3x48x320"}}) {
+    SCOPED_TRACE(file);
+    TempDir dir;
+    auto saved = run_reduce({"run", model(file), "--input-shape", shape, "--save-inputs", (dir / "in").string()});
+    ASSERT_EQ(saved.exit_code, 0) << saved.err;
+    auto r = run_reduce({model(file), "--engine", "opencv", "--inputs", (dir / "in" / "input_0.pb").string(), "-j", "2", "-o",
+                         (dir / "out").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const auto report = nlohmann::json::parse(read_bytes(dir / "out" / "report.json"));
+    EXPECT_LE(report["reduced"]["nodes"].get<int>(), 3) << report["reduced"].dump();
+    EXPECT_EQ(report["reduced"]["op_types"].value("Shape", 0), 1) << report["reduced"].dump();
+    EXPECT_NE(report["failure"]["message"].get<std::string>().find("!isDynamicShape"), std::string::npos) << report["failure"].dump();
+    auto check = run_reduce({"check", (dir / "out" / "model.onnx").string(), "--engine", "opencv", "--inputs",
+                             (dir / "out" / "inputs").string()});
+    EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+    EXPECT_NE(check.out.find("!isDynamicShape"), std::string::npos) << check.out;
+  }
 }
 
 }  // namespace

@@ -84,7 +84,9 @@ class Extractor {
   // inside subgraph bodies are inferred with the graph inputs at theirs, and an If branch's outputs
   // take the shapes of the If's outputs where inference left dims unknown, so that body values
   // have the static shapes remove_body_nodes compares and fills (core/body_nodes.h). Main-graph
-  // types are the model's.
+  // types are the model's, except that a dim inference leaves unknown on the model as declared but
+  // finds static at the run's input shapes depends on a symbolic input dim: it gets a dim_param of
+  // its own (VALUE_dK), so that a cut value stays as dynamic as the original had it.
   static Expected<Extractor> create(const Model& model, const std::map<std::string, Shape, std::less<>>& run_shapes = {});
 
   // A model containing exactly `nodes` (indices into the original graph, any order, duplicates
