@@ -183,7 +183,13 @@ Verdict Oracle::run_candidate(const Candidate& c, const std::atomic<bool>* cance
 Verdict Oracle::run_materialized(const CandidateRun& run, const std::atomic<bool>* cancel, TensorMap* actual,
                                  uint64_t actual_limit) {
   if (external_)
-    if (Status st = check_model_for_engines(run.model); !st.ok()) return Verdict::invalid_because(st.error().message());
+    if (Status st = check_model_for_engines(run.model); !st.ok()) {
+      {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        ++stats_.refused_by_checker;
+      }
+      return Verdict::invalid_because(st.error().message());
+    }
   const SlotPool::Lease lease(*slots_);
   // Cancelled while it waited for a slot: the engine never ran, so it is no engine run.
   if (cancel && cancel->load()) {

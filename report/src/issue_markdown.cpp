@@ -64,8 +64,8 @@ void reproduce(const ReductionReport& r, const std::string& script, const std::s
     md << "Save this as `" << script << "` and run `" << run << "`: it carries the model and its data, exits 1 while the "
        << "bug is there and 0 once it is fixed.\n\n```" << (node ? "js" : "python") << "\n" << text << "\n```\n\n";
   else
-    md << "Attach the bundle's `" << r.reproducer_model << "` (with `inputs.npz` and `expected.npz`) and run `" << run
-       << "` beside them: it exits 1 while the bug is there and 0 once it is fixed.\n\n";
+    md << "Attach the bundle's `" << r.reproducer_model << "` with its `inputs/` and `expected/` folders (ONNX TensorProto "
+       << "files) and run `" << run << "` beside them: it exits 1 while the bug is there and 0 once it is fixed.\n\n";
   md << "The model:\n\n" << r.reproducer << "\n";
 }
 

@@ -112,6 +112,7 @@ std::string report_json(const ReductionReport& r) {
   j["repeat"] = r.repeat;
   j["flaky"] = r.flaky;
   j["invalid"] = r.invalid;
+  j["refused_by_checker"] = r.refused_by_checker;
   j["seconds"] = r.seconds;
   j["engine_seconds"] = r.engine_seconds;
   j["bundle_bytes"] = r.bundle_bytes;

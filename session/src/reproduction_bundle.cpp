@@ -1,5 +1,6 @@
 // The bundle's standalone part: the model as the engine under test ran it (converted for a typed
-// engine), inputs.npz/expected.npz, and the engine's own reproduction scripts (adapters/reproduction.h).
+// engine), the data its scripts read (inputs/, expected/), and the engine's own reproduction scripts
+// (adapters/reproduction.h).
 #include "reproduction_bundle.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "adapters/engine_spec.h"
 #include "adapters/reproduction.h"
+#include "core/dtype.h"
 #include "core/mapped_file.h"
 #include "core/model_io.h"
 #include "core/precision_conversion.h"
@@ -44,18 +46,23 @@ Status write_converted_model(const fs::path& dir, const EngineSpec& spec, DType 
   return {};
 }
 
-// inputs.npz and expected.npz (stored, not deflated: repro.mjs reads them without a zip library).
-Status write_npz_data(const fs::path& dir, const CandidateRun& run, ReductionReport& report) {
-  Status s = write_npz(dir / "inputs.npz", run.inputs, false);
-  if (s.ok()) s = write_npz(dir / "expected.npz", run.expected, false);
+// What the scripts read: the bundle's inputs/ and expected/ (one copy of each tensor; TensorProto
+// files repro.py and repro.mjs read without onnx), when every tensor there has a type they read
+// (numpy's and ONNX Runtime's: not bfloat16, float8, int4 or strings).
+Status check_script_data(const fs::path& dir, const CandidateRun& run, ReductionReport& report) {
+  // .npz copies of the same tensors written by earlier releases of reduce into this bundle.
   std::error_code ec;
-  if (!s.ok()) {
-    fs::remove(dir / "inputs.npz", ec);
-    fs::remove(dir / "expected.npz", ec);
-    report.reproduction_note = "inputs.npz, expected.npz and the scripts that read them: " + s.error().what;
-    return {};
-  }
-  report.reproduction_data = {"inputs.npz", "expected.npz"};
+  for (const char* stale : {"inputs.npz", "expected.npz"}) fs::remove(dir / stale, ec);
+  static const DType kRead[] = {DType::Float,  DType::UInt8,  DType::Int8,    DType::UInt16, DType::Int16,  DType::Int32,
+                                DType::Int64,  DType::Bool,   DType::Float16, DType::Double, DType::UInt32, DType::UInt64};
+  for (const auto* list : {&run.inputs, &run.expected})
+    for (const auto& t : *list)
+      if (std::find(std::begin(kRead), std::end(kRead), t.tensor.dtype()) == std::end(kRead)) {
+        report.reproduction_note = "the scripts that read inputs/ and expected/: '" + t.name + "' is " +
+                                   std::string(dtype_name(t.tensor.dtype())) + ", which numpy and ONNX Runtime's bindings do not hold";
+        return {};
+      }
+  report.reproduction_data = {"inputs/", "expected/"};
   return {};
 }
 
@@ -103,15 +110,24 @@ std::vector<std::pair<std::string, std::string>> command_environment(const Engin
 }
 
 // The files a small reproducer's scripts carry (ReproductionContext::embedded): the model as the
-// engine ran it and the two .npz files, when together they are small and the weights are inline.
+// engine ran it and the files of inputs/ and expected/, when together they are small and the weights
+// are inline.
 std::vector<std::pair<std::string, std::string>> embedded_files(const fs::path& dir, const ReductionReport& report) {
   const std::string model = report.reproducer_model;
   const std::string stem = model.substr(0, model.rfind('.'));
   std::error_code ec;
   if (report.reproduction_data.empty() || fs::exists(dir / (stem + ".data"), ec)) return {};
+  std::vector<std::string> names{model};
+  for (const char* folder : {"inputs", "expected"}) {
+    std::vector<std::string> in_folder;
+    for (const auto& e : fs::directory_iterator(dir / folder, ec))
+      if (e.path().extension() == ".pb") in_folder.push_back(std::string(folder) + "/" + e.path().filename().string());
+    std::sort(in_folder.begin(), in_folder.end());
+    names.insert(names.end(), in_folder.begin(), in_folder.end());
+  }
   std::vector<std::pair<std::string, std::string>> files;
   size_t bytes = 0;
-  for (const std::string& name : {model, std::string("inputs.npz"), std::string("expected.npz")}) {
+  for (const std::string& name : names) {
     const uintmax_t size = fs::file_size(dir / name, ec);
     if (ec || (bytes += size) > ReproductionContext::kEmbeddedBytes) return {};
     auto read = read_file(dir / name, ReproductionContext::kEmbeddedBytes);
@@ -142,7 +158,7 @@ ReproductionContext context_of(const fs::path& dir, const Oracle& oracle, const 
   c.ignore_fail_codes = o.ignore_fail_codes;
   c.environment = command_environment(o.environment);
   c.embedded = embedded_files(dir, report);
-  c.npz = !report.reproduction_data.empty();
+  c.script_data = !report.reproduction_data.empty();
   c.polygraphy_files = report.polygraphy_files;
   c.reduce_check = reduce_check_line(report);
   c.fp32_nodes = spec.precision_owner().fp32().present_in(run.model.graph);
@@ -190,7 +206,7 @@ Status write_reproduction(const fs::path& dir, const Oracle& oracle, const Candi
   if (!spec) return {};  // an engine given as an object (embedding, tests): no spec to script
   if (const std::string in_bundle = bundle_engine_spec(*spec); in_bundle != to_string(*spec)) report.bundle_engine = in_bundle;
   if (const auto to = oracle.engine_converts_to()) REDUCE_TRY(write_converted_model(dir, *spec, *to, run, report));
-  REDUCE_TRY(write_npz_data(dir, run, report));
+  REDUCE_TRY(check_script_data(dir, run, report));
   const ReproductionContext context = context_of(dir, oracle, *spec, run, verdict, report);
   report.reproduction_standalone = !context.embedded.empty();
   std::vector<std::string> written;

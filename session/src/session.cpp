@@ -235,6 +235,7 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   report.probes = probes_;
   report.repeat = oracle_.options().repeat;
   report.flaky = stats.flaky;
+  report.refused_by_checker = stats.refused_by_checker;
   if (const auto& ledger = oracle_.options().environment.ledger) report.peak_held_bytes = ledger->peak();
   report.engine_seconds = stats.engine_seconds;
   {

@@ -78,7 +78,7 @@ TEST(Reproduction, AnEngineThatRunsModelsAsTheyAreKeepsModelOnnxAsTheReproducer)
 }
 
 // A cmd: engine: repro.sh runs the user's template on the bundle's files, compare.py reads the
-// output_K.pb it wrote and compares with expected.npz.
+// output_K.pb it wrote and compares with expected/.
 TEST(Reproduction, ACommandEnginesReproShRunsTheTemplateOnTheBundleAndComparesItsOutputs) {
   TempDir dir;
   write_bytes(dir / "m.onnxtxt", testing::kBroadcastChain);
@@ -168,8 +168,9 @@ class InferenceSession:
     def run(self, names, feeds):
         mode = os.environ.get("STAND_IN_MODE", "")
         if mode in ("fixed", "wrong"):
-            with np.load(os.path.join(os.path.dirname(self.model), "expected.npz")) as expected:
-                values = [expected[n] for n in names]
+            import __main__  # repro.py's engine process: its reader of the bundle's expected/
+            expected = __main__.load_folder("expected")
+            values = [expected[n] for n in names]
             return values if mode == "fixed" else [np.zeros_like(v) for v in values]
         with tempfile.TemporaryDirectory() as d:
             np.savez(os.path.join(d, "in.npz"), **feeds)
@@ -234,7 +235,7 @@ TEST(Reproduction, OrtReproMjsShowsOnnxruntimeNodesRefusal) {
 }
 
 // Values: onnxruntime-node against expected values it does not give (a reference with a fault), read
-// from expected.npz by repro.mjs; the same script with loose tolerances passes.
+// from expected/ by repro.mjs; the same script with loose tolerances passes.
 TEST(Reproduction, OrtReproMjsComparesOnnxruntimeNodesOutputsWithExpectedNpz) {
   TempDir dir;
   write_bytes(dir / "m.onnxtxt", testing::kBroadcastChain);
@@ -280,8 +281,11 @@ TEST(Reproduction, TrtBundlesGetPolygraphysFilesAndAReproSh) {
                        "-o", (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(fs::exists(dir / "out" / "inputs.json"));
-  EXPECT_TRUE(fs::exists(dir / "out" / "inputs.npz"));
-  EXPECT_TRUE(fs::exists(dir / "out" / "expected.npz"));
+  // Each tensor once more (issue 66): the scripts read inputs/ and expected/, no .npz copies.
+  EXPECT_TRUE(fs::exists(dir / "out" / "inputs" / "input_0.pb"));
+  EXPECT_TRUE(fs::exists(dir / "out" / "expected" / "output_0.pb"));
+  EXPECT_FALSE(fs::exists(dir / "out" / "inputs.npz"));
+  EXPECT_FALSE(fs::exists(dir / "out" / "expected.npz"));
 }
 
 }  // namespace

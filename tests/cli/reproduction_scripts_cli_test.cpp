@@ -97,7 +97,7 @@ TEST(ReproductionScripts, ReproMjsFailsOnTheBuggyReleasePassesOnTheFixedOneAndCa
   EXPECT_EQ(other.exit_code, 3) << other.out << other.err;
   EXPECT_TRUE(has(other.out, "FAILS ANOTHER WAY (error)")) << other.out;
   // The script's own failure (a data file it cannot read) is never a verdict on the engine.
-  write_bytes(out / "expected.npz", "not an archive");
+  write_bytes(out / "expected" / "output_0.pb", "\x0a\x7f");
   auto unreadable = node(node_modules("1.16.3"));
   EXPECT_EQ(unreadable.exit_code, 2) << unreadable.out << unreadable.err;
   EXPECT_TRUE(has(unreadable.out, "CANNOT RUN: the script could not judge the run")) << unreadable.out;

@@ -41,8 +41,8 @@ std::string message_pattern(const std::string& normalized, size_t max_literal = 
 // What a bundle gives its scripts. Paths are relative to the bundle folder, where the scripts lie.
 struct ReproductionContext {
   std::string model_file = "model.onnx";  // the model as the engine under test runs it
-  std::vector<std::string> inputs;        // graph inputs in order: inputs/input_K.pb, entries of inputs.npz
-  std::vector<ReproductionOutput> outputs;  // compared with expected/ (expected.npz)
+  std::vector<std::string> inputs;        // graph inputs in order: inputs/input_K.pb
+  std::vector<ReproductionOutput> outputs;  // compared with expected/ (output_K.pb)
   std::string stat = "elemwise";          // --check-error-stat: elemwise, max, mean, median, quantile
   double quantile = 0.99;
   std::string failure;                    // what the reduction saw: mismatch, nonfinite, error, crash, timeout
@@ -54,12 +54,12 @@ struct ReproductionContext {
   // Environment a cmd:/check: command ran with that a maintainer's shell lacks (--slot-env,
   // NODE_PATH, PYTHONPATH): set by repro.sh.
   std::vector<std::pair<std::string, std::string>> environment;
-  // A small reproducer's files (the model as the engine ran it, inputs.npz, expected.npz: name and
+  // A small reproducer's files (the model as the engine ran it, inputs/input_K.pb, expected/output_K.pb: name and
   // bytes) that repro.py and repro.mjs carry, so that one of them pasted alone into an issue
   // reproduces; empty when they are larger than kEmbeddedBytes or the model has external data.
   std::vector<std::pair<std::string, std::string>> embedded;
   static constexpr size_t kEmbeddedBytes = 24 * 1024;  // a script stays under GitHub's 65 536 characters
-  bool npz = false;                       // inputs.npz and expected.npz are in the bundle
+  bool script_data = false;               // inputs/ and expected/ hold only types the scripts read
   bool polygraphy_files = false;          // inputs.json and expected.json are in the bundle
   std::string reduce_check;               // the `reduce check` line that reproduces with reduce
   std::vector<std::string> fp32_nodes;    // nodes the engine keeps in FP32 that the reproducer has
@@ -90,8 +90,8 @@ bool reproduction_needs_polygraphy_files(const EngineSpec& spec);
 // the converted model). Each prints what it sees and exits by one contract (docs/reference.md,
 // "Reproduction scripts"): 1 the engine ran and failed the way `context.recorded` says, 0 it passed,
 // 3 it failed another way, 2 it could not run (a runtime, program or file missing).
-// Engines the scripts cannot drive without reduce, and scripts that would read a missing .npz
-// (context.npz false), give way to `repro.sh` with the `reduce check` line.
+// Engines the scripts cannot drive without reduce, and scripts that would read tensors they cannot
+// (context.script_data false), give way to `repro.sh` with the `reduce check` line.
 std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const ReproductionContext& context);
 
 }  // namespace reduce

@@ -24,7 +24,7 @@ const std::pair<const char*, const char*> kPlaceholders[] = {
     {"inputs_json", "\"$here/inputs.json\""}, {"outputs_json", "\"$out/outputs.json\""},
     {"timing_cache", "\"$out/timing.cache\""}, {"fp32_nodes_file", "\"$out/fp32_nodes.txt\""},
     {"trtexec_output_json", "\"$out/trtexec_outputs.json\""}, {"slot", "0"},
-    {"inputs_npz", "\"$here/inputs.npz\""},  {"outputs_npz", "\"$out/outputs.npz\""}};
+    {"inputs_npz", "\"$out/inputs.npz\""},   {"outputs_npz", "\"$out/outputs.npz\""}};
 
 // A program the template names by a relative path is carried in the bundle up to this size (a
 // larger one, or one given by an absolute path, is named where it is and checked before the run).
@@ -116,71 +116,6 @@ EnginePrograms engine_programs(const std::vector<std::string>& tokens, const Rep
 // compare.py: reads what the command wrote and judges it (the judge: python_judge.cpp).
 const char* const kPythonCommand = R"PY(
 
-TYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
-         10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
-
-
-def varint(data, at):
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
-def read_pb(path):
-    """An ONNX TensorProto file: (its name, the array) from dims, data type and raw or typed data."""
-    data = open(path, "rb").read()
-    name, dims, dtype, raw, typed, at = "", [], 1, None, [], 0
-    while at < len(data):
-        key, at = varint(data, at)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = varint(data, at)
-            if field == 1:
-                dims.append(value)
-            elif field == 2:
-                dtype = value
-            elif field in (5, 7, 11):
-                typed.append(value)
-        elif wire == 2:
-            length, at = varint(data, at)
-            chunk, at = data[at:at + length], at + length
-            if field == 9:
-                raw = chunk
-            elif field == 8:
-                name = chunk.decode("utf-8", "replace")
-            elif field == 1:
-                p = 0
-                while p < len(chunk):
-                    v, p = varint(chunk, p)
-                    dims.append(v)
-            elif field == 4:
-                typed.extend(struct.unpack("<%df" % (len(chunk) // 4), chunk))
-            elif field == 10:
-                typed.extend(struct.unpack("<%dd" % (len(chunk) // 8), chunk))
-            elif field in (5, 7, 11):
-                p = 0
-                while p < len(chunk):
-                    v, p = varint(chunk, p)
-                    typed.append(v)
-        elif wire == 5:
-            typed.append(struct.unpack("<f", data[at:at + 4])[0])
-            at += 4
-        elif wire == 1:
-            at += 8
-    kind = np.dtype(TYPES[dtype])
-    if raw is not None:
-        return name, np.frombuffer(raw, dtype=kind).reshape(dims)
-    if dtype == 10:  # float16 bits in int32_data
-        return name, np.array(typed, dtype=np.uint16).view(np.float16).reshape(dims)
-    if dtype in (3, 5, 6, 7):  # varints of negative values are 64-bit two's complement
-        typed = [v - (1 << 64) if v >= 1 << 63 else v for v in typed]
-    return name, np.array(typed, dtype=kind).reshape(dims)
-
 
 def read_outputs(folder, names):
     """What the command wrote, in every form reduce reads: outputs.npz, Polygraphy's outputs.json, or
@@ -264,6 +199,8 @@ def judge_check(status, log):
 
 
 def main():
+    if sys.argv[1] == "--npz":
+        return write_npz(sys.argv[2], sys.argv[3])
     folder, status = sys.argv[1], int(sys.argv[2])
     limited = len(sys.argv) > 3 and sys.argv[3] != ""
     values = len(sys.argv) <= 4 or sys.argv[4] != ""  # "": the tool wrote no outputs (trtexec alone)
@@ -293,9 +230,29 @@ def main():
     if np is None:
         return cannot_run("the Python module numpy is missing (pip install numpy; Debian: apt install python3-numpy)")
     names = [o["name"] for o in CONFIG["outputs"]]
-    with np.load(os.path.join(HERE, "expected.npz"), allow_pickle=False) as archive:
-        expected = {n: archive[n] for n in archive.files}
-    return judge_outputs(read_outputs(folder, names), expected)
+    return judge_outputs(read_outputs(folder, names), load_folder("expected"))
+
+
+NPY_DESCR = {1: "<f4", 2: "|u1", 3: "|i1", 4: "<u2", 5: "<i2", 6: "<i4", 7: "<i8", 9: "|b1", 10: "<f2", 11: "<f8",
+             12: "<u4", 13: "<u8"}
+
+
+def write_npz(folder, file):
+    """The bundle's inputs/ as the .npz archive a command's {inputs_npz} names (an entry NAME.npy per
+    tensor, stored): written without numpy, from the raw data reduce wrote."""
+    import zipfile
+    with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as archive:
+        for f in sorted(os.listdir(folder)):
+            if not f.endswith(".pb"):
+                continue
+            name, dims, dtype, raw, _ = read_pb_fields(os.path.join(folder, f))
+            if raw is None or dtype not in NPY_DESCR:
+                return cannot_run("%s: a tensor of ONNX type %d without raw data cannot be written as .npy here" % (f, dtype))
+            shape = "(%s)" % "".join("%d," % d for d in dims) if len(dims) == 1 else "(%s)" % ", ".join(str(d) for d in dims)
+            header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (NPY_DESCR[dtype], shape)
+            header += " " * (63 - (10 + len(header)) % 64) + "\n"
+            archive.writestr(name + ".npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1") + raw)
+    return 0
 
 
 if __name__ == "__main__":
@@ -324,9 +281,9 @@ std::vector<ReproductionFile> command_scripts(const EngineSpec& spec, const Repr
     if (t.find("{trtexec_inputs}") != std::string::npos || t.find("{trtexec_shapes}") != std::string::npos)
       return reduce_check_scripts(spec, context);
   const bool check = !spec.gives_values();
-  // Without inputs.npz/expected.npz (a tensor .npy cannot hold) compare.py has nothing to read.
-  if (!context.npz && (!check || spec.command.find("{inputs_npz}") != std::string::npos))
-    return reduce_check_scripts(spec, context);
+  // Without data compare.py reads (a tensor type numpy has not) it has nothing to compare with.
+  const bool npz = spec.command.find("{inputs_npz}") != std::string::npos;
+  if (!context.script_data && (!check || npz)) return reduce_check_scripts(spec, context);
   EnginePrograms programs = engine_programs(*tokens, context);
   std::string text =
       std::string("#!/bin/sh\n# The failure reduce found with ") + (check ? "the check script" : "the engine's command") +
@@ -347,6 +304,8 @@ std::vector<ReproductionFile> command_scripts(const EngineSpec& spec, const Repr
     for (const auto& n : context.fp32_nodes) text += " " + shell_word(n);
     text += " > \"$out/fp32_nodes.txt\"\n";
   }
+  if (npz)  // the command reads an .npz archive: made from inputs/, the one copy the bundle keeps
+    text += "python3 \"$here/compare.py\" --npz \"$here/inputs\" \"$out/inputs.npz\" || exit 2\n";
   text += "limit=''\n";
   if (context.timeout_seconds > 0) {
     std::string seconds = std::to_string(static_cast<long long>(context.timeout_seconds + 0.999));

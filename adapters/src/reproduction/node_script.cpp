@@ -1,5 +1,5 @@
-// repro.mjs for onnxruntime-node: the bundle's model, inputs.npz and expected.npz (read here without
-// any package but onnxruntime-node), compared by reduce's rule at the reduction's tolerances.
+// repro.mjs for onnxruntime-node: the bundle's model, inputs/ and expected/ (TensorProto files, read
+// here without any package but onnxruntime-node), compared by reduce's rule at the reduction's tolerances.
 #include <nlohmann/json.hpp>
 
 #include "core/base64.h"
@@ -16,50 +16,64 @@ const INSTALL = `npm install ${RELEASE}, here or on NODE_PATH`;
 // holding the files it carries (EMBEDDED).
 let here = process.argv[2] === '--engine-process' ? process.argv[3] : dirname(fileURLToPath(import.meta.url));
 
-// .npy dtypes and the ONNX Runtime tensor types and arrays that hold them.
-const kDescr = {
-  '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array], '<f2': ['float16', Uint16Array],
-  '|i1': ['int8', Int8Array], '|u1': ['uint8', Uint8Array], '<i2': ['int16', Int16Array], '<u2': ['uint16', Uint16Array],
-  '<i4': ['int32', Int32Array], '<u4': ['uint32', Uint32Array], '<i8': ['int64', BigInt64Array],
-  '<u8': ['uint64', BigUint64Array], '|b1': ['bool', Uint8Array],
+// ONNX element types (TensorProto.DataType) and the ONNX Runtime tensor types and arrays that hold them.
+const kOnnxTypes = {
+  1: ['float32', Float32Array], 2: ['uint8', Uint8Array], 3: ['int8', Int8Array], 4: ['uint16', Uint16Array],
+  5: ['int16', Int16Array], 6: ['int32', Int32Array], 7: ['int64', BigInt64Array], 9: ['bool', Uint8Array],
+  10: ['float16', Uint16Array], 11: ['float64', Float64Array], 12: ['uint32', Uint32Array], 13: ['uint64', BigUint64Array],
 };
 
-function readNpy(bytes, what) {
-  const major = bytes[6];
-  const offset = major === 1 ? 10 : 12;
-  const length = major === 1 ? bytes.readUInt16LE(8) : bytes.readUInt32LE(8);
-  const header = bytes.toString('latin1', offset, offset + length);
-  const descr = /'descr':\s*'([^']+)'/.exec(header)?.[1];
-  const type = kDescr[descr];
-  if (!type || /'fortran_order':\s*True/.test(header)) throw new Error(`${what}: unsupported .npy header ${header}`);
-  const dims = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').filter(s => s.trim()).map(Number);
-  const data = bytes.subarray(offset + length);
-  const copy = new ArrayBuffer(data.length);  // typed arrays need aligned offsets
-  new Uint8Array(copy).set(data);
-  return { type: type[0], data: new type[1](copy), dims };
+function varint(bytes, at) {
+  let value = 0, scale = 1;
+  for (;;) {
+    if (at >= bytes.length) throw new Error('a truncated TensorProto');
+    const b = bytes[at++];
+    value += (b & 0x7f) * scale;
+    scale *= 128;
+    if (b < 0x80) return [value, at];
+  }
 }
 
-// A .npz archive (a zip of .npy entries), read through its central directory.
-function readNpz(file, names) {
-  const path = join(here, file);
-  if (names.length === 0 && !existsSync(path)) return {};
-  const zip = readFileSync(path);
-  let end = zip.length - 22;
-  while (end >= 0 && zip.readUInt32LE(end) !== 0x06054b50) --end;
-  if (end < 0) throw new Error(`${file}: not a zip archive`);
-  const arrays = {};
-  for (let count = zip.readUInt16LE(end + 10), at = zip.readUInt32LE(end + 16); count > 0; --count) {
-    const method = zip.readUInt16LE(at + 10), size = zip.readUInt32LE(at + 20);
-    const nameLength = zip.readUInt16LE(at + 28), skip = zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
-    const local = zip.readUInt32LE(at + 42);
-    if (size === 0xffffffff || local === 0xffffffff) throw new Error(`${file}: zip64 entries are not read here`);
-    const name = zip.toString('utf8', at + 46, at + 46 + nameLength);
-    const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
-    const raw = zip.subarray(start, start + size);
-    arrays[name.replace(/\.npy$/, '')] = readNpy(method === 8 ? inflateRawSync(raw) : raw, `${file}: ${name}`);
-    at += 46 + nameLength + skip;
+// A TensorProto file as reduce writes it: name, dims, data type and raw data.
+function readPb(bytes, what) {
+  let name = '', type = 1, raw = null;
+  const dims = [];
+  for (let at = 0; at < bytes.length;) {
+    let key, value;
+    [key, at] = varint(bytes, at);
+    const field = Math.floor(key / 8), wire = key % 8;
+    if (wire === 0) {
+      [value, at] = varint(bytes, at);
+      if (field === 1) dims.push(value);
+      else if (field === 2) type = value;
+    } else if (wire === 2) {
+      [value, at] = varint(bytes, at);
+      const chunk = bytes.subarray(at, at + value);
+      at += value;
+      if (field === 9) raw = chunk;
+      else if (field === 8) name = chunk.toString('utf8');
+      else if (field === 1) for (let p = 0; p < chunk.length;) { let d; [d, p] = varint(chunk, p); dims.push(d); }
+    } else if (wire === 5) at += 4;
+    else if (wire === 1) at += 8;
+    else throw new Error(`${what}: not a TensorProto file`);
   }
-  return arrays;
+  const kind = kOnnxTypes[type];
+  if (!kind || raw === null) throw new Error(`${what}: a tensor of ONNX type ${type}${raw === null ? ' without raw data' : ''} is not read here`);
+  const copy = new ArrayBuffer(raw.length);  // typed arrays need aligned offsets
+  new Uint8Array(copy).set(raw);
+  return [name, { type: kind[0], data: new kind[1](copy), dims }];
+}
+
+// One of the bundle's folders (inputs/, expected/): its tensors by the names they hold.
+function readFolder(folder) {
+  const path = join(here, folder);
+  if (!existsSync(path)) return {};
+  const tensors = {};
+  for (const file of readdirSync(path).filter(f => f.endsWith('.pb')).sort()) {
+    const [name, tensor] = readPb(readFileSync(join(path, file)), `${folder}/${file}`);
+    tensors[name] = tensor;
+  }
+  return tensors;
 }
 
 function half(bits) {
@@ -213,8 +227,8 @@ function showRelease(running) {
 async function engineProcess() {
   const ort = require(PACKAGE);
   if (WASM_THREADS !== null) ort.env.wasm.numThreads = WASM_THREADS;  // onnxruntime-web takes them here
-  const inputs = readNpz('inputs.npz', CONFIG.inputs);
-  const expected = readNpz('expected.npz', CONFIG.outputs.map(o => o.name));
+  const inputs = CONFIG.inputs.length ? readFolder('inputs') : {};
+  const expected = readFolder('expected');
   let actual;
   try {
     const session = await ort.InferenceSession.create(join(here, CONFIG.model), CONFIG.session);
@@ -234,7 +248,10 @@ function cannotRun(why) {
 
 function unpack() {
   const folder = mkdtempSync(join(tmpdir(), 'repro-'));
-  for (const [name, data] of Object.entries(EMBEDDED)) writeFileSync(join(folder, name), Buffer.from(data, 'base64'));
+  for (const [name, data] of Object.entries(EMBEDDED)) {
+    mkdirSync(dirname(join(folder, name)), { recursive: true });
+    writeFileSync(join(folder, name), Buffer.from(data, 'base64'));
+  }
   process.on('exit', () => rmSync(folder, { recursive: true, force: true }));
   return folder;
 }
@@ -247,7 +264,7 @@ function main() {
     return cannotRun(`${PACKAGE} cannot be found from ${here} or NODE_PATH (${INSTALL})`);
   }
   showRelease(release);
-  const needed = [CONFIG.model, 'expected.npz', ...(CONFIG.inputs.length ? ['inputs.npz'] : [])];
+  const needed = [CONFIG.model, 'expected', ...(CONFIG.inputs.length ? ['inputs'] : [])];
   if (Object.keys(EMBEDDED).length && !needed.every(file => existsSync(join(here, file)))) here = unpack();
   for (const file of needed)
     if (!existsSync(join(here, file))) return cannotRun(`${file} is missing from ${here}`);
@@ -307,14 +324,13 @@ std::vector<ReproductionFile> ort_node(const EngineSpec& spec, const Reproductio
   std::string text = "// The failure reduce found on ONNX Runtime (`" + spec_in_comment(spec) +
                      "`), with " + package + " alone.\n"
                      "// Needs " + release + " (npm install " + release + ", here or on NODE_PATH). Run: node repro.mjs\n"
-                     "// Prints each output's comparison with expected/ (also in expected.npz). Exit status: 1 the engine\n"
+                     "// Prints each output's comparison with expected/ (TensorProto files). Exit status: 1 the engine\n"
                      "// fails the way reduce recorded, 0 it passes, 3 it fails another way, 2 it cannot run here. The\n"
                      "// engine runs in a process of its own, so that a crash is a verdict.\n"
                      "import { createRequire } from 'node:module';\n"
-                     "import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';\n"
+                     "import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';\n"
                      "import { spawnSync } from 'node:child_process';\n"
                      "import { constants, tmpdir } from 'node:os';\n"
-                     "import { inflateRawSync } from 'node:zlib';\n"
                      "import { dirname, join } from 'node:path';\n"
                      "import { fileURLToPath } from 'node:url';\n\n"
                      "const CONFIG = " + config_json(context, "session", session.dump()) + ";\n" +

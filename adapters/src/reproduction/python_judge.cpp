@@ -38,6 +38,86 @@ def guarded(run, *args):
         return 2
 
 
+TYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+         10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
+
+
+def varint(data, at):
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def read_pb_fields(path):
+    """An ONNX TensorProto file's name, dims, data type, raw data (or None) and typed values."""
+    data = open(path, "rb").read()
+    name, dims, dtype, raw, typed, at = "", [], 1, None, [], 0
+    while at < len(data):
+        key, at = varint(data, at)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = varint(data, at)
+            if field == 1:
+                dims.append(value)
+            elif field == 2:
+                dtype = value
+            elif field in (5, 7, 11):
+                typed.append(value)
+        elif wire == 2:
+            length, at = varint(data, at)
+            chunk, at = data[at:at + length], at + length
+            if field == 9:
+                raw = chunk
+            elif field == 8:
+                name = chunk.decode("utf-8", "replace")
+            elif field == 1:
+                p = 0
+                while p < len(chunk):
+                    v, p = varint(chunk, p)
+                    dims.append(v)
+            elif field == 4:
+                typed.extend(struct.unpack("<%df" % (len(chunk) // 4), chunk))
+            elif field == 10:
+                typed.extend(struct.unpack("<%dd" % (len(chunk) // 8), chunk))
+            elif field in (5, 7, 11):
+                p = 0
+                while p < len(chunk):
+                    v, p = varint(chunk, p)
+                    typed.append(v)
+        elif wire == 5:
+            typed.append(struct.unpack("<f", data[at:at + 4])[0])
+            at += 4
+        elif wire == 1:
+            at += 8
+    return name, dims, dtype, raw, typed
+
+
+def read_pb(path):
+    """An ONNX TensorProto file: (its name, the array) from dims, data type and raw or typed data."""
+    name, dims, dtype, raw, typed = read_pb_fields(path)
+    kind = np.dtype(TYPES[dtype])
+    if raw is not None:
+        return name, np.frombuffer(raw, dtype=kind).reshape(dims)
+    if dtype == 10:  # float16 bits in int32_data
+        return name, np.array(typed, dtype=np.uint16).view(np.float16).reshape(dims)
+    if dtype in (3, 5, 6, 7):  # varints of negative values are 64-bit two's complement
+        typed = [v - (1 << 64) if v >= 1 << 63 else v for v in typed]
+    return name, np.array(typed, dtype=kind).reshape(dims)
+
+
+def load_folder(folder):
+    """The tensors of one of the bundle's folders (inputs/, expected/), by the names they hold."""
+    path = os.path.join(HERE, folder)
+    if not os.path.isdir(path):
+        return {}
+    return dict(read_pb(os.path.join(path, f)) for f in sorted(os.listdir(path)) if f.endswith(".pb"))
+
+
 def same_message(message):
     patterns = RECORDED["patterns"]
     return not patterns or any(re.search(p, message) for p in patterns)

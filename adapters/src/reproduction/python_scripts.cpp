@@ -1,5 +1,5 @@
-// repro.py for ONNX Runtime (onnxruntime + numpy) and OpenCV (cv2.dnn + numpy): the model, inputs.npz
-// and expected.npz of the bundle, run in a process of its own (a crash is a verdict) and judged by
+// repro.py for ONNX Runtime (onnxruntime + numpy) and OpenCV (cv2.dnn + numpy): the model, inputs/ and
+// expected/ of the bundle (TensorProto files, read without onnx), run in a process of its own (a crash is a verdict) and judged by
 // reduce's rule (python_judge.cpp) at the reduction's tolerances.
 #include <nlohmann/json.hpp>
 
@@ -14,12 +14,6 @@ namespace {
 // After the engine's own part (RUNTIME, INSTALL, engine_release, message_of, run) and the judge.
 const char* const kPythonMain = R"PY(
 
-def load(file):
-    """The tensors of a .npz archive of the bundle, by name."""
-    with np.load(os.path.join(HERE, file), allow_pickle=False) as archive:
-        return {name: archive[name] for name in archive.files}
-
-
 # The engine's process exits with this when the script, not the engine, failed there.
 SCRIPT_FAILED = 20
 
@@ -28,8 +22,8 @@ def engine_process(folder):
     """Runs the engine on the bundle's files and saves what it gave in `folder` (outputs.npz, or
     error.txt with its message when it raised). A process of its own: a crash is a verdict."""
     engine = importlib.import_module(RUNTIME)
-    inputs = load("inputs.npz") if CONFIG["inputs"] else {}
-    expected = load("expected.npz")
+    inputs = load_folder("inputs") if CONFIG["inputs"] else {}
+    expected = load_folder("expected")
     names = [o["name"] for o in CONFIG["outputs"]]
     try:
         actual = run(engine, os.path.join(HERE, CONFIG["model"]), inputs, names, expected)
@@ -45,6 +39,7 @@ def engine_process(folder):
 def unpack(folder):
     """This script pasted alone: the bundle's files it carries (EMBEDDED), written into `folder`."""
     for name, data in EMBEDDED.items():
+        os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
         with open(os.path.join(folder, name), "wb") as f:
             f.write(base64.b64decode(data))
     return folder
@@ -62,7 +57,7 @@ def main(scratch):
     except Exception as e:  # not installed, or its native library does not load
         return cannot_run("the Python module %s cannot be loaded: %s (%s)" % (RUNTIME, str(e).splitlines()[0], INSTALL))
     show_release(engine_release(engine))
-    needed = [CONFIG["model"], "expected.npz"] + (["inputs.npz"] if CONFIG["inputs"] else [])
+    needed = [CONFIG["model"], "expected"] + (["inputs"] if CONFIG["inputs"] else [])
     if EMBEDDED and not all(os.path.exists(os.path.join(HERE, file)) for file in needed):
         HERE = unpack(scratch)
     for file in needed:
@@ -90,7 +85,7 @@ def main(scratch):
     with np.load(os.path.join(folder, "outputs.npz"), allow_pickle=False) as archive:
         actual = {o["name"]: archive["output_%d" % k] for k, o in enumerate(CONFIG["outputs"])
                   if "output_%d" % k in archive.files}
-    return judge_outputs(actual, load("expected.npz"))
+    return judge_outputs(actual, load_folder("expected"))
 
 
 if __name__ == "__main__":
@@ -112,11 +107,11 @@ std::string header(const std::string& title, const std::string& runtime, const s
                    const std::string& install, const ReproductionContext& context) {
   return "#!/usr/bin/env python3\n# " + title + "\n# Needs " + needs + " (" + install + ")" +
          ". Run: python3 repro.py\n"
-         "# Prints each output's comparison with expected/ (the reference's values, also in expected.npz).\n"
+         "# Prints each output's comparison with expected/ (the reference's values, ONNX TensorProto files).\n"
          "# Exit status: 1 the engine fails the way reduce recorded, 0 it passes, 3 it fails another way,\n"
          "# 2 it cannot run here (a module or a file is missing). The engine runs in a process of its own.\n"
-         "import base64\nimport importlib\nimport json\nimport math\nimport os\nimport re\nimport subprocess\nimport sys\n"
-         "import tempfile\n\n"
+         "import base64\nimport importlib\nimport json\nimport math\nimport os\nimport re\nimport struct\nimport subprocess\n"
+         "import sys\nimport tempfile\n\n"
          "try:\n    import numpy as np\nexcept ImportError:\n    np = None\n\n"
          "CONFIG = json.loads(" + python_string(config_json(context)) + ")\n" +
          "RUNTIME = " + python_string(runtime) + "\nINSTALL = " + python_string(install) + "\n" + embedded_python(context);

@@ -22,8 +22,8 @@ std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const R
   for (const EngineSpec* s = &spec; s; s = s->inner.get())
     if (const auto reproduce = kinds::ops(s->kind).reproduce) {
       std::vector<ReproductionFile> files = reproduce(*s, context);
-      // repro.py and repro.mjs read inputs.npz and expected.npz: without them, only what does not.
-      if (!context.npz)
+      // repro.py and repro.mjs read inputs/ and expected/: tensors they cannot read leave only what does not.
+      if (!context.script_data)
         std::erase_if(files, [](const ReproductionFile& f) { return f.name == "repro.py" || f.name == "repro.mjs"; });
       return files.empty() ? repro::reduce_check_scripts(spec, context) : files;
     }

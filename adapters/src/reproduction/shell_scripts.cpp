@@ -28,7 +28,7 @@ std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const Reproduc
   }
   const std::string model = "\"$here/" + context.model_file + "\"";
   const std::string inputs = context.polygraphy_files ? " --load-inputs \"$here/inputs.json\"" : "";
-  const bool compared = context.polygraphy_files && context.npz;  // inputs.json in, expected.npz to compare with
+  const bool compared = context.polygraphy_files && context.script_data;  // inputs.json in, expected/ to compare with
   // Polygraphy's own comparison, for a maintainer who knows it: a comment (output names made one line).
   std::string own = "polygraphy run model.onnx " + shell_command_line(polygraphy) +
                     " --load-inputs inputs.json --load-outputs expected.json " + shell_command_line(atol) + " " +
@@ -40,7 +40,7 @@ std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const Reproduc
       "), without reduce.\n"
       "# Run: sh repro.sh   Exit status: 1 TensorRT fails the way reduce recorded, 0 it passes, 3 it fails another\n"
       "# way, 2 it cannot run here. Polygraphy runs TensorRT on inputs.json and saves the outputs, which compare.py\n"
-      "# compares with expected.npz as reduce does. Polygraphy's own comparison:\n#   " + own +
+      "# compares with expected/ as reduce does. Polygraphy's own comparison:\n#   " + own +
       "\n# trtexec alone builds and runs once: it shows build errors and crashes, and compares nothing.\n"
       "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
       "command -v python3 >/dev/null 2>&1 || { echo 'CANNOT RUN: python3 is needed to judge the result'; exit 2; }\n"
@@ -54,7 +54,7 @@ std::vector<ReproductionFile> trt_scripts(const EngineSpec& spec, const Reproduc
       "  polygraphy run " + model + " " + shell_command_line(polygraphy) + inputs +
       " --save-outputs \"$out/outputs.json\" > \"$out/log\" 2>&1\n"
       "  status=$?\n" +
-      (compared ? "  values=yes\n" : "  # tensors Polygraphy or .npz cannot hold: its own inputs, outputs not compared\n") +
+      (compared ? "  values=yes\n" : "  # tensors Polygraphy or numpy cannot hold: its own inputs, outputs not compared\n") +
       "else\n  trtexec --onnx=" + model + " " + shell_command_line(trtexec) +
       " --iterations=1 --warmUp=0 --duration=0 > \"$out/log\" 2>&1\n  status=$?\nfi\n"
       "tail -n 40 \"$out/log\"\n"

@@ -9,7 +9,7 @@
 namespace reduce {
 
 // Bumped by hand with each change a user can see in the CLI contract (README, docs/reference.md).
-inline constexpr const char* kReduceVersion = "0.9.0";
+inline constexpr const char* kReduceVersion = "0.9.1";
 
 // "name version" pairs of the libraries core is built with (protobuf, ONNX).
 std::vector<std::pair<std::string, std::string>> core_library_versions();

@@ -100,6 +100,9 @@ struct OracleStatistics {
   uint64_t slipped = 0;      // failed differently (FailureTarget::classify)
   uint64_t invalid = 0;
   uint64_t flaky = 0;        // evaluations whose repeated runs (--repeat) disagreed
+  // Candidates ONNX's checker (or reduce's own validation) refused before an external engine saw
+  // them: each is a candidate the search should not have made (never run, never the reproducer).
+  uint64_t refused_by_checker = 0;
   // Seconds the engine under test spent preparing and running candidates (every evaluation,
   // cancelled ones included), without materializing, comparing or waiting for a slot.
   double engine_seconds = 0;

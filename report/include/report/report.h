@@ -150,6 +150,8 @@ struct ReductionReport {
   int repeat = 1;
   uint64_t flaky = 0;
   uint64_t invalid = 0;
+  // Of those, candidates ONNX's checker refused before the engine saw them (OracleStatistics).
+  uint64_t refused_by_checker = 0;
   double seconds = 0;
   double engine_seconds = 0;  // of those, the engine under test's (summed over slots)
   // Memory, in bytes: the most the reduction's values held at once (engine runs, reference values
