@@ -50,7 +50,7 @@ marker="$dir/node_modules/$package/package.json"
 loads() { node -e "require(process.argv[1] + '/node_modules/$package')" "$dir" 2>"$dir/load.log"; }
 # A folder left without its binary (an interrupted install, a cache cleaned by hand) is installed again.
 binaries() { find "$dir/node_modules/$package" \( -name '*.wasm' -o -name '*.node' -path "*/$(node -p process.platform)/*" \) -print -quit; }
-if [[ -f "$marker" ]] && [[ -z "$(binaries)" ]] && ! loads; then
+if [[ -f "$marker" ]] && [[ -z "$(binaries)" ]]; then
   echo "note: $dir: $package@$version has no binary left; installing it again" >&2
   rm -rf "$dir/node_modules"
 fi
