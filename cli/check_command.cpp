@@ -11,6 +11,7 @@
 #include "oracle/layer_comparison.h"
 #include "oracle/release_scan.h"
 #include "oracle_options.h"
+#include "reduce_arguments.h"
 #include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 
@@ -76,7 +77,10 @@ int check_releases(const po::variables_map& vm, const std::string& model_path, c
     else std::cout << spec << ": " << (r.verdict->signature.fails() ? "FAIL (" + r.verdict->signature.to_string() + ")" : "PASS") << "\n";
     scan.push_back(std::move(r));
   }
-  std::cout << release_scan_summary(scan, model_path) << "\n";
+  // The reduction it prints runs as printed: the user's options go with it (the engine, reference
+  // and model are its own).
+  std::cout << release_scan_summary(scan, model_path, reduce_options_given(vm, {"engine", "reference", "model", "output"}))
+            << "\n";
   bool fails = false, ran = false;
   for (const auto& r : scan) {
     ran |= r.ran();

@@ -210,4 +210,44 @@ std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std:
   return parsed;
 }
 
+std::string reduce_options_given(const po::variables_map& vm, const std::vector<std::string>& skip) {
+  const po::options_description known = reduce_options();
+  const auto number = [](double v) {  // the shortest text that reads back as the same double
+    char text[64];
+    const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+    return std::string(text, end);
+  };
+  std::string out;
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted() || std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
+    const po::option_description* option = known.find_nothrow(name, false);
+    if (!option) continue;  // this command's own (--confirm, --diagnose)
+    const boost::any& a = value.value();
+    std::vector<std::string> words;
+    if (a.empty()) words = {};
+    else if (const auto* s = boost::any_cast<std::string>(&a)) words = {*s};
+    else if (const auto* v = boost::any_cast<std::vector<std::string>>(&a)) words = *v;
+    else if (const auto* d = boost::any_cast<double>(&a)) words = {number(*d)};
+    else if (const auto* i = boost::any_cast<int>(&a)) words = {std::to_string(*i)};
+    else if (const auto* u = boost::any_cast<uint64_t>(&a)) words = {std::to_string(*u)};
+    else if (const auto* is = boost::any_cast<std::vector<int>>(&a))
+      for (int x : *is) words.push_back(std::to_string(x));
+    else if (boost::any_cast<bool>(&a)) words = {};
+    else continue;  // a type no option of reduce's has: left out rather than guessed
+    // One flag with every value where the option takes several, else the flag once per value.
+    const bool several = option->semantic()->max_tokens() > 1;
+    if (words.empty()) {
+      out += " --" + name;
+      continue;
+    }
+    if (several) {
+      out += " --" + name;
+      for (const auto& w : words) out += " " + shell_word(w);
+    } else {
+      for (const auto& w : words) out += " --" + name + " " + shell_word(w);
+    }
+  }
+  return out;
+}
+
 }  // namespace reduce::cli

@@ -28,4 +28,9 @@ struct ReduceArguments {
 // error printed on one line). args[0] is the model.
 std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std::string>& args);
 
+// The options the user gave in `vm` (not left at their defaults) that `reduce MODEL` takes too,
+// but those named in `skip`, as shell words (" --inputs 'a b' --atol 1e-06"): a printed `reduce`
+// command keeps what decided the verdict (--inputs, --expected, tolerances, --fail-regex, ...).
+std::string reduce_options_given(const boost::program_options::variables_map& vm, const std::vector<std::string>& skip);
+
 }  // namespace reduce::cli

@@ -18,7 +18,8 @@ std::optional<ReleaseChange> first_change(const std::vector<ReleaseVerdict>& sca
   return std::nullopt;
 }
 
-std::string release_scan_summary(const std::vector<ReleaseVerdict>& scan, const std::string& model_path) {
+std::string release_scan_summary(const std::vector<ReleaseVerdict>& scan, const std::string& model_path,
+                                 const std::string& options) {
   size_t ran = 0, failing = 0;
   for (const auto& r : scan) {
     ran += r.ran();
@@ -34,7 +35,7 @@ std::string release_scan_summary(const std::vector<ReleaseVerdict>& scan, const 
   const std::string& fail = scan[change->failing].spec;
   const std::string head = change->regression ? "regression: passes on " + pass + ", fails from " + fail
                                               : "fixed: fails up to " + fail + ", passes from " + pass;
-  return head + ": reduce " + model_path + " --engine " + fail + " --reference " + pass + " -o " +
+  return head + ": reduce " + model_path + " --engine " + fail + " --reference " + pass + options + " -o " +
          std::filesystem::path(model_path).stem().string() + ".reduced";  // in the current folder
 }
 

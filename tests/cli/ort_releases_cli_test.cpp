@@ -13,6 +13,7 @@
 namespace reduce {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::read_bytes;
 using testing::run_process;
 using testing::run_reduce;
@@ -113,6 +114,28 @@ TEST(OrtReleases, AReleaseListGivesOneVerdictLinePerReleaseAndTheReductionToRun)
   EXPECT_TRUE(has(r.out, "fixed: fails up to ort@1.16.3, passes from ort@1.30.0: reduce " + model +
                              " --engine ort@1.16.3 --reference ort@1.30.0 -o chain.reduced\n"))
       << r.out;
+}
+
+// The printed reduction keeps the options the user gave (issue 67): pasted as printed, with the same
+// inputs (in a folder whose name has a space) and tolerances, it reduces the fixed bug to its ReduceSum.
+TEST(OrtReleases, ThePrintedReductionKeepsTheUsersOptionsAndRunsAsPrinted) {
+  TempDir dir;
+  const std::string model = write_model(dir, "chain", kEmptyAxisChain);
+  const fs::path inputs = dir / "my inputs";
+  auto saved = run_reduce({"run", model, "--seed", "7", "--save-inputs", inputs.string()});
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  auto r = run_reduce({"check", model, "--engine", "ort@1.16.3,ort@1.30.0", "--inputs", inputs.string(), "--atol", "1e-06",
+                       "--rtol", "0", "--diagnose"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string printed = r.out.substr(r.out.find("reduce " + model));
+  EXPECT_TRUE(has(printed, " --inputs '" + inputs.string() + "'")) << printed;
+  EXPECT_TRUE(has(printed, " --atol 1e-06")) << printed;
+  EXPECT_TRUE(has(printed, " --rtol 0")) << printed;
+  EXPECT_FALSE(has(printed, "--diagnose")) << printed;  // check's own
+  auto pasted = run_process({"sh", "-c", "cd \"$0\" && PATH=\"$1:$PATH\" " + printed.substr(0, printed.find('\n')),
+                             dir.path().string(), std::string(REDUCE_BINARY_DIR)});
+  EXPECT_EQ(pasted.exit_code, 0) << printed << pasted.out << pasted.err;
+  EXPECT_TRUE(has(read_bytes(dir / "chain.reduced" / "report.md"), "ReduceSum x1")) << pasted.out;
 }
 
 TEST(OrtReleases, TheReleaseListGoesOnPastACrashAndEndsAtTheFirstChange) {

@@ -38,6 +38,9 @@ TEST(ReleaseScan, AFixIsTheLastFailingReleaseAgainstTheFirstPassingOne) {
   EXPECT_EQ(release_scan_summary(scan, "m.onnx"),
             "fixed: fails up to ort@1.14.0, passes from ort@1.16.3: reduce m.onnx --engine ort@1.14.0 --reference "
             "ort@1.16.3 -o m.reduced");
+  EXPECT_EQ(release_scan_summary(scan, "m.onnx", " --inputs 'a b' --atol 0.5"),
+            "fixed: fails up to ort@1.14.0, passes from ort@1.16.3: reduce m.onnx --engine ort@1.14.0 --reference "
+            "ort@1.16.3 --inputs 'a b' --atol 0.5 -o m.reduced");
 }
 
 TEST(ReleaseScan, NoChangeSaysWhichWay) {
