@@ -29,7 +29,9 @@ std::optional<ReleaseChange> first_change(const std::vector<ReleaseVerdict>& sca
 
 // The scan's last line: the first change, in the order given (oldest release first), and the `reduce`
 // command for it ("regression: passes on ort@1.16.3, fails from ort@1.17.0: reduce dir/m.onnx --engine
-// ort@1.17.0 --reference ort@1.16.3 -o m.reduced"), or that every release that ran fails (or passes).
+// ort@1.17.0 --reference ort@1.16.3 -o m.reduced"); a failure that turns into another between two
+// failing releases, when it comes first ("failure changed: error: ... on A, shape: ... from B: reduce
+// m.onnx --engine B -o m.reduced"); or that every release that ran fails (or passes).
 // `options`: the user's other options for that command, as shell words (every one that decided the
 // verdicts: --inputs, --expected, tolerances, --fail-regex), so that it runs as printed.
 std::string release_scan_summary(const std::vector<ReleaseVerdict>& scan, const std::string& model_path,
