@@ -351,51 +351,14 @@ bool read_varint(const uint8_t*& p, const uint8_t* end, uint64_t& value) {
   return false;
 }
 
-// The deepest subgraph nesting in the serialized message [p, end) of kind `kind`, whose graphs
-// are at `depth`; stops as soon as it exceeds kMaxSubgraphDepth. Malformed bytes end the scan
-// (protobuf reports them). Only fields that lead to subgraphs are entered; others are skipped.
-int subgraph_depth(const uint8_t* p, const uint8_t* end, Wire kind, int depth) {
-  int deepest = kind == Wire::Graph ? depth : 0;
-  while (p < end && deepest <= kMaxSubgraphDepth) {
-    uint64_t key = 0, value = 0;
-    if (!read_varint(p, end, key)) break;
-    const uint64_t field = key >> 3;
-    switch (key & 7) {
-      case 0: if (!read_varint(p, end, value)) return deepest; continue;
-      case 1:
-      case 5: {
-        const ptrdiff_t size = (key & 7) == 1 ? 8 : 4;
-        if (end - p < size) return deepest;
-        p += size;
-        continue;
-      }
-      case 2: break;
-      default: return deepest;  // groups: not in ONNX
-    }
-    if (!read_varint(p, end, value) || value > static_cast<uint64_t>(end - p)) break;
-    const uint8_t* sub = p;
-    p += value;
-    std::optional<std::pair<Wire, int>> next;
-    if (kind == Wire::Model && field == 7) next = {Wire::Graph, 0};
-    else if (kind == Wire::Model && field == 25) next = {Wire::Function, 0};
-    else if ((kind == Wire::Graph && field == 1) || (kind == Wire::Function && field == 7)) next = {Wire::Node, depth};
-    else if (kind == Wire::Node && field == 5) next = {Wire::Attribute, depth};
-    else if (kind == Wire::Attribute && (field == 6 || field == 11)) next = {Wire::Graph, depth + 1};
-    if (next) deepest = std::max(deepest, subgraph_depth(sub, p, next->first, next->second));
-  }
-  return deepest;
-}
-
-// The `location` of every external-data entry in the serialized message [p, end) of kind `kind`:
-// tensors of the graph (initializers), of attributes, at any subgraph depth (bounded). Malformed
-// bytes end the scan. Only the fields that lead to tensors are entered.
-enum class DataWire { Model, Graph, Node, Attribute, Tensor, Entry };
-void external_locations(const uint8_t* p, const uint8_t* end, DataWire kind, int depth, std::vector<std::string>& out) {
-  std::string key_text, value_text;
-  while (p < end && depth <= kMaxSubgraphDepth) {
+// Calls `on_field(field, begin, end)` for each length-delimited field of the serialized message
+// [p, end), skipping the others, while it returns true. Malformed bytes end the walk (protobuf
+// reports them when it parses).
+template <typename OnField>
+void for_each_bytes_field(const uint8_t* p, const uint8_t* end, OnField on_field) {
+  while (p < end) {
     uint64_t key = 0, value = 0;
     if (!read_varint(p, end, key)) return;
-    const uint64_t field = key >> 3;
     switch (key & 7) {
       case 0: if (!read_varint(p, end, value)) return; continue;
       case 1:
@@ -406,15 +369,45 @@ void external_locations(const uint8_t* p, const uint8_t* end, DataWire kind, int
         continue;
       }
       case 2: break;
-      default: return;
+      default: return;  // groups: not in ONNX
     }
     if (!read_varint(p, end, value) || value > static_cast<uint64_t>(end - p)) return;
     const uint8_t* sub = p;
     p += value;
+    if (!on_field(key >> 3, sub, p)) return;
+  }
+}
+
+// The deepest subgraph nesting in the serialized message [p, end) of kind `kind`, whose graphs
+// are at `depth`; stops as soon as it exceeds kMaxSubgraphDepth. Only fields that lead to
+// subgraphs are entered.
+int subgraph_depth(const uint8_t* p, const uint8_t* end, Wire kind, int depth) {
+  int deepest = kind == Wire::Graph ? depth : 0;
+  for_each_bytes_field(p, end, [&](uint64_t field, const uint8_t* sub, const uint8_t* sub_end) {
+    std::optional<std::pair<Wire, int>> next;
+    if (kind == Wire::Model && field == 7) next = {Wire::Graph, 0};
+    else if (kind == Wire::Model && field == 25) next = {Wire::Function, 0};
+    else if ((kind == Wire::Graph && field == 1) || (kind == Wire::Function && field == 7)) next = {Wire::Node, depth};
+    else if (kind == Wire::Node && field == 5) next = {Wire::Attribute, depth};
+    else if (kind == Wire::Attribute && (field == 6 || field == 11)) next = {Wire::Graph, depth + 1};
+    if (next) deepest = std::max(deepest, subgraph_depth(sub, sub_end, next->first, next->second));
+    return deepest <= kMaxSubgraphDepth;
+  });
+  return deepest;
+}
+
+// The `location` of every external-data entry in the serialized message [p, end) of kind `kind`:
+// tensors of the graph (initializers), of attributes, at any subgraph depth (bounded). Only the
+// fields that lead to tensors are entered.
+enum class DataWire { Model, Graph, Node, Attribute, Tensor, Entry };
+void external_locations(const uint8_t* p, const uint8_t* end, DataWire kind, int depth, std::vector<std::string>& out) {
+  if (depth > kMaxSubgraphDepth) return;
+  std::string key_text, value_text;
+  for_each_bytes_field(p, end, [&](uint64_t field, const uint8_t* sub, const uint8_t* sub_end) {
     if (kind == DataWire::Entry) {
-      if (field == 1) key_text.assign(reinterpret_cast<const char*>(sub), value);
-      if (field == 2) value_text.assign(reinterpret_cast<const char*>(sub), value);
-      continue;
+      if (field == 1) key_text.assign(reinterpret_cast<const char*>(sub), sub_end - sub);
+      if (field == 2) value_text.assign(reinterpret_cast<const char*>(sub), sub_end - sub);
+      return true;
     }
     std::optional<std::pair<DataWire, int>> next;
     if (kind == DataWire::Model && field == 7) next = {DataWire::Graph, depth};
@@ -424,8 +417,9 @@ void external_locations(const uint8_t* p, const uint8_t* end, DataWire kind, int
     else if (kind == DataWire::Attribute && (field == 5 || field == 10)) next = {DataWire::Tensor, depth};
     else if (kind == DataWire::Attribute && (field == 6 || field == 11)) next = {DataWire::Graph, depth + 1};
     else if (kind == DataWire::Tensor && field == 13) next = {DataWire::Entry, depth};
-    if (next) external_locations(sub, p, next->first, next->second, out);
-  }
+    if (next) external_locations(sub, sub_end, next->first, next->second, out);
+    return true;
+  });
   if (kind == DataWire::Entry && key_text == "location" && !value_text.empty()) out.push_back(value_text);
 }
 

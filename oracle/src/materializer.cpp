@@ -92,10 +92,9 @@ std::unordered_set<std::string> CandidateMaterializer::constant_fed_values(const
 bool CandidateMaterializer::whole_is_file(const Model& model) { return source_bytes(model).has_value(); }
 
 // The original's own check on the user's file as given: its inputs and outputs as declared (no
-// value that no node reads becomes an output), the recorded values for both. Nothing when a value
+// value that no node reads becomes an output), the recorded values for both. An error when a value
 // was not recorded: the extraction decides then.
-Expected<CandidateRun> CandidateMaterializer::materialize_file(const Candidate& c) const {
-  if (!whole_is_file_ || c != Candidate::whole(model_.graph)) return make_error("not the file");
+Expected<CandidateRun> CandidateMaterializer::materialize_file() const {
   CandidateRun run;
   for (const auto& vi : model_.graph.inputs) {
     if (model_.graph.find_initializer(vi.name)) continue;
@@ -114,8 +113,9 @@ Expected<CandidateRun> CandidateMaterializer::materialize_file(const Candidate& 
 }
 
 Expected<CandidateRun> CandidateMaterializer::materialize(const Candidate& c) const {
-  if (whole_is_file_)
-    if (auto run = materialize_file(c)) return run;
+  // The whole model, still as its file says (the size first: most candidates are smaller).
+  if (whole_is_file_ && c.nodes.size() == model_.graph.nodes.size() && c == Candidate::whole(model_.graph))
+    if (auto run = materialize_file()) return run;
   ExtractOptions eo;
   eo.outputs = c.outputs;
   eo.removed_body_nodes = c.removed_body_nodes;

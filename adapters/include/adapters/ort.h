@@ -31,7 +31,8 @@ struct OrtOptions {
 
 // Parses the part after "ort:": a comma list of `opt=LEVEL`, `threads=N`, `ep=NAME`. Unknown
 // options, levels and providers are one-line errors listing the known ones.
-Expected<OrtOptions> parse_ort_options(std::string_view options);
+// onnxruntime-web (`package` Web) runs the wasm backend only: `ep=` is refused there, `ep=cpu` too.
+Expected<OrtOptions> parse_ort_options(std::string_view options, OrtPackage package = OrtPackage::Node);
 // Canonical form: `opt=LEVEL,threads=N,ep=NAME`, each only when it differs from the default.
 std::string to_string(const OrtOptions& options);
 std::string_view to_string(OrtOptimization level);

@@ -1,7 +1,5 @@
 // `ort[@VERSION][:OPTIONS]` (onnxruntime-node) and `ort-web[@VERSION][:OPTIONS]` (onnxruntime-web's wasm
 // backend under Node.js): ONNX Runtime in persistent Node.js workers, one pool per release.
-#include <algorithm>
-
 #include "reproduction/scripts.h"
 #include "kinds/engine_kinds.h"
 #include "registry/engine_factories.h"
@@ -14,18 +12,7 @@ namespace {
 Expected<EngineSpec> parse_release_options(const SpecText& text, OrtPackage package) {
   REDUCE_TRY(no_bracket(text));
   EngineSpec spec;
-  REDUCE_ASSIGN(spec.ort, parse_ort_options(text.rest));
-  // Refused when given at all, `ep=cpu` included: the wasm backend is no choice of ep.
-  const auto given = [&](std::string_view key) {
-    for (size_t start = 0; start < text.rest.size();) {
-      const size_t comma = std::min(text.rest.find(',', start), text.rest.size());
-      if (text.rest.substr(start, comma - start).starts_with(key)) return true;
-      start = comma + 1;
-    }
-    return false;
-  };
-  if (package == OrtPackage::Web && (spec.ort.provider != "cpu" || given("ep=")))
-    return make_error("ort-web runs onnxruntime-web's wasm backend only: ep= is for ort");
+  REDUCE_ASSIGN(spec.ort, parse_ort_options(text.rest, package));
   if (text.release) {
     REDUCE_TRY(check_ort_release(*text.release));
     spec.ort.release = std::string(*text.release);

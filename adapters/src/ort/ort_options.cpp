@@ -93,7 +93,7 @@ std::filesystem::path ort_release_folder(OrtPackage package, std::string_view re
 
 std::filesystem::path ort_install_script() { return REDUCE_ORT_INSTALL_SCRIPT; }
 
-Expected<OrtOptions> parse_ort_options(std::string_view options) {
+Expected<OrtOptions> parse_ort_options(std::string_view options, OrtPackage package) {
   OrtOptions out;
   if (options.empty()) return out;
   for (size_t start = 0;;) {
@@ -118,6 +118,7 @@ Expected<OrtOptions> parse_ort_options(std::string_view options) {
                           std::to_string(kMaxThreads) + " (0: ONNX Runtime's default)");
       out.threads = n;
     } else if (key == "ep" && eq != std::string_view::npos) {
+      if (package == OrtPackage::Web) return make_error("ort-web runs onnxruntime-web's wasm backend only: ep= is for ort");
       bool found = false;
       for (auto p : kProviders) found = found || p == value;
       if (!found) return make_error("unknown execution provider '" + std::string(value) + "' (known: " + joined(kProviders) + ")");

@@ -248,8 +248,7 @@ def write_npz(folder, file):
             name, dims, dtype, raw, _ = read_pb_fields(os.path.join(folder, f))
             if raw is None or dtype not in NPY_DESCR:
                 return cannot_run("%s: a tensor of ONNX type %d without raw data cannot be written as .npy here" % (f, dtype))
-            shape = "(%s)" % "".join("%d," % d for d in dims) if len(dims) == 1 else "(%s)" % ", ".join(str(d) for d in dims)
-            header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (NPY_DESCR[dtype], shape)
+            header = "{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (NPY_DESCR[dtype], tuple(dims))
             header += " " * (63 - (10 + len(header)) % 64) + "\n"
             archive.writestr(name + ".npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1") + raw)
     return 0

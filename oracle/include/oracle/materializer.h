@@ -53,7 +53,7 @@ class CandidateMaterializer {
 
  private:
   static bool whole_is_file(const Model& model);
-  Expected<CandidateRun> materialize_file(const Candidate& candidate) const;
+  Expected<CandidateRun> materialize_file() const;
   // A filled weight, shared with the candidates in flight that fill the same weight with the same value.
   Expected<Tensor> shared_fill(const std::string& name, const Tensor& like, double value) const;
 
