@@ -19,6 +19,7 @@
 #include "cluster/mpi_job.h"
 #include "cluster/mpi_launch.h"
 #include "command.h"
+#include "batch_run.h"
 #include "command_line.h"
 #include "core/mapped_file.h"
 #include "adapters/process.h"
@@ -32,25 +33,52 @@ namespace reduce::cli {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
+// The reduction of one model, as `reduce MODEL --engine E -o DIR -j N [reduce options]` would run
+// it, in a process of its own: a model that crashes, aborts or exhausts the reduction process ends
+// its own row only. Its progress goes to our stderr as it comes. A stop request reaches it as
+// SIGTERM (it writes its bundle and exits 130), then SIGKILL after a grace period. In an MPI job
+// the reduction runs alone on its rank (a job of one), and only rank 0's shows its progress.
+std::vector<std::string> reduce_arguments_of(const BatchItem& item, const fs::path& dir, const po::variables_map& vm,
+                                             bool resume) {
+  std::vector<std::string> args{item.model.string(), "--engine", item.engine, "-o", dir.string(), "-j",
+                                std::to_string(vm["jobs"].as<int>())};
+  if (!item.reference.empty()) args.insert(args.end(), {"--reference", item.reference});
+  // An ONNX test case: its data set gives the inputs and the expected outputs.
+  if (!item.data.empty()) args.insert(args.end(), {"--inputs", item.data.string(), "--expected", item.data.string()});
+  if (resume) args.push_back("--resume");
+  if (vm.count("reduce-option"))
+    for (const auto& extra : vm["reduce-option"].as<std::vector<std::string>>()) args.push_back(extra);
+  return args;
+}
+
 namespace {
 
 po::options_description batch_options() {
   po::options_description opts(
-      "usage: reduce batch DIR|MANIFEST -o OUT [options]\n\n"
+      "usage: reduce batch DIR|MANIFEST -o OUT [options]\n"
+      "       reduce batch DIR --engine ort@A,ort@B,... -o OUT [options]\n\n"
       "Reduces every model of a manifest (tab-separated, with 'model' and 'engine' columns, as written\n"
-      "by reduce-corpus) or of a folder (its manifest.tsv, else every .onnx with --engine) into\n"
+      "by reduce-corpus) or of a folder (its manifest.tsv, else every .onnx and every ONNX test case\n"
+      "NAME/model.onnx, whose test_data_set_0/ gives the inputs and expected outputs, with --engine) into\n"
       "OUT/<model-stem>/ (<model-stem>-2, ... for later rows with the same stem). Models whose bundle is complete are skipped, so an interrupted batch resumes:\n"
       "an interrupted row goes on from its journal, and rows that ended not confirmed, model-independent or without\n"
       "failure keep their status (--retry reduces them again). Exit 0 when every row has a reproducer or no failure, 1\n"
       "when a row failed (an error, not confirmed, model-independent), 130 when interrupted.\n"
       "Reproducers of the same failure and the same reduced graph form one bucket in OUT/summary.md\n"
-      "and OUT/summary.json.\n\noptions");
+      "and OUT/summary.json.\n"
+      "With a list of releases (a release scan): every model checked on every release (-j models at a\n"
+      "time), classed (regressed, failure changed, fixed, support removed or added, fails, passes,\n"
+      "cannot take), each change of behaviour reduced on its failing release against its passing one;\n"
+      "OUT/summary.md starts with the classes and their counts. The options of the checks and reductions\n"
+      "go in --reduce-option (tolerances, --fail-regex, --reference, --timeout). Resumes from OUT/releases/.\n"
+      "Exit 1 when a model fails on a release or a reduction ended without a reproducer, 0 otherwise.\n\noptions");
   opts.add_options()("help,h", "show this help")("source", po::value<std::string>(), "manifest file or folder")
       ("output,o", po::value<std::string>(), "output folder")
       ("engine", po::value<std::string>(),
        "engine spec for models without one (folders without a manifest), of one of the kinds below")
       ("retry", "reduce again the rows an earlier run left not confirmed, model-independent or without failure")
-      ("jobs,j", po::value<int>()->default_value(0), "checks in flight per reduction (0: the number of cores; at most 1024)")
+      ("jobs,j", po::value<int>()->default_value(0),
+       "checks in flight per reduction, and models checked at a time by a release scan (0: the number of cores; at most 1024)")
       ("reduce-option", po::value<std::vector<std::string>>()->multitoken(),
        "extra option passed to each reduction (e.g. --reduce-option=--timeout=60)")
       ("rank-timeout", po::value<double>()->default_value(30),
@@ -58,21 +86,6 @@ po::options_description batch_options() {
        "more on another rank), or rank 0 before the other ranks stop (0.1..3600)");
   opts.add(engine_kinds_group());
   return opts;
-}
-
-// The reduction of one model, as `reduce MODEL --engine E -o DIR -j N [reduce options]` would run
-// it, in a process of its own: a model that crashes, aborts or exhausts the reduction process ends
-// its own row only. Its progress goes to our stderr as it comes. A stop request reaches it as
-// SIGTERM (it writes its bundle and exits 130), then SIGKILL after a grace period. In an MPI job
-// the reduction runs alone on its rank (a job of one), and only rank 0's shows its progress.
-std::vector<std::string> reduce_arguments_of(const BatchItem& item, const fs::path& dir, const po::variables_map& vm,
-                                             bool resume = false) {
-  std::vector<std::string> args{item.model.string(), "--engine", item.engine, "-o", dir.string(), "-j",
-                                std::to_string(vm["jobs"].as<int>())};
-  if (resume) args.push_back("--resume");
-  if (vm.count("reduce-option"))
-    for (const auto& extra : vm["reduce-option"].as<std::vector<std::string>>()) args.push_back(extra);
-  return args;
 }
 
 // The row's status, and what the reduction printed (`output`).
@@ -105,6 +118,8 @@ std::string reduce_one(const BatchRow& row, const fs::path& dir, const po::varia
   if (code != 0 && code != kExitRounding) return "error (exit " + std::to_string(code) + ")";
   return "reduced";
 }
+
+}  // namespace
 
 // Reduces the models not reduced yet, in their order (batch/order.h; in an MPI job one rank each,
 // each try in a folder of its own), until all are done or `stop` is requested. Other ranks than 0
@@ -150,6 +165,8 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
   for (size_t i : todo) finish_batch_row(rows[i], statuses[i].value_or("not started"), bundle(i), outputs[i]);
   return rows;
 }
+
+namespace {
 
 // OUT's guards (core/bundle_lock.h): no row's bundle folder and no summary replaces a model, and
 // one batch at a time writes OUT (rank 0 locks it; each reduction locks its own folder below).
@@ -197,11 +214,13 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     return kExitUsage;
   }
   const fs::path source = vm["source"].as<std::string>(), out = vm["output"].as<std::string>();
-  // One spec for every model: a bad one (a list of releases, an unknown kind) is the batch's usage
-  // error, before any row runs.
-  if (vm.count("engine"))
-    if (auto spec = parse_engine_spec(vm["engine"].as<std::string>()); !spec) {
-      std::cerr << "error: --engine: " << spec.error().message() << "\n";
+  // One spec for every model, or a list of releases: a bad one (an unknown kind) is the batch's
+  // usage error, before any row runs.
+  const std::vector<std::string> specs = vm.count("engine") ? split_release_list(vm["engine"].as<std::string>())
+                                                            : std::vector<std::string>{};
+  for (const std::string& spec : specs)
+    if (auto parsed = parse_engine_spec(spec); !parsed) {
+      std::cerr << "error: --engine: " << parsed.error().message() << "\n";
       return kExitUsage;
     }
   auto items = batch_items(source, vm.count("engine") ? std::optional(vm["engine"].as<std::string>()) : std::nullopt);
@@ -215,7 +234,9 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
   }
   // A bad --reduce-option is the batch's usage error (its one line printed), not every row's.
   if (vm.count("reduce-option")) {
-    const auto parsed = parse_reduce_arguments(reduce_arguments_of(items->front(), out / items->front().folder, vm));
+    BatchItem first = items->front();
+    if (specs.size() > 1) first.engine = specs.front();  // a release scan reduces on one release at a time
+    const auto parsed = parse_reduce_arguments(reduce_arguments_of(first, out / first.folder, vm));
     if (const int* done = std::get_if<int>(&parsed)) return *done == kExitOk ? kExitUsage : *done;
     if (auto oracle = oracle_options_from(std::get<ReduceArguments>(parsed).vm); !oracle) {
       std::cerr << "error: " << oracle.error().message() << "\n";
@@ -227,6 +248,7 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
     std::cerr << "error: " << claimed.error().message() << "\n";
     return kExitUsage;
   }
+  if (specs.size() > 1) return batch_releases(*items, specs, out, vm, stop);
   int ranks_lost = 0;
   const auto shared = run_batch(*items, out, vm, stop, ranks_lost);
   if (const int* worker_exit = std::get_if<int>(&shared)) return *worker_exit;  // rank 0 writes the summary

@@ -57,26 +57,27 @@ void print_diagnosis(const Diagnosis& d, std::ostream& out) {
   }
 }
 
-// `--engine ort@A,ort@B,...`: one verdict line per release against the same reference, then where the
-// verdict changes. A release that cannot be installed or built is a line too, and the scan goes on.
+// `--engine ort@A,ort@B,...`: one verdict line per release against the same reference values (recorded
+// once), then every change between them. A release that cannot be installed or built is a line too,
+// and the scan goes on.
 int check_releases(const po::variables_map& vm, const std::string& model_path, const std::vector<std::string>& specs,
                    std::stop_token stop) {
   const CancelOnStop cancel(stop);
-  std::vector<ReleaseVerdict> scan;
-  for (const std::string& spec : specs) {
-    po::variables_map one = vm;
-    one.at("engine").value() = spec;
-    Model model;  // outlives the oracle
-    auto samples = load_and_create_oracles(one, model_path, model, SampleUse::CheckAll, stop);
-    if (stop.stop_requested()) return interrupted();
-    ReleaseVerdict r{spec, std::nullopt, samples ? "" : samples.error().message()};
-    if (samples) r.verdict = samples->main().evaluate(Candidate::whole(model.graph), cancel.flag());
-    if (r.verdict && r.verdict->cancelled) return interrupted();
-    if (!r.verdict) std::cout << spec << ": NOT RUN: " << r.not_run << "\n";
-    else if (r.verdict->invalid) std::cout << spec << ": INVALID: " << r.verdict->invalid_reason << "\n";
-    else std::cout << spec << ": " << (r.verdict->signature.fails() ? "FAIL (" + r.verdict->signature.to_string() + ")" : "PASS") << "\n";
-    scan.push_back(std::move(r));
+  po::variables_map values_only = vm;  // the oracle records the reference; each release is an engine of the scan
+  values_only.at("engine").value() = std::string("ref");
+  Model model;  // outlives the oracle
+  auto samples = load_and_create_oracles(values_only, model_path, model, SampleUse::CheckAll, stop);
+  if (stop.stop_requested()) return interrupted();
+  if (!samples) {
+    std::cerr << "error: " << samples.error().message() << "\n";
+    return kExitUsage;
   }
+  Oracle& oracle = samples->main();
+  const auto releases = make_release_engines(specs, oracle.options().environment);
+  if (stop.stop_requested()) return interrupted();
+  const std::vector<ReleaseVerdict> scan = scan_releases(oracle, releases, cancel.flag());
+  if (stop.stop_requested()) return interrupted();
+  for (const ReleaseVerdict& r : scan) std::cout << r.spec << ": " << r.line() << "\n";
   // The reduction it prints runs as printed: the user's options go with it (the engine, reference
   // and model are its own).
   std::cout << release_scan_summary(scan, model_path, reduce_options_given(vm, {"engine", "reference", "model", "output"}))
@@ -84,7 +85,7 @@ int check_releases(const po::variables_map& vm, const std::string& model_path, c
   bool fails = false, ran = false;
   for (const auto& r : scan) {
     ran |= r.ran();
-    fails |= r.ran() && r.verdict->signature.fails();
+    fails |= r.fails();
   }
   return fails ? kExitFailure : ran ? kExitOk : kExitUsage;
 }
@@ -98,9 +99,11 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
       "Runs MODEL on the engine under test and on the reference, compares every output and prints the\n"
       "verdict with its failure signature (kind: mismatch, nonfinite, shape, error, crash, timeout).\n"
       "With a list of releases (ort@VERSION, ort-web@VERSION), one verdict line per release against the same\n"
-      "reference, then where the verdict first changes and the reduction to run for it.\n"
+      "reference (PASS, FAIL, or CANNOT TAKE: a format, opset, kernel or type the release does not have), then\n"
+      "every change between neighbouring releases (fixed, regressed, failure changed, support added or\n"
+      "removed) and the reduction to run for each change of behaviour.\n"
       "Exit code: 0 the model passes, 1 it fails, 2 bad usage or input (a list of releases: 1 when one\n"
-      "fails, 0 when all that ran pass, 2 when none ran).\n\noptions");
+      "fails, 0 when all that ran pass, 2 when none ran or could take the model).\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("confirm", po::value<int>()->default_value(1), "run a failing model this many times (at most 1000); a verdict that flips is flaky")
       ("diagnose", "when the model fails, check variants of it (every float node in FP32, intermediates as outputs, "
@@ -129,6 +132,9 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (verdict.cancelled) return interrupted();
   o.target().set(verdict.signature);
   print_verdict(verdict, std::cout);
+  if (!verdict.cannot_take.empty())
+    std::cout << "note: the engine's release cannot take this model (" << verdict.cannot_take
+              << "): a limit of the release, not a wrong answer\n";
   if (verdict.runs > 1)
     std::cout << (verdict.flaky() ? "FLAKY: " : "runs: ") << verdict.failing_runs << " of " << verdict.runs
               << " runs show the failure (--repeat: the majority decides)\n";

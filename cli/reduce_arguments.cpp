@@ -131,6 +131,15 @@ std::variant<ReduceOptions, int> search_options(const po::variables_map& vm) {
 
 }  // namespace
 
+std::variant<po::variables_map, int> parse_reduce_options(const std::vector<std::string>& args) {
+  const po::options_description opts = reduce_options();
+  po::positional_options_description pos;
+  pos.add("model", 1);
+  po::variables_map vm;
+  if (auto done = parse_command_line(args, "reduce", opts, pos, vm)) return *done;
+  return vm;
+}
+
 std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std::string>& args) {
   const po::options_description opts = reduce_options();
   po::positional_options_description pos;

@@ -28,6 +28,9 @@ struct ReduceArguments {
 // error printed on one line). args[0] is the model.
 std::variant<ReduceArguments, int> parse_reduce_arguments(const std::vector<std::string>& args);
 
+// The same options, only parsed (no folder or search settings checked): what the checks of a release
+// scan take from --reduce-option (tolerances, --reference, --timeout, --fail-regex). Or the exit code.
+std::variant<boost::program_options::variables_map, int> parse_reduce_options(const std::vector<std::string>& args);
 // The options the user gave in `vm` (not left at their defaults) that `reduce MODEL` takes too,
 // but those named in `skip`, as shell words (" --inputs 'a b' --atol 1e-06"): a printed `reduce`
 // command keeps what decided the verdict (--inputs, --expected, tolerances, --fail-regex, ...).

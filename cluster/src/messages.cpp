@@ -82,7 +82,8 @@ std::string encode_verdict(uint64_t id, const Verdict& v) {
                    {"cache_hit", v.cache_hit},
                    {"invalid", v.invalid},
                    {"cancelled", v.cancelled},
-                   {"invalid_reason", v.invalid_reason}});
+                   {"invalid_reason", v.invalid_reason},
+                   {"cannot_take", v.cannot_take}});
 }
 
 Expected<std::pair<uint64_t, Verdict>> decode_verdict(const std::string& bytes) {
@@ -98,6 +99,7 @@ Expected<std::pair<uint64_t, Verdict>> decode_verdict(const std::string& bytes) 
     j.at("invalid").get_to(v.invalid);
     j.at("cancelled").get_to(v.cancelled);
     j.at("invalid_reason").get_to(v.invalid_reason);
+    if (j.contains("cannot_take")) j.at("cannot_take").get_to(v.cannot_take);
     return std::pair<uint64_t, Verdict>{j.at("id").get<uint64_t>(), std::move(v)};
   });
 }

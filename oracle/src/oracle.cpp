@@ -348,6 +348,15 @@ Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool
   return v;
 }
 
+Verdict Oracle::evaluate_whole_on(Engine& engine, const std::atomic<bool>* cancel) {
+  auto whole = materialize(Candidate::whole(model_->graph));
+  if (!whole) return Verdict::invalid_because(whole.error().message());
+  const RunOnce run_once = [&](TensorMap* into, uint64_t limit) { return run_on(engine, *whole, cancel, into, limit); };
+  Verdict v = majority_of_runs(run_once, cancel, nullptr, 0);
+  count_evaluation(v, cancel);
+  return v;
+}
+
 Verdict Oracle::run_on_spec(const EngineSpec& spec, const CandidateRun& run, const std::atomic<bool>* cancel) {
   const SlotPool::Lease lease(*slots_);
   const size_t slot = per_slot_ ? static_cast<size_t>(lease.slot()) : 0;

@@ -20,10 +20,14 @@ Verdict Verdict::from_error(const Error& error, const std::unordered_set<std::st
     case ErrorKind::Crash: s.kind = FailureKind::Crash; s.signal = error.signal; break;
     case ErrorKind::Timeout: s.kind = FailureKind::Timeout; break;
     case ErrorKind::Error: s.kind = FailureKind::Error; break;
-    case ErrorKind::Setup:
+    case ErrorKind::Setup: {
       // The tool could not run the engine: not a verdict on the model, never a reproducer.
-      return invalid_because("not the engine's failure: " + error.message());
+      Verdict invalid = invalid_because("not the engine's failure: " + error.message());
+      invalid.cannot_take = error.limit;
+      return invalid;
+    }
   }
+  v.cannot_take = error.limit;
   s.normalized = normalize_message(s.message, names);
   return v;
 }

@@ -8,6 +8,7 @@
 #include "batch/attempts.h"
 #include "batch/manifest.h"
 #include "batch/order.h"
+#include "batch/release_rows.h"
 #include "batch/summary.h"
 #include "test_support.h"
 
@@ -21,6 +22,86 @@ using testing::TempDir;
 void write(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   std::ofstream(path) << text;
+}
+
+// ONNX's test-case layout (NAME/model.onnx with NAME/test_data_set_0/): the case's folder name is the
+// row's, its first data set the inputs and expected outputs; a case without one has none.
+TEST(BatchItems, OnnxTestCasesAreRowsNamedAfterTheirFolderWithTheirFirstDataSet) {
+  TempDir dir;
+  write(dir / "cases" / "test_b" / "model.onnx", "x");
+  write(dir / "cases" / "test_b" / "test_data_set_0" / "input_0.pb", "x");
+  write(dir / "cases" / "test_a" / "model.onnx", "x");
+  write(dir / "cases" / "notes" / "readme.txt", "x");
+  write(dir / "cases" / "c.onnx", "x");
+  auto items = batch_items(dir / "cases", std::string("ort@1.15.1,ort@1.17.3"));
+  ASSERT_TRUE(items) << items.error().message();
+  ASSERT_EQ(items->size(), 3u);
+  EXPECT_EQ((*items)[0].folder, "c");
+  EXPECT_TRUE((*items)[0].data.empty());
+  EXPECT_EQ((*items)[1].folder, "test_a");
+  EXPECT_TRUE((*items)[1].data.empty());
+  EXPECT_EQ((*items)[2].folder, "test_b");
+  EXPECT_EQ((*items)[2].data, dir / "cases" / "test_b" / "test_data_set_0");
+}
+
+ReleaseVerdict release(const std::string& spec, FailureKind kind, const std::string& limit = {}) {
+  Verdict v;
+  v.signature.kind = kind;
+  v.signature.message = v.signature.normalized = kind == FailureKind::None ? "" : "output `y` is float[2,0,4]";
+  v.cannot_take = limit;
+  return {spec, v, ""};
+}
+
+// A release scan's row is kept as it ends and read back as it was (the same classes and changes); a
+// row of another model or another list of releases is scanned again.
+TEST(ReleaseRows, ARowIsKeptAndReadBackForTheSameModelAndReleasesOnly) {
+  TempDir dir;
+  BatchItem item{dir / "m.onnx", "", "", "", "m", dir / "data", {}, false};
+  Verdict binding = Verdict::invalid_because("float16");
+  binding.cannot_take = "its JavaScript binding cannot pass float16 tensors";
+  ReleaseRow row{item,
+                 {release("ort@1.12.1", FailureKind::Error, "IR version 9; it reads up to 8"), release("ort@1.15.1", FailureKind::Shape),
+                  {"ort@1.16.3", binding, ""}, release("ort@1.17.3", FailureKind::None), {"ort@1.8.0", std::nullopt, "no binary"}},
+                 {},
+                 {}};
+  const std::vector<std::string> specs{"ort@1.12.1", "ort@1.15.1", "ort@1.16.3", "ort@1.17.3", "ort@1.8.0"};
+  ASSERT_TRUE(write_release_row(dir / "out", row).ok());
+  const auto back = read_release_row(dir / "out", item, specs);
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->scan.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(back->scan[i].line(), row.scan[i].line()) << i;
+  EXPECT_EQ(back->row_class(), "fixed");
+  EXPECT_EQ(release_changes(back->scan).size(), release_changes(row.scan).size());
+  EXPECT_FALSE(read_release_row(dir / "out", item, {"ort@1.12.1", "ort@1.15.1"}));
+  BatchItem other = item;
+  other.model = dir / "other.onnx";
+  EXPECT_FALSE(read_release_row(dir / "out", other, specs));
+  write(release_row_file(dir / "out", item), "{ not json");
+  EXPECT_FALSE(read_release_row(dir / "out", item, specs));
+}
+
+// Only changes of behaviour are reduced: on the failing release against the passing one, with the
+// row's options, into a folder per failing release when there are several.
+TEST(ReleaseRows, EachChangeOfBehaviourIsPlannedAsAReduction) {
+  BatchItem item{"cases/t/model.onnx", "", "", "", "t", "cases/t/test_data_set_0", {}, true};
+  ReleaseRow row{item,
+                 {release("a", FailureKind::Error, "IR version 9; it reads up to 8"), release("b", FailureKind::Shape),
+                  release("c", FailureKind::None), release("d", FailureKind::Mismatch)},
+                 {},
+                 {}};
+  plan_release_reductions(row, "out", " --inputs cases/t/test_data_set_0");
+  ASSERT_EQ(row.reductions.size(), 2u);  // fixed b -> c, regressed c -> d; support added a -> b is none
+  EXPECT_EQ(row.reductions[0].item.engine, "b");
+  EXPECT_EQ(row.reductions[0].item.reference, "c");
+  EXPECT_EQ(row.reductions[0].item.folder, "t.b");
+  EXPECT_EQ(row.reductions[0].command, "reduce cases/t/model.onnx --engine b --reference c --inputs cases/t/test_data_set_0 -o out/t.b");
+  EXPECT_EQ(row.reductions[1].item.engine, "d");
+  EXPECT_EQ(row.reductions[1].item.reference, "c");
+  const std::string md = release_summary_markdown({row}, {"a", "b", "c", "d"});
+  EXPECT_NE(md.find("| regressed | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- support added: a cannot take it (IR version 9; it reads up to 8), b runs it (and fails)"), std::string::npos) << md;
+  const auto json = release_summary_json({row}, {"a", "b", "c", "d"}, "out");
+  EXPECT_NE(json.find("\"regressed\": 1"), std::string::npos) << json;
 }
 
 TEST(BatchItems, AFolderGivesItsModelsOnTheEngineWithAFolderPerRow) {

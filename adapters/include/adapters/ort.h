@@ -40,9 +40,12 @@ std::string_view to_string(OrtOptimization level);
 // Checks `@VERSION`: MAJOR.MINOR.PATCH with an optional -SUFFIX (letters, digits, '.', '-'), at most
 // 64 characters, so that it is safe as a folder name and an npm argument. Errors are one line.
 Status check_ort_release(std::string_view release);
-// Whether a release of `package` passes float16 tensors to JavaScript: onnxruntime-node from 1.17 on
-// (its binding refused them before), onnxruntime-web always.
-bool passes_float16(OrtPackage package, std::string_view version);
+// Which of ONNX Runtime's refusals are a limit of the release, not a wrong answer (a format or opset
+// newer than it knows, no schema or kernel for an operator and its types, a kernel that says a mode
+// is not supported, a type its JavaScript binding cannot pass): the limit in a few words ("IR
+// version 10; it reads up to 9", "no kernel for Add(14) with these types"), or empty. Release scans
+// call those "cannot take". Plain searches, no regular expression: a message of megabytes is one pass.
+std::string ort_limit(std::string_view message);
 
 // Where the release of `package` named by `release` lives: the default folder (below) for plain `ort`
 // and for `ort@` the default release; else a folder beside it, `ort-VERSION`, `ort-web`, `ort-web-VERSION`

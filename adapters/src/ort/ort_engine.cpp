@@ -1,7 +1,10 @@
 // The `ort[@VERSION][:OPTIONS]` and `ort-web[@VERSION][:OPTIONS]` engines: ONNX Runtime (onnxruntime-node, or
 // onnxruntime-web's wasm backend) in persistent Node.js workers, one per concurrent run and one pool per
 // engine (so per release); a session per prepared model and requested output set, loaded once per worker.
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <list>
 #include <mutex>
@@ -32,15 +35,16 @@ class OrtWorkers {
       : config_(std::move(config)), timeout_seconds_(timeout_seconds), pool_([this] { return OrtWorker::start(config_); }) {}
 
   double timeout_seconds() const { return timeout_seconds_; }
-  // "onnxruntime-node 1.16.3", as the first worker said; whether it passes float16 tensors to JavaScript.
+  // "onnxruntime-node 1.16.3", as the first worker said; whether it passes float16 tensors to
+  // JavaScript, and when not, what it said when tried.
   const std::string& version() const { return version_; }
-  bool passes_float16() const { return float16_; }
+  bool passes_float16() const { return float16_refusal_.empty(); }
+  const std::string& float16_refusal() const { return float16_refusal_; }
   // The execution provider the sessions ask for ("cpu"; onnxruntime-web: "wasm").
   std::string provider() const { return config_.package == OrtPackage::Web ? "wasm" : config_.options.provider; }
-  void set_version(std::string version) {
-    version_ = std::move(version);
-    float16_ = reduce::passes_float16(config_.package, version_.substr(version_.find(' ') + 1));
-  }
+  const std::filesystem::path& folder() const { return config_.install_folder; }
+  void set_version(std::string version) { version_ = std::move(version); }
+  void set_float16_refusal(std::string refusal) { float16_refusal_ = std::move(refusal); }
 
   // A worker that has freed the sessions whose prepared models are gone.
   Expected<Lease> acquire() {
@@ -71,17 +75,19 @@ class OrtWorkers {
  private:
   const OrtWorkerConfig config_;
   const double timeout_seconds_;
-  std::string version_;  // set once, before the engine runs anything
-  bool float16_ = true;
+  std::string version_;          // set once, before the engine runs anything
+  std::string float16_refusal_;  // likewise; empty: float16 tensors pass
   WorkerPool<OrtWorker> pool_;
   uint32_t next_session_ = 1;  // guarded by the pool's lock
 };
 
-// The worker's message, as a one-line engine error.
+// The worker's message, as a one-line engine error (with the release's limit, when it is one).
 Error ort_error(const std::string& message) {
   std::string line = message;
   std::replace(line.begin(), line.end(), '\n', ' ');
-  return make_error("ONNX Runtime: " + line);
+  Error e = make_error("ONNX Runtime: " + line);
+  e.limit = ort_limit(message);
+  return e;
 }
 
 class OrtPrepared : public PreparedModel {
@@ -155,8 +161,10 @@ class OrtPrepared : public PreparedModel {
     if (pool_->passes_float16()) return {};
     for (const auto& v : values)
       if (v.type.is_tensor() && v.type.elem_type == static_cast<int32_t>(DType::Float16))
-        return Error{{}, pool_->version() + " cannot pass float16 tensors to JavaScript (releases before 1.17): " + what +
-                             " '" + v.name + "' is float16; use a release from 1.17 on", ErrorKind::Setup};
+        return Error{{},
+                     pool_->version() + " cannot pass float16 tensors to JavaScript (tried once: " +
+                         pool_->float16_refusal() + "): " + what + " '" + v.name + "' is float16; use another release",
+                     ErrorKind::Setup, 0, "its JavaScript binding cannot pass float16 tensors"};
     return {};
   }
 
@@ -206,6 +214,50 @@ probe (float[1] x) => (float[1] y) { y = Identity(x) })"));
   if (!answer) return answer.error();
   if (answer->type == Frame::Error) return make_error("the execution provider cannot run here: " + answer->payload);
   return {};
+}
+
+// Whether the release passes float16 tensors across its JavaScript binding (onnxruntime-node before
+// 1.17 refuses them, and some releases after too): a float16 Identity run once, with the answer kept
+// in the release's folder (FLOAT16: the version, then "passes" or the refusal), so that the next
+// process asks no more. Empty when they pass, else what the release said. A run that did not answer
+// (the worker died or timed out) is not kept: it says nothing about the binding.
+std::string float16_refusal(OrtWorkers& pool) {
+  const std::filesystem::path cache = pool.folder() / "FLOAT16";
+  std::error_code ec;
+  if (std::filesystem::file_size(cache, ec) < 4096 && !ec) {
+    std::ifstream in(cache);
+    std::string version, answer;
+    if (std::getline(in, version) && std::getline(in, answer) && version == pool.version() && !answer.empty())
+      return answer == "passes" ? "" : answer;
+  }
+  auto probe = parse_model_text(R"(<ir_version: 8, opset_import: ["" : 13]>
+probe (float16[1] x) => (float16[1] y) { y = Identity(x) })");
+  auto bytes = probe ? serialize_model(*probe) : Expected<std::string>(probe.error());
+  auto worker = pool.acquire();
+  if (!bytes || !worker) return "cannot be tried: " + (!bytes ? bytes.error() : worker.error()).message();
+  auto answer = (*worker)->request(Frame::Load, 0, *bytes, pool.timeout_seconds(), nullptr);
+  std::string refusal;
+  if (answer && answer->type == Frame::Ok) {
+    TensorMap feeds;
+    feeds.emplace("x", Tensor::from_vector(DType::Float16, {1}, std::vector<uint16_t>{0x3c00}).value());  // 1.0
+    answer = (*worker)->request(Frame::Run, 0, ort_protocol::encode_run(feeds, {"y"}), pool.timeout_seconds(), nullptr);
+    (void)(*worker)->post(Frame::Free, 0);
+  }
+  if (!answer) return "cannot be tried: " + answer.error().message();
+  if (answer->type == Frame::Error) {
+    refusal = answer->payload.substr(0, 400);
+    std::replace(refusal.begin(), refusal.end(), '\n', ' ');
+  } else if (answer->type != Frame::Tensors) {
+    refusal = "the worker sent a malformed answer";
+  }
+  const std::filesystem::path temporary = cache.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary);
+    out << pool.version() << "\n" << (refusal.empty() ? "passes" : refusal) << "\n";
+  }
+  std::filesystem::rename(temporary, cache, ec);  // a folder it cannot write asks again next time
+  if (ec) std::filesystem::remove(temporary, ec);
+  return refusal;
 }
 
 // Whether an installed package still has its binary (a .node addon or a .wasm module): a folder left
@@ -290,6 +342,7 @@ Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, Ort
                              " holds " + version + ", not " + options.release};
     pool->set_version(version);
   }
+  pool->set_float16_refusal(float16_refusal(*pool));
   if (options.provider != "cpu")
     if (Status s = check_provider(*pool); !s.ok()) return Error{name, s.error().what};
   return std::unique_ptr<Engine>(std::make_unique<OrtEngine>(name, std::move(pool)));

@@ -24,16 +24,6 @@ constexpr std::string_view kProviders[] = {"cpu", "cuda", "tensorrt", "webgpu", 
 constexpr int kMaxThreads = 1024;
 constexpr size_t kMaxReleaseChars = 64;
 
-// The leading MAJOR.MINOR of a release ("1.16.3" -> {1, 16}); {0, 0} when it has none.
-std::pair<int, int> major_minor(std::string_view version) {
-  int major = 0, minor = 0;
-  const char* end = version.data() + version.size();
-  auto [p, ec] = std::from_chars(version.data(), end, major);
-  if (ec != std::errc() || p == end || *p != '.') return {0, 0};
-  if (std::from_chars(p + 1, end, minor).ec != std::errc()) return {0, 0};
-  return {major, minor};
-}
-
 template <size_t N>
 std::string joined(const std::string_view (&names)[N], std::string_view separator = ", ") {
   std::string out;
@@ -74,10 +64,6 @@ Status check_ort_release(std::string_view release) {
   const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-'; };
   if (parts != 3 || suffix.size() == 1 || !std::all_of(suffix.begin(), suffix.end(), word)) return bad();
   return {};
-}
-
-bool passes_float16(OrtPackage package, std::string_view version) {
-  return package == OrtPackage::Web || major_minor(version) >= std::pair{1, 17};
 }
 
 std::filesystem::path ort_release_folder(OrtPackage package, std::string_view release,

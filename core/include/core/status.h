@@ -21,6 +21,11 @@ struct Error {
   std::string what;
   ErrorKind kind = ErrorKind::Error;
   int signal = 0;  // for ErrorKind::Crash: the signal that ended the run
+  // A limit of the engine's release, in a few words ("IR version 10, it reads up to 9"), when the
+  // engine refused the model for one (a format or opset newer than it knows, no kernel for an
+  // operator and its types, a type its binding cannot pass): the release cannot take the model,
+  // which is not a wrong answer. Empty for every other error.
+  std::string limit = {};
 
   std::string message() const { return where.empty() ? what : where + ": " + what; }
   // Returns a copy with `where` set, unless it already names something more precise.

@@ -149,6 +149,10 @@ class Oracle {
   Verdict evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel = nullptr,
                          const EngineVariant& engine = {});
 
+  // Runs the whole model on another engine (a release of a scan: oracle/release_scan.h), compared
+  // with the same recorded values: by majority with `repeat`, not cached, counted as an evaluation.
+  Verdict evaluate_whole_on(Engine& engine, const std::atomic<bool>* cancel = nullptr);
+
   // The failure every candidate is compared with (set from the original's verdict by the caller)
   // and how a verdict relates to it; its slippage is OracleStatistics::slipped.
   FailureTarget& target() { return *target_; }

@@ -21,6 +21,11 @@ struct Verdict {
   bool invalid = false;                   // not a runnable candidate (checker, or the reference failed)
   bool cancelled = false;                 // the caller cancelled the run: not an answer
   std::string invalid_reason;
+  // The engine's release cannot take the model (Error::limit: a format, opset or type it does not
+  // know, no kernel): the limit in a few words. The verdict is still the error (or, for a limit of
+  // the tool's binding, invalid), so a reduction can find the node; a release scan calls it
+  // "cannot take", never a failure or a fix.
+  std::string cannot_take;
   int runs = 1;           // engine runs behind this verdict (OracleOptions::repeat)
   int failing_runs = 0;   // of those, the ones that showed the failure (with repeat > 1)
   bool flaky() const { return failing_runs > 0 && failing_runs < runs; }
