@@ -48,10 +48,10 @@ std::string_view sentence_with(std::string_view s, std::string_view marker) {
   const size_t at = s.find(marker);
   if (at == std::string_view::npos) return {};
   const size_t stop = s.rfind(". ", at);
-  const size_t from = stop == std::string_view::npos ? s.rfind(' ', at) : stop + 2;
-  const size_t start = from == std::string_view::npos ? 0 : from;
+  size_t start = stop == std::string_view::npos ? 0 : stop + 2;
+  if (at - start > kMaxWords) start = at - kMaxWords;  // a sentence of megabytes: the words before the marker
   const size_t end = std::min(s.find('.', at), s.size());
-  return s.substr(start, std::min(end - start, kMaxWords));
+  return s.substr(start, std::min(end - start, 2 * kMaxWords));
 }
 
 }  // namespace
