@@ -151,9 +151,9 @@ std::string release_summary_markdown(const std::vector<ReleaseRow>& rows, const 
       {"regressed", "passes on a release, fails on the next that runs it"},
       {"failure changed", "fails on two neighbouring releases, another way on the newer"},
       {"fixed", "fails on a release, passes on the next that runs it"},
-      {"support removed", "a release runs it, the next cannot take it"},
-      {"support added", "a release cannot take it (format, opset, kernel or type it lacks), the next runs it"},
       {"fails", "every release that runs it fails the same way"},
+      {"support removed", "a release runs it and passes, the next cannot take it"},
+      {"support added", "a release cannot take it (format, opset, kernel or type it lacks), the next runs it and passes"},
       {"passes", "every release that runs it passes"},
       {"cannot take", "no release takes it"},
       {"not run", "no release ran (not installed, or the tool's limit)"},
@@ -161,13 +161,13 @@ std::string release_summary_markdown(const std::vector<ReleaseRow>& rows, const 
   const auto counts = class_counts(rows);
   for (const auto& c : classes_in_order())
     if (const auto it = counts.find(c); it != counts.end()) md << "| " << c << " | " << it->second << " | " << meaning.at(c) << " |\n";
-  md << "\n## Changes\n\n";
+  md << "\n## Changes of behaviour\n\n";
   bool any = false;
   for (const auto& row : rows) {
-    const auto changes = release_changes(row.scan);
-    if (!row.error.empty() || changes.empty()) continue;
+    const std::string c = row.row_class();
+    if (c != "regressed" && c != "failure changed" && c != "fixed") continue;
     any = true;
-    md << "### " << row.item.folder << " (" << row.row_class() << ")\n\n";
+    md << "### " << row.item.folder << " (" << c << ")\n\n";
     for (const auto& r : row.scan) md << "- `" << r.spec << "`: " << cell(r.line(), 300) << "\n";
     md << "\n";
     const std::string line = release_scan_summary(row.scan, row.item.model.string());
@@ -177,7 +177,31 @@ std::string release_summary_markdown(const std::vector<ReleaseRow>& rows, const 
       md << "- reduction (" << red.status << (red.bucket ? ", " + red.bucket->ops : "") << "): `" << red.command << "`\n";
     md << "\n";
   }
-  if (!any) md << "No model changes between releases.\n";
+  if (!any) md << "No model changes behaviour between releases.\n";
+  // The models every release that runs them gets wrong: no release to reduce against, said in one line each.
+  if (counts.count("fails")) {
+    md << "\n## Failing on every release that runs them\n\n| model | releases that run it | the newest one's failure |\n|---|---|---|\n";
+    for (const auto& row : rows) {
+      if (row.row_class() != "fails") continue;
+      std::string ran, newest;
+      for (const auto& r : row.scan)
+        if (r.ran()) {
+          ran += (ran.empty() ? "`" : ", `") + r.spec + "`";
+          newest = r.verdict->signature.to_string();
+        }
+      md << "| " << row.item.folder << " | " << ran << " | " << cell(newest) << " |\n";
+    }
+  }
+  // Changes of support, by the pair of releases (a count: the rows are in summary.json).
+  std::map<std::string, size_t> support;
+  for (const auto& row : rows)
+    for (const auto& c : release_changes(row.scan))
+      if (!c.asks_for_reduction())
+        ++support[std::string(to_string(c.kind)) + " between `" + row.scan[c.before].spec + "` and `" + row.scan[c.after].spec + "`"];
+  if (!support.empty()) {
+    md << "\n## Changes of support\n\n| change | models |\n|---|---|\n";
+    for (const auto& [what, n] : support) md << "| " << what << " | " << n << " |\n";
+  }
   const auto errors = counts.find("error");
   if (errors != counts.end()) {
     md << "\n## Models that could not be checked\n\n";

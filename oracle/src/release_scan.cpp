@@ -115,18 +115,23 @@ std::vector<ReleaseChange> release_changes(const std::vector<ReleaseVerdict>& sc
 }
 
 const std::vector<std::string>& scan_classes() {
-  static const std::vector<std::string> classes{"regressed", "failure changed", "fixed", "support removed", "support added",
-                                                "fails", "passes", "cannot take", "not run"};
+  static const std::vector<std::string> classes{"regressed", "failure changed", "fixed", "fails", "support removed",
+                                                "support added", "passes", "cannot take", "not run"};
   return classes;
 }
 
 std::string scan_class(const std::vector<ReleaseVerdict>& scan) {
   const auto changes = release_changes(scan);
-  for (const ReleaseChangeKind kind : {ReleaseChangeKind::Regressed, ReleaseChangeKind::FailureChanged, ReleaseChangeKind::Fixed,
-                                       ReleaseChangeKind::SupportRemoved, ReleaseChangeKind::SupportAdded})
-    if (std::any_of(changes.begin(), changes.end(), [&](const ReleaseChange& c) { return c.kind == kind; })) return to_string(kind);
+  const auto changed = [&](ReleaseChangeKind kind) {
+    return std::any_of(changes.begin(), changes.end(), [&](const ReleaseChange& c) { return c.kind == kind; });
+  };
+  for (const ReleaseChangeKind kind : {ReleaseChangeKind::Regressed, ReleaseChangeKind::FailureChanged, ReleaseChangeKind::Fixed})
+    if (changed(kind)) return to_string(kind);
   const auto any = [&](auto&& pred) { return std::any_of(scan.begin(), scan.end(), pred); };
+  // A wrong answer says more than a change of support: a model first taken by a release that fails on it.
   if (any([](const ReleaseVerdict& r) { return r.fails(); })) return "fails";
+  for (const ReleaseChangeKind kind : {ReleaseChangeKind::SupportRemoved, ReleaseChangeKind::SupportAdded})
+    if (changed(kind)) return to_string(kind);
   if (any([](const ReleaseVerdict& r) { return r.ran(); })) return "passes";
   if (any([](const ReleaseVerdict& r) { return r.cannot_take(); })) return "cannot take";
   return "not run";

@@ -180,6 +180,9 @@ TEST(OrtLimits, TheReleasesRefusalsAreLimitsAndTheModelsErrorsAreNot) {
   EXPECT_EQ(ort_limit("Unsupported tensor type: float16."), "its JavaScript binding cannot pass float16 tensors");
   EXPECT_EQ(ort_limit("Tensor.data must be a typed array (-1) for float16 tensors"),
             "its JavaScript binding refuses a tensor's data (Tensor.data must be a typed array (-1) for float16 tensors)");
+  EXPECT_EQ(ort_limit("Unsupported data type: 22"), "its JavaScript binding cannot pass ONNX data type 22");
+  EXPECT_EQ(ort_limit("input 'x': its type cannot be given to ONNX Runtime"), "reduce's worker cannot pass an input of this type");
+  EXPECT_EQ(ort_limit("output 'y' has type int4, which reduce cannot take"), "reduce's worker cannot read an output of this type");
   // The model's own errors, and wrong answers, are failures.
   EXPECT_EQ(ort_limit("Node () Op (DFT) [ShapeInferenceError] is_onesided and inverse attributes cannot be enabled at the "
                       "same time"),

@@ -3,7 +3,7 @@
 // reduction to run; a bug of onnxruntime-node 1.16.3 (ReduceSum over an empty axis keeps the axis empty)
 // reduced against 1.30.0 down to the node; a model with a contrib op the interpreter cannot run reduced
 // with `--reference ort@1.30.0`; 1.14.0's double free on Pad with a negative axis; float16 refused
-// by releases before 1.17; onnxruntime-web's wasm backend (`ort-web`) on an exported model.
+// by the releases that cannot pass it (tried on the release); onnxruntime-web's wasm backend (`ort-web`) on an exported model.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -112,6 +112,8 @@ TEST(ReleaseScan, AReleaseThatCannotTakeTheModelIsNeverFailingOrFixed) {
   EXPECT_EQ(scan_class(scan), "support added");
   EXPECT_EQ(release_scan_summary(scan, "m.onnx"),
             "support added: ort@1.15.1 cannot take it (IR version 10; it reads up to 9), ort@1.17.3 runs it (and passes)");
+  // A model the first release to take it gets wrong fails: a wrong answer says more than the support.
+  EXPECT_EQ(scan_class({cannot_take("a"), failing("b")}), "fails");
   // A fix across a release that cannot take the model is still the fix (verdicts compare the releases that ran).
   const std::vector<ReleaseVerdict> across{failing("a"), cannot_take("b"), passing("c")};
   const auto kinds = release_changes(across);

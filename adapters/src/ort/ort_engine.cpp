@@ -87,6 +87,8 @@ Error ort_error(const std::string& message) {
   std::replace(line.begin(), line.end(), '\n', ' ');
   Error e = make_error("ONNX Runtime: " + line);
   e.limit = ort_limit(message);
+  // A type reduce's worker has no typed array for is the tool's limit, never a verdict on the model.
+  if (e.limit.rfind("reduce's worker", 0) == 0) e.kind = ErrorKind::Setup;
   return e;
 }
 

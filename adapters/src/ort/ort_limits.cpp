@@ -83,6 +83,12 @@ std::string ort_limit(std::string_view message) {
   // The JavaScript binding: "Unsupported tensor type: float16", "Tensor.data must be a typed array".
   if (const auto type = word_after(message, "Unsupported tensor type: ", " ,.;\n"); !type.empty())
     return "its JavaScript binding cannot pass " + std::string(type) + " tensors";
+  if (const auto type = number_after(message, "Unsupported data type: "); !type.empty())
+    return "its JavaScript binding cannot pass ONNX data type " + std::string(type);
+  // reduce's own worker (scripts/ort/ort_worker.js): a type it has no typed array for.
+  if (message.find("its type cannot be given to ONNX Runtime") != std::string_view::npos)
+    return "reduce's worker cannot pass an input of this type";
+  if (message.find("which reduce cannot take") != std::string_view::npos) return "reduce's worker cannot read an output of this type";
   if (message.find("must be a typed array") != std::string_view::npos)
     return "its JavaScript binding refuses a tensor's data (" + std::string(sentence_with(message, "must be a typed array")) + ")";
   // A kernel that says what it does not do: "Batchwise recurrent operations (layout == 1) are not supported."

@@ -75,9 +75,10 @@ struct ReleaseChange {
 // Every change, in the order of the releases.
 std::vector<ReleaseChange> release_changes(const std::vector<ReleaseVerdict>& scan);
 
-// One word for the scan as a whole (a row of a batch scan): the most telling of its changes,
-// "regressed", "failure changed", "fixed", "support removed", "support added"; else "fails" (every
-// release that ran fails the same way), "passes", "cannot take" (no release takes the model), "not run".
+// One word for the scan as a whole (a row of a batch scan), the most telling first: a change of
+// behaviour ("regressed", "failure changed", "fixed"); else "fails" (every release that ran fails, the
+// same way); else a change of support ("support removed", "support added": every release that runs it
+// passes); else "passes", "cannot take" (no release takes the model), "not run".
 std::string scan_class(const std::vector<ReleaseVerdict>& scan);
 // The classes in the order scan_class prefers them (a summary's table).
 const std::vector<std::string>& scan_classes();
