@@ -64,11 +64,6 @@ std::optional<ReleaseVerdict> verdict_from(const Json& j) {
   return r;
 }
 
-std::string release_word(std::string spec) {
-  std::replace_if(spec.begin(), spec.end(), [](char c) { return c == '@' || c == ':' || c == '/' || c == ','; }, '-');
-  return spec;
-}
-
 // A table cell: no '|' or line break of the engine's message breaks the row.
 std::string cell(std::string text, size_t limit = 160) {
   for (char& c : text)
@@ -136,7 +131,7 @@ void plan_release_reductions(ReleaseRow& row, const fs::path& out, const std::st
     BatchItem item = row.item;
     item.engine = row.scan[c.failing()].spec;
     item.reference = c.passing() ? row.scan[*c.passing()].spec : std::string();
-    if (asked.size() > 1) item.folder += "." + release_word(item.engine);
+    if (asked.size() > 1) item.folder += "." + release_folder_word(item.engine);
     row.reductions.push_back({c, reduce_command_for(row.scan, c, item.model.string(), options, (out / item.folder).string()),
                               item, "not started", std::nullopt});
   }

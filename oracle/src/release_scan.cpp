@@ -137,6 +137,11 @@ std::string scan_class(const std::vector<ReleaseVerdict>& scan) {
   return "not run";
 }
 
+std::string release_folder_word(std::string spec) {
+  std::replace_if(spec.begin(), spec.end(), [](char c) { return c == '@' || c == ':' || c == '/' || c == ',' || c == '='; }, '-');
+  return spec;
+}
+
 std::string reduce_command_for(const std::vector<ReleaseVerdict>& scan, const ReleaseChange& change,
                                const std::string& model_path, const std::string& options, const std::string& output) {
   std::string command = "reduce " + shell_word(model_path) + " --engine " + shell_word(scan[change.failing()].spec);
@@ -171,8 +176,7 @@ std::string release_scan_summary(const std::vector<ReleaseVerdict>& scan, const 
     }
     if (!c.asks_for_reduction()) continue;
     // One folder per failing release when there are several reductions ("m.ort-1.15.1.reduced").
-    std::string spec_word = scan[c.failing()].spec;
-    std::replace_if(spec_word.begin(), spec_word.end(), [](char ch) { return ch == '@' || ch == ':' || ch == '/' || ch == ','; }, '-');
+    const std::string spec_word = release_folder_word(scan[c.failing()].spec);
     const std::string output = reductions > 1 ? stem + "." + spec_word + ".reduced" : stem + ".reduced";
     out += ": " + reduce_command_for(scan, c, model_path, options, output);
   }

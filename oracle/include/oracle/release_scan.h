@@ -83,6 +83,9 @@ std::string scan_class(const std::vector<ReleaseVerdict>& scan);
 // The classes in the order scan_class prefers them (a summary's table).
 const std::vector<std::string>& scan_classes();
 
+// A release spec as a word of a folder name ("ort@1.15.1" -> "ort-1.15.1").
+std::string release_folder_word(std::string spec);
+
 // The `reduce` command for a change that asks for one: `reduce MODEL --engine FAILING [--reference
 // PASSING]OPTIONS -o OUT`. `options`: the user's other options as shell words with a leading space
 // (every one that decided the verdicts: --inputs, --expected, tolerances, --fail-regex), so that it
