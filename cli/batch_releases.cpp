@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <iostream>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -52,21 +51,6 @@ std::optional<ReleaseRow> scan_model(const BatchItem& item, const po::variables_
   row.scan = scan_releases(samples->main(), releases, cancel);
   if (stop.stop_requested()) return std::nullopt;
   return row;
-}
-
-std::string counts_line(const std::vector<ReleaseRow>& rows) {
-  std::map<std::string, size_t> counts;
-  for (const auto& row : rows) ++counts[row.row_class()];
-  std::string line = std::to_string(rows.size()) + " models:";
-  bool first = true;
-  for (std::string c : scan_classes()) {
-    if (const auto it = counts.find(c); it != counts.end()) {
-      line += (first ? " " : ", ") + std::to_string(it->second) + " " + c;
-      first = false;
-    }
-  }
-  if (const auto it = counts.find("error"); it != counts.end()) line += (first ? " " : ", ") + std::to_string(it->second) + " error";
-  return line;
 }
 
 }  // namespace
@@ -150,7 +134,7 @@ int batch_releases(const std::vector<BatchItem>& items, const std::vector<std::s
     std::cerr << "error: " << s.error().message() << "\n";
     return kExitUsage;
   }
-  std::cout << counts_line(rows) << "; " << reductions.size() << " reductions; summary: " << (out / "summary.md").string() << "\n";
+  std::cout << release_count_line(rows) << "; " << reductions.size() << " reductions; summary: " << (out / "summary.md").string() << "\n";
   if (stop.stop_requested()) return kExitInterrupted;
   const bool fails = std::any_of(rows.begin(), rows.end(), [](const ReleaseRow& row) {
     return std::any_of(row.scan.begin(), row.scan.end(), [](const ReleaseVerdict& r) { return r.fails(); });

@@ -137,6 +137,18 @@ void plan_release_reductions(ReleaseRow& row, const fs::path& out, const std::st
   }
 }
 
+std::string release_count_line(const std::vector<ReleaseRow>& rows) {
+  const auto counts = class_counts(rows);
+  std::string line = std::to_string(rows.size()) + " models:";
+  bool first = true;
+  for (const auto& c : classes_in_order())
+    if (const auto it = counts.find(c); it != counts.end()) {
+      line += (first ? " " : ", ") + std::to_string(it->second) + " " + c;
+      first = false;
+    }
+  return line;
+}
+
 std::string release_summary_markdown(const std::vector<ReleaseRow>& rows, const std::vector<std::string>& specs) {
   std::ostringstream md;
   md << "# Release scan\n\n" << rows.size() << " models on " << specs.size() << " releases:";

@@ -1,8 +1,6 @@
 // The `ort[@VERSION][:OPTIONS]` and `ort-web[@VERSION][:OPTIONS]` engines: ONNX Runtime (onnxruntime-node, or
 // onnxruntime-web's wasm backend) in persistent Node.js workers, one per concurrent run and one pool per
 // engine (so per release); a session per prepared model and requested output set, loaded once per worker.
-#include <unistd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -11,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/mapped_file.h"
 #include "core/model_io.h"
 #include "adapters/engine_spec.h"
 #include "adapters/process.h"
@@ -204,17 +203,25 @@ class OrtEngine : public Engine {
   std::shared_ptr<OrtWorkers> pool_;
 };
 
-// A one-node model every provider can load: a provider the package ships but this machine cannot
-// use (WebGPU without an adapter) fails here, once, instead of on every candidate.
-Status check_provider(OrtWorkers& pool) {
-  REDUCE_ASSIGN(Model probe, parse_model_text(R"(<ir_version: 8, opset_import: ["" : 13]>
-probe (float[1] x) => (float[1] y) { y = Identity(x) })"));
+// A one-node probe model (ONNX text) loaded in a worker, and run on `feeds` when given: the first
+// answer that is not OK (the load's), else the run's. The session is freed after.
+Expected<OrtAnswer> run_probe(OrtWorkers& pool, const char* text, const TensorMap* feeds = nullptr) {
+  REDUCE_ASSIGN(Model probe, parse_model_text(text));
   REDUCE_ASSIGN(std::string bytes, serialize_model(probe));
   REDUCE_ASSIGN(auto worker, pool.acquire());
   auto answer = worker->request(Frame::Load, 0, bytes, pool.timeout_seconds(), nullptr);
-  if (answer && answer->type == Frame::Ok) (void)worker->post(Frame::Free, 0);
-  if (!answer) return answer.error();
-  if (answer->type == Frame::Error) return make_error("the execution provider cannot run here: " + answer->payload);
+  if (!answer || answer->type != Frame::Ok) return answer;
+  if (feeds) answer = worker->request(Frame::Run, 0, ort_protocol::encode_run(*feeds, {"y"}), pool.timeout_seconds(), nullptr);
+  (void)worker->post(Frame::Free, 0);
+  return answer;
+}
+
+// A one-node model every provider can load: a provider the package ships but this machine cannot
+// use (WebGPU without an adapter) fails here, once, instead of on every candidate.
+Status check_provider(OrtWorkers& pool) {
+  REDUCE_ASSIGN(OrtAnswer answer, run_probe(pool, R"(<ir_version: 8, opset_import: ["" : 13]>
+probe (float[1] x) => (float[1] y) { y = Identity(x) })"));
+  if (answer.type == Frame::Error) return make_error("the execution provider cannot run here: " + answer.payload);
   return {};
 }
 
@@ -232,33 +239,20 @@ std::string float16_refusal(OrtWorkers& pool) {
     if (std::getline(in, version) && std::getline(in, answer) && version == pool.version() && !answer.empty())
       return answer == "passes" ? "" : answer;
   }
-  auto probe = parse_model_text(R"(<ir_version: 8, opset_import: ["" : 13]>
-probe (float16[1] x) => (float16[1] y) { y = Identity(x) })");
-  auto bytes = probe ? serialize_model(*probe) : Expected<std::string>(probe.error());
-  auto worker = pool.acquire();
-  if (!bytes || !worker) return "cannot be tried: " + (!bytes ? bytes.error() : worker.error()).message();
-  auto answer = (*worker)->request(Frame::Load, 0, *bytes, pool.timeout_seconds(), nullptr);
-  std::string refusal;
-  if (answer && answer->type == Frame::Ok) {
-    TensorMap feeds;
-    feeds.emplace("x", Tensor::from_vector(DType::Float16, {1}, std::vector<uint16_t>{0x3c00}).value());  // 1.0
-    answer = (*worker)->request(Frame::Run, 0, ort_protocol::encode_run(feeds, {"y"}), pool.timeout_seconds(), nullptr);
-    (void)(*worker)->post(Frame::Free, 0);
-  }
+  TensorMap feeds;
+  feeds.emplace("x", Tensor::from_vector(DType::Float16, {1}, std::vector<uint16_t>{0x3c00}).value());  // 1.0
+  auto answer = run_probe(pool, R"(<ir_version: 8, opset_import: ["" : 13]>
+probe (float16[1] x) => (float16[1] y) { y = Identity(x) })", &feeds);
   if (!answer) return "cannot be tried: " + answer.error().message();
+  std::string refusal;
   if (answer->type == Frame::Error) {
     refusal = answer->payload.substr(0, 400);
     std::replace(refusal.begin(), refusal.end(), '\n', ' ');
   } else if (answer->type != Frame::Tensors) {
     refusal = "the worker sent a malformed answer";
   }
-  const std::filesystem::path temporary = cache.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary);
-    out << pool.version() << "\n" << (refusal.empty() ? "passes" : refusal) << "\n";
-  }
-  std::filesystem::rename(temporary, cache, ec);  // a folder it cannot write asks again next time
-  if (ec) std::filesystem::remove(temporary, ec);
+  // A folder it cannot write asks again next time.
+  (void)write_file_atomic(cache, pool.version() + "\n" + (refusal.empty() ? "passes" : refusal) + "\n");
   return refusal;
 }
 

@@ -49,6 +49,10 @@ Status write_release_row(const std::filesystem::path& out, const ReleaseRow& row
 // --inputs and --expected included (for the printed command; batch passes them as they are).
 void plan_release_reductions(ReleaseRow& row, const std::filesystem::path& out, const std::string& options);
 
+// "1884 models: 11 fixed, 44 fails, ...": the classes with their counts, in scan_classes' order
+// (then "error").
+std::string release_count_line(const std::vector<ReleaseRow>& rows);
+
 // OUT/summary.md: the releases, a table of classes with their counts, then the rows that changed
 // (every change, with its reduction's command and status) and the counts of the others by class.
 std::string release_summary_markdown(const std::vector<ReleaseRow>& rows, const std::vector<std::string>& specs);
