@@ -6,6 +6,8 @@
 # usage: bench/release_scan.sh [BUILD_DIR (default build-test)] [RELEASES] [JOBS (2)] [OUT (a temporary folder)]
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The releases the tests installed (reduce's own default is the user's cache folder).
+export REDUCE_CACHE_DIR="${REDUCE_CACHE_DIR:-$root/.cache}"
 build="$(cd "${1:-$root/build-test}" && pwd)"
 releases="${2:-ort@1.12.1,ort@1.14.0,ort@1.15.1,ort@1.16.3,ort@1.17.3,ort@1.18.0,ort@1.20.1,ort@1.22.0,ort@1.26.0}"
 jobs="${3:-2}"

@@ -7,6 +7,8 @@
 # usage: [RUNS=5] bench/repro_scripts.sh [BUILD_DIR (default build-test)]
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The releases the tests installed (reduce's own default is the user's cache folder).
+export REDUCE_CACHE_DIR="${REDUCE_CACHE_DIR:-$root/.cache}"
 build="${1:-$root/build-test}"
 reduce="$build/reduce"
 cache="$root/.cache"

@@ -7,6 +7,8 @@
 # usage: bench/valid_candidates.sh [BUILD_DIR (default build-test)] [SIZES (10,100)] [JOBS (2)]
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The releases the tests installed (reduce's own default is the user's cache folder).
+export REDUCE_CACHE_DIR="${REDUCE_CACHE_DIR:-$root/.cache}"
 build="$(cd "${1:-$root/build-test}" && pwd)"
 sizes="${2:-10,100}"
 jobs="${3:-2}"

@@ -7,6 +7,7 @@
 #include "command.h"
 #include "command_line.h"
 #include "input_options.h"
+#include "json_output.h"
 #include "oracle/diagnosis.h"
 #include "oracle/layer_comparison.h"
 #include "oracle/release_scan.h"
@@ -61,7 +62,7 @@ void print_diagnosis(const Diagnosis& d, std::ostream& out) {
 // once), then every change between them. A release that cannot be installed or built is a line too,
 // and the scan goes on.
 int check_releases(const po::variables_map& vm, const std::string& model_path, const std::vector<std::string>& specs,
-                   std::stop_token stop) {
+                   std::stop_token stop, JsonOutput& json) {
   const CancelOnStop cancel(stop);
   po::variables_map values_only = vm;  // the oracle records the reference; each release is an engine of the scan
   values_only.at("engine").value() = std::string("ref");
@@ -78,6 +79,10 @@ int check_releases(const po::variables_map& vm, const std::string& model_path, c
   const std::vector<ReleaseVerdict> scan = scan_releases(oracle, releases, cancel.flag());
   if (stop.stop_requested()) return interrupted();
   for (const ReleaseVerdict& r : scan) std::cout << r.spec << ": " << r.line() << "\n";
+  Json rows = Json::array();
+  for (const ReleaseVerdict& r : scan)
+    rows.push_back({{"engine", r.spec}, {"status", r.line()}, {"verdict", r.verdict ? verdict_json(*r.verdict) : Json()}});
+  json.doc()["releases"] = rows;
   // The reduction it prints runs as printed: the user's options go with it (the engine, reference
   // and model are its own).
   std::cout << release_scan_summary(scan, model_path, reduce_options_given(vm, {"engine", "reference", "model", "output"}))
@@ -87,7 +92,7 @@ int check_releases(const po::variables_map& vm, const std::string& model_path, c
     ran |= r.ran();
     fails |= r.fails();
   }
-  return fails ? kExitFailure : ran ? kExitOk : kExitUsage;
+  return json.print(fails ? kExitFailure : ran ? kExitOk : kExitUsage);
 }
 
 }  // namespace
@@ -106,6 +111,8 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
       "fails, 0 when all that ran pass, 2 when none ran or could take the model).\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("confirm", po::value<int>()->default_value(1), "run a failing model this many times (at most 1000); a verdict that flips is flaky")
+      ("json", "print one JSON document on stdout instead of text: schema, command, model, engine, reference, "
+               "verdict (verdict, kind, signature, message, outputs), confirm, diagnosis, exit_code")
       ("diagnose", "when the model fails, check variants of it (every float node in FP32, intermediates as outputs, "
                    "inputs bound in another order, dynamic batch, batch 2, smaller inputs) and say what the failure depends on");
   add_oracle_options(opts);
@@ -115,8 +122,12 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   po::variables_map vm;
   if (auto done = parse_command_line(args, "check", opts, pos, vm, "model", "MODEL")) return *done;
   const std::string model_path = vm["model"].as<std::string>();
+  JsonOutput json(vm.count("json") > 0, "check");
+  json.doc()["model"] = model_path;
+  json.doc()["engine"] = vm["engine"].as<std::string>();
+  json.doc()["reference"] = vm["reference"].as<std::string>();
   if (const auto specs = split_release_list(vm["engine"].as<std::string>()); specs.size() > 1)
-    return check_releases(vm, model_path, specs, stop);
+    return check_releases(vm, model_path, specs, stop, json);
   const int confirm = vm["confirm"].as<int>();
   if (Status s = check_int_range("--confirm", confirm, 1, kMaxConfirm); !s.ok()) {
     std::cerr << "error: " << s.error().message() << "\n";
@@ -138,7 +149,8 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (verdict.runs > 1)
     std::cout << (verdict.flaky() ? "FLAKY: " : "runs: ") << verdict.failing_runs << " of " << verdict.runs
               << " runs show the failure (--repeat: the majority decides)\n";
-  if (verdict.invalid) return kExitUsage;
+  json.doc()["verdict"] = verdict_json(verdict);
+  if (verdict.invalid) return json.print(kExitUsage);
   // Flakiness: rerun (never from the cache) and see whether the verdict holds.
   int same = 1;
   for (int r = 1; r < confirm && verdict.signature.fails(); ++r) {
@@ -150,17 +162,22 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (confirm > 1 && verdict.signature.fails())
     std::cout << (same == confirm ? "confirmed: " : "FLAKY: ") << same << " of " << confirm
               << " runs show this failure\n";
+  json.doc()["confirm"] = {{"runs", verdict.signature.fails() ? confirm : 1}, {"same_failure", verdict.signature.fails() ? same : 0}};
   if (vm.count("diagnose") && verdict.signature.fails()) {
     auto diagnosis = diagnose(o, cancel.flag());
     if (cancel.requested() || !diagnosis) return interrupted();
     print_diagnosis(*diagnosis, std::cout);
+    Json lines = Json::array();
+    for (const auto& l : diagnosis->lines)
+      lines.push_back({{"depends_on", l.dependency}, {"variant", l.variant}, {"verdict", l.verdict}, {"meaning", l.meaning}});
+    json.doc()["diagnosis"] = {{"variants", lines}, {"depends_on", diagnosis->depends_on()}, {"inconclusive", diagnosis->inconclusive()}};
   } else if (vm.count("diagnose")) {
     std::cout << "\ndiagnosis: the model passes: nothing to diagnose\n";
   } else {
     print_binding_diagnosis(o, verdict, cancel.flag(), std::cout);
   }
   if (cancel.requested()) return interrupted();
-  return verdict.signature.fails() ? kExitFailure : kExitOk;
+  return json.print(verdict.signature.fails() ? kExitFailure : kExitOk);
 }
 
 }  // namespace reduce::cli

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "core/spelling.h"
 
 namespace reduce::cli {
 
@@ -16,6 +17,16 @@ std::optional<int> parse_command_line(const std::vector<std::string>& args, cons
   try {
     po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    // The nearest option of this command: `--enigne` -> `--engine`.
+    std::vector<std::string> known;
+    for (const auto& o : opts.options())
+      if (!o->long_name().empty()) known.push_back(o->long_name());
+    std::string name = e.get_option_name();
+    name.erase(0, name.find_first_not_of('-'));
+    std::cerr << "error: " << command << ": " << e.what() << did_you_mean(name, known, "--") << " (see `reduce help "
+              << command << "`)\n";
+    return kExitUsage;
   } catch (const po::error& e) {
     std::cerr << "error: " << command << ": " << e.what() << "\n";
     return kExitUsage;

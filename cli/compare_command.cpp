@@ -89,7 +89,7 @@ int quantization_layers(Oracle& o, const QuantizedSearchPlan& plan, bool all, co
   std::cout << origin.top_local.size() << " of " << plan.nodes.size() << " quantized nodes add error beyond the tolerance; "
             << inherit << " values beyond it only inherit it\n";
   if (chart.empty()) return 0;
-  auto drawn = write_error_chart(chart, origin, o.model().graph, std::nullopt, cancel.flag());
+  auto drawn = write_error_chart({chart}, origin, o.model().graph, std::nullopt, cancel.flag());
   if (cancel.requested()) return interrupted();
   if (!drawn) {
     std::cerr << "error: " << drawn.error().message() << "\n";
@@ -167,7 +167,7 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
                  "fuses differently, e.g. a fused kernel is split): this failure is fusion-dependent and the "
                  "layerwise table cannot be trusted to locate it\n";
   if (chart.empty()) return exit_code;
-  auto drawn = write_error_chart(chart, origin, model.graph, histogram_output(o, origin, actual), cancel.flag());
+  auto drawn = write_error_chart({chart}, origin, model.graph, histogram_output(o, origin, actual), cancel.flag());
   if (cancel.requested()) return interrupted();
   if (!drawn) {
     std::cerr << "error: " << drawn.error().message() << "\n";

@@ -9,6 +9,7 @@
 
 #include "adapters/library_settings.h"
 #include "command.h"
+#include "core/spelling.h"
 #include "core/version.h"
 #include "engine/engine.h"
 #include "reducer/parallelism.h"
@@ -107,7 +108,10 @@ int main(int argc, char** argv) {
     print_usage(std::cerr);
     return reduce::cli::kExitUsage;
   }
-  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  // `reduce help CMD` is `reduce CMD --help`; `reduce help` alone, the usage.
+  if ((args[0] == "help" || args[0] == "--help" || args[0] == "-h") && args.size() > 1 && args[1].rfind("-", 0) != 0)
+    args = args[1] == "reduce" ? Args{"--help"} : Args{args[1], "--help"};  // `reduce --help` below is the usage
+  else if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage(std::cout);
     return reduce::cli::kExitOk;
   }
@@ -132,6 +136,9 @@ int main(int argc, char** argv) {
     const Args rest(args.begin() + 1, args.end());
     return s.stoppable ? run_stoppable(s.stoppable, rest) : unstoppable(s.run, rest);
   }
-  std::cerr << "error: unknown command '" << args[0] << "' (see `reduce --help`)\n";
+  std::vector<std::string> known = {"help", "version"};
+  for (const auto& s : kSubcommands) known.emplace_back(s.name);
+  std::cerr << "error: unknown command '" << args[0] << "'" << reduce::did_you_mean(args[0], known)
+            << " (see `reduce --help`)\n";
   return reduce::cli::kExitUsage;
 }

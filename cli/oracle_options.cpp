@@ -76,7 +76,8 @@ po::options_description engine_kinds_group() {
 void add_oracle_options(po::options_description& opts) {
   opts.add_options()
       ("engine", po::value<std::string>()->default_value("ref"),
-       "engine under test, a spec of one of the kinds listed below (check: also a list of releases, ort@A,ort@B,...)")
+       "engine under test, a spec of one of the kinds listed below (check: also a list of releases, ort@A,ort@B,...); "
+       "needed unless --expected, --reference or --float-model gives the expected values")
       ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values (e.g. ort@1.30.0 for a model ref cannot run, or another release)")
       ("expected", po::value<std::vector<std::string>>()->composing(),
        "expected values of the --inputs samples, one per sample (Polygraphy --save-outputs .json, .npz, .npy, .pb, "
@@ -113,7 +114,10 @@ void add_run_limit_options(po::options_description& opts) {
       ("timeout", po::value<double>()->default_value(kDefaultTimeoutSeconds),
        "seconds per engine run, in-process engines included (0: none; at most 604800); a run over it is a 'timeout'")
       ("max-memory", po::value<std::string>(),
-       "memory one in-process engine run may hold in computed values, e.g. 4G, 512M (K, M, G, T: powers of 1024; default: no limit)");
+       "memory one in-process engine run may hold in computed values, e.g. 4G, 512M (K, M, G, T: powers of 1024; default: no limit)")
+      ("cache-dir", po::value<std::string>(),
+       "DIR: where engine releases from npm (ort, ort@VERSION, ort-web) are installed on first use "
+       "(default: $REDUCE_CACHE_DIR, else $XDG_CACHE_HOME/reduce, else ~/.cache/reduce)");
 }
 
 Status run_limits_from(const po::variables_map& vm, EngineEnvironment& environment) {
@@ -122,6 +126,12 @@ Status run_limits_from(const po::variables_map& vm, EngineEnvironment& environme
   if (environment.timeout_seconds > kMaxTimeoutSeconds)
     return Error{"--timeout", "must be at most " + std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " s (one week; 0: no limit)"};
   REDUCE_ASSIGN(environment.max_memory_bytes, max_memory_from(vm));
+  if (vm.count("cache-dir")) {
+    const std::string dir = vm["cache-dir"].as<std::string>();
+    if (dir.empty()) return Error{"--cache-dir", "needs a folder"};
+    // Absolute: workers and installs may start in other folders.
+    environment.cache_folder = std::filesystem::absolute(dir);
+  }
   return {};
 }
 
@@ -139,6 +149,12 @@ Status check_fp32_nodes_of(const std::string& spec, const Model& model, const st
 
 Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   OracleOptions o;
+  // The reference against itself shows nothing: --engine is needed unless the expected values come
+  // from elsewhere (--expected, another --reference, a float model).
+  if (vm["engine"].defaulted() && vm["reference"].defaulted() && !vm.count("expected") && !vm.count("float-model"))
+    return Error{"--engine", "name the engine under test, e.g. --engine ort, --engine trt:fp16, --engine opencv or "
+                             "--engine 'cmd:./run.sh {model} {inputs} {outputs}' (every kind: `reduce help run`); "
+                             "without it reduce would compare its reference engine with itself"};
   o.engine = vm["engine"].as<std::string>();
   o.reference = vm["reference"].as<std::string>();
   // Both specs are checked here, before the model is loaded or any engine runs.
@@ -236,6 +252,17 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
   return out;
 }
 
+bool inputs_are_random(const SampleOracles& samples) {
+  return samples.sources.size() == 1 && samples.sources[0].rfind("seed ", 0) == 0;
+}
+
+void print_random_inputs_note(const SampleOracles& samples, std::ostream& out) {
+  if (!inputs_are_random(samples)) return;
+  out << "inputs: random (" << samples.sources[0] << "); random values can exaggerate or hide a failure: "
+      << "--inputs FILE gives real data (.npz, .npy, .pb, a test_data_set_N folder, Polygraphy's .json), "
+         "--input-range NAME:LO,HI bounds the random values (indices, masks)\n";
+}
+
 void print_samples(const SampleOracles& samples, std::ostream& out) {
   if (samples.sources.size() < 2) return;
   out << "samples: " << samples.sources.size() << ", going on with #" << samples.chosen << "\n";
@@ -259,6 +286,7 @@ std::variant<SampleOracles, int> open_oracle(const po::variables_map& vm, const 
   }
   print_oracle_header(model_path, model, samples->main(), std::cout);
   print_samples(*samples, std::cout);
+  print_random_inputs_note(*samples, std::cout);
   return std::move(*samples);
 }
 

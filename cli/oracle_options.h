@@ -66,6 +66,9 @@ Expected<SampleOracles> load_and_create_oracles(const boost::program_options::va
 
 // Prints one line per sample (when there are several): its verdict, or that it was not checked.
 void print_samples(const SampleOracles& samples, std::ostream& out);
+// The inputs are seeded random values (no --inputs): what they can do to a failure, and what to pass instead.
+bool inputs_are_random(const SampleOracles& samples);
+void print_random_inputs_note(const SampleOracles& samples, std::ostream& out);
 
 // The opening of `check`, `compare` and `precision`: load_and_create_oracles, then the header (and
 // the samples) on stdout. Either the oracles, or the exit code after saying why on stderr (2 bad

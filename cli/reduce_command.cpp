@@ -13,6 +13,7 @@
 #include "command.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
+#include "adapters/script_words.h"
 #include "core/bundle_lock.h"
 #include "session/control_flow.h"
 #include "oracle/verdict_report.h"
@@ -147,6 +148,7 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, cluster::Cl
   if (!worker) {
     print_start(s, model, given);
     print_samples(*samples, std::cerr);
+    print_random_inputs_note(*samples, std::cerr);
   }
   SessionOptions session = s;
   session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
@@ -174,7 +176,13 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, cluster::Cl
     session.reduce.jobs *= cluster->ranks();
   }
   SessionOutcome o = run_session(oracle, reduced_model, session, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
-  return print_outcome(o, s, oracle);
+  const int code = print_outcome(o, s, oracle);
+  // Stopped (Ctrl-C, a signal): the bundle holds the smallest reproducer so far, and its journal.
+  if (o.status == SessionStatus::Reduced && o.report->interrupted)
+    std::cerr << "reduce: interrupted; " << s.out_dir.string() << " holds the smallest reproducer so far ("
+              << o.report->reduced_nodes << " nodes); continue with: reduce " << shell_word(s.model_path.string())
+              << reduce_options_given(args.vm, {"model", "resume"}) << " --resume\n";
+  return code;
 }
 
 }  // namespace

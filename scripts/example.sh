@@ -4,7 +4,11 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DREDUCE_BUILD_TESTS=OFF -DREDUCE_BUILD_BENCH=OFF >/dev/null
+# The same configuration as scripts/package-deb.sh, which packages this build folder.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DREDUCE_BUILD_TESTS=OFF -DREDUCE_BUILD_BENCH=OFF \
+  "${launcher[@]}" >/dev/null
 cmake --build build -j "$(nproc)" --target reduce
 model=corpus/examples/attention_softmax_transformer_50.onnx
 engine=$(awk -F'\t' -v m="$(basename "$model")" '$1 == m { print $2 }' corpus/examples/manifest.tsv)

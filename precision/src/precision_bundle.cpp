@@ -102,6 +102,7 @@ nlohmann::json precision_json(const Oracle& oracle, const PrecisionOutcome& out,
                           {"fp32_nodes", out.autocast_rule->nodes}, {"passes", out.autocast_rule->passes}};
   add_search_json(j, out, kind_name(out.kind));
   j["error_svg"] = chart;
+  j["error_png"] = chart;
   j["fp32_nodes"] = nlohmann::json::array();
   for (const auto& p : out.pinned)
     j["fp32_nodes"].push_back({{"name", p.name}, {"op_type", p.op_type}, {"local_error_over_tolerance", p.local_error}});
@@ -173,7 +174,8 @@ std::string precision_markdown(const Oracle& oracle, const PrecisionOutcome& out
   const std::string note = chart ? chart->note : "";
   md << "\nWorst output error / tolerance: " << number(worst_ratio(out.before)) << " before, "
      << number(worst_ratio(out.after)) << " with the set in FP32 (" << out.checks << " sets checked).\n\n"
-     << (drawn ? "Error per node with nothing in FP32 (added alone vs accumulated): ![error per node](error.svg)\n\n"
+     << (drawn ? "Error per node with nothing in FP32 (added alone vs accumulated; the set ringed): "
+                 "![error per node](error.png) ([SVG](error.svg))\n\n"
                : note.empty() ? "" : "No chart: " + note + "\n\n");
   markdown_autocast_rule(md, out);
   markdown_deployment(md, out, deployable);
@@ -197,7 +199,10 @@ Status write_precision_bundle(const std::filesystem::path& dir, const Oracle& or
   // The error each node adds vs inherits with nothing in FP32: where the set's nodes stand out.
   std::optional<ChartResult> chart;
   if (out.origin && !out.stopped) {  // after Ctrl-C, the set is written at once
-    REDUCE_ASSIGN(chart, write_error_chart(dir / "error.svg", *out.origin, oracle.model().graph, std::nullopt));
+    std::vector<size_t> kept;
+    for (const auto& p : out.pinned) kept.push_back(p.node);
+    REDUCE_ASSIGN(chart, write_error_chart({dir / "error.svg", dir / "error.png"}, *out.origin, oracle.model().graph,
+                                           std::nullopt, nullptr, kept));
   }
   REDUCE_ASSIGN(const Deployable deployable, deployable_model(oracle, out));
   const nlohmann::json j = precision_json(oracle, out, deployable, chart && chart->outcome == ChartOutcome::Drawn, command);

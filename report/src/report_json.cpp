@@ -66,6 +66,8 @@ Json error_source_json(const ErrorSource& e) {
 
 std::string report_json(const ReductionReport& r) {
   Json j;
+  // First, so that a reader can refuse a layout it does not know (report.h, kReportSchema).
+  j["schema"] = kReportSchema;
   j["original"] = original_json(r);
   j["reduced"] = reduced_json(r);
   j["control_flow"] = {{"inlined_if", r.control_flow.inlined_if},

@@ -237,7 +237,9 @@ std::string report_markdown(const ReductionReport& r) {
   write_reproduce(r, md);
   write_search(r, md);
   md << r.error_origin;
-  if (r.graph_svg) md << "![reduced graph](graph.svg)\n";
+  // The PNG where there is one: GitHub issues and most trackers take PNG, not SVG.
+  if (r.graph_png) md << "![reduced graph](graph.png)" << (r.graph_svg ? " ([SVG](graph.svg))" : "") << "\n";
+  else if (r.graph_svg) md << "![reduced graph](graph.svg)\n";
   else md << "(graph.dot: install Graphviz `dot` for a picture)\n";
   return md.str();
 }

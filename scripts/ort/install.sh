@@ -35,7 +35,7 @@ fi
 [[ "$version" == "$default" ]] || name="$name-$version"
 dir="${dir:-$cache/$name}"
 if ! why=$(mkdir -p "$dir" 2>&1) || ! why=$( { : >>"$dir/.install.lock"; } 2>&1); then
-  echo "error: $dir: cannot write the folder for $package@$version (${why##*: }); releases go beside REDUCE_ORT_DIR: point it at a writable folder" >&2
+  echo "error: $dir: cannot write the folder for $package@$version (${why##*: }); choose a writable cache folder with --cache-dir or REDUCE_CACHE_DIR (or REDUCE_ORT_DIR, which releases go beside)" >&2
   exit 1
 fi
 # One install at a time per folder: engines of parallel slots may all ask for the same release.

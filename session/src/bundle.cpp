@@ -63,11 +63,11 @@ Status write_tensor_folder(const fs::path& dir, const std::string& name, const s
 namespace {
 
 constexpr const char* kBundleEntries[] = {"model.onnx", "model.data", "inputs",  "expected",   "actual", "report.json",
-                                          "report.md",  "graph.dot",  "graph.svg", "journal", "bucket.txt", "error.svg",
+                                          "report.md",  "graph.dot",  "graph.svg", "graph.png", "journal", "bucket.txt", "error.svg", "error.png",
                                           "inputs.json", "expected.json",
                                           "batch_status.txt", "model_fp16.onnx", "model_bf16.onnx", "model_fp16.data",
                                           "model_bf16.data", "inputs.npz", "expected.npz", "repro.py", "repro.mjs",
-                                          "repro.sh", "compare.py"};
+                                          "repro.sh", "compare.py", "engine"};
 
 // A bundle file, or the hidden temporary of one (".inputs.tmp", ".report.json.tmp123").
 bool is_bundle_entry(const std::string& name) {
@@ -299,7 +299,9 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));
   REDUCE_TRY(trace_bundle_error_origin(dir, oracle, report, cancel));
   REDUCE_TRY(write_file_atomic(dir / "graph.dot", graph_dot(run.model.graph)));
-  report.graph_svg = render_svg(dir / "graph.dot", dir / "graph.svg", run.model.graph.nodes.size(), cancel);
+  const GraphPictures pictures = render_graph(dir / "graph.dot", dir / "graph.svg", dir / "graph.png", run.model.graph.nodes.size(), cancel);
+  report.graph_svg = pictures.svg;
+  report.graph_png = pictures.png;
   describe_stored(dir, stored, report);
   REDUCE_TRY(write_issue(dir, report));
   REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));

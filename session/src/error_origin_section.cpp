@@ -19,7 +19,7 @@ ErrorSource source(const Graph& graph, const ValueError& v) {
 Status trace_bundle_error_origin(const std::filesystem::path& dir, Oracle& oracle, ReductionReport& report,
                                  const std::atomic<bool>* cancel) {
   std::error_code ec;
-  std::filesystem::remove(dir / "error.svg", ec);  // never the picture of an earlier reproducer
+  for (const char* name : {"error.svg", "error.png"}) std::filesystem::remove(dir / name, ec);  // never an earlier reproducer's
   const FailureKind kind = oracle.target().signature().kind;
   if ((kind != FailureKind::Mismatch && kind != FailureKind::NonFinite) || (cancel && cancel->load())) return {};
   auto layers = compare_layers(oracle, cancel);
@@ -34,10 +34,11 @@ Status trace_bundle_error_origin(const std::filesystem::path& dir, Oracle& oracl
   if (origin.nonfinite_born) report.nonfinite_born = source(graph, origin.values[*origin.nonfinite_born]);
   TensorMap actual;  // the original's outputs: kept from its failing check, or one more run
   oracle.evaluate(Candidate::whole(graph), cancel, &actual);
-  REDUCE_ASSIGN(ChartResult chart, write_error_chart(dir / "error.svg", origin, graph,
+  REDUCE_ASSIGN(ChartResult chart, write_error_chart({dir / "error.svg", dir / "error.png"}, origin, graph,
                                                      histogram_output(oracle, origin, actual), cancel));
-  report.error_svg = chart.outcome == ChartOutcome::Drawn;
-  report.error_origin = error_origin_markdown(origin, graph, report.error_svg ? "error.svg" : "");
+  report.error_svg = report.error_png = chart.outcome == ChartOutcome::Drawn;
+  // The PNG in report.md: GitHub issues and most trackers take PNG, not SVG.
+  report.error_origin = error_origin_markdown(origin, graph, report.error_png ? "error.png" : "");
   if (!report.error_svg) report.error_origin += "(" + chart.note + ")\n\n";
   return {};
 }

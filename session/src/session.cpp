@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "oracle_checks.h"
 #include "session/bundle.h"
 #include "session/journal.h"
+#include "report/report.h"
 #include "oracle/verdict_report.h"
 #include "session_log.h"
 
@@ -63,6 +65,16 @@ class Session {
   JournalStamp stamp(const Candidate& c, size_t simplify_runs);
 };
 
+// The bundle folder holds a reduction that stopped before its end (bucket.txt, the last file of a
+// bundle, missing or not complete).
+bool interrupted_bundle(const fs::path& dir) {
+  std::ifstream in(dir / "bucket.txt", std::ios::binary);
+  std::string line;
+  if (!in || !std::getline(in, line)) return true;
+  const auto bucket = parse_bucket(line);
+  return !bucket || !bucket->complete;
+}
+
 // The rounds a verdict took: its engine runs, one after another (none when cached or refused).
 size_t rounds_of(const Verdict& v) { return v.cache_hit || v.invalid || v.cancelled ? 0 : static_cast<size_t>(std::max(1, v.runs)); }
 
@@ -79,6 +91,13 @@ Status Session::prepare_start(ReduceOptions& ro) {
   identity_ = reduction_identity(options_.model_path, oracle_, options_.samples.source);
   if (!options_.resume) {
     std::error_code ec;
+    // A reduction of this same model and engine stopped here (its journal, and a bucket.txt that is
+    // not complete or none): it starts over, as asked, but the user may have meant to continue it.
+    if (interrupted_bundle(options_.out_dir))
+      if (auto last = read_journal_entry(options_.out_dir); last && check_journal_identity(options_.out_dir, *last, identity_).ok())
+        log_.line("note: " + options_.out_dir.string() + " holds an interrupted reduction of this model (at " +
+                  std::to_string(candidate_size(model_, last->candidate)) +
+                  " nodes); starting over: pass --resume to continue from it instead");
     fs::remove(options_.out_dir / "journal", ec);
     start_ = Candidate::whole(model_.graph);
     return {};

@@ -1,7 +1,9 @@
 // Engine specs: every kind parses into an EngineSpec and prints back unchanged; each bad spec is a one-line error.
 #include <gtest/gtest.h>
 
+#include "adapters/cache_folder.h"
 #include "adapters/engine_spec.h"
+#include "adapters/ort.h"
 #include "engine/fault.h"
 
 namespace reduce {
@@ -150,6 +152,41 @@ TEST(EngineSpec, EachReleaseHasItsFolderBesideTheDefaultOne) {
   EXPECT_EQ(ort_release_folder(OrtPackage::Web, "", env), "/c/ort-web");
   EXPECT_EQ(ort_release_folder(OrtPackage::Web, "1.20.0", env), "/c/ort-web-1.20.0");
   EXPECT_EQ(ort_release_folder(OrtPackage::Node, "1.16.3", {"REDUCE_ORT_DIR=/c/ort/"}), "/c/ort-1.16.3");
+}
+
+// issue 68: an installed reduce keeps releases in the user's cache folder, never in a source tree:
+// --cache-dir, else REDUCE_CACHE_DIR, else $XDG_CACHE_HOME/reduce (absolute only), else ~/.cache/reduce;
+// REDUCE_ORT_DIR still names the default release's own folder.
+TEST(EngineSpec, ReleasesGoToTheUsersCacheFolderUnlessOneIsChosen) {
+  const std::vector<std::string> none{"REDUCE_CACHE_DIR=", "REDUCE_ORT_DIR=", "XDG_CACHE_HOME=", "HOME=/home/u"};
+  EXPECT_EQ(reduce_cache_folder({}, none), "/home/u/.cache/reduce");
+  auto with = [&](std::vector<std::string> more) {
+    auto env = none;
+    env.insert(env.end(), more.begin(), more.end());
+    return env;
+  };
+  EXPECT_EQ(reduce_cache_folder({}, with({"XDG_CACHE_HOME=/x"})), "/x/reduce");
+  EXPECT_EQ(reduce_cache_folder({}, with({"XDG_CACHE_HOME=relative"})), "/home/u/.cache/reduce") << "the XDG spec ignores it";
+  EXPECT_EQ(reduce_cache_folder({}, with({"XDG_CACHE_HOME=/x", "REDUCE_CACHE_DIR=/r"})), "/r");
+  EXPECT_EQ(reduce_cache_folder("/chosen", with({"REDUCE_CACHE_DIR=/r"})), "/chosen");
+  EXPECT_EQ(ort_install_folder(with({"XDG_CACHE_HOME=/x"})), "/x/reduce/ort");
+  EXPECT_EQ(ort_release_folder(OrtPackage::Node, "1.16.3", with({"XDG_CACHE_HOME=/x"})), "/x/reduce/ort-1.16.3");
+  EXPECT_EQ(ort_release_folder(OrtPackage::Web, "", none, "/chosen"), "/chosen/ort-web");
+  EXPECT_FALSE(ort_folder_is_chosen(none));
+  EXPECT_EQ(ort_install_folder(with({"REDUCE_ORT_DIR=/mine/ort"}), "/chosen"), "/mine/ort");
+  EXPECT_TRUE(ort_folder_is_chosen(with({"REDUCE_ORT_DIR=/mine/ort"})));
+}
+
+// The installer is part of the binary: bash runs it with its arguments as argv, no file of the
+// source tree, and model-derived text never reaches it (a release number is checked first).
+TEST(EngineSpec, TheReleaseInstallerIsEmbeddedAndTakesItsArgumentsAsArgv) {
+  const auto argv = ort_install_command("web@1.16.3", "/c/ort-web-1.16.3");
+  ASSERT_EQ(argv.size(), 6u);
+  EXPECT_EQ(argv[0], "bash");
+  EXPECT_EQ(argv[1], "-c");
+  EXPECT_NE(argv[2].find("npm install --ignore-scripts"), std::string::npos) << "scripts/ort/install.sh's text";
+  EXPECT_EQ(argv[4], "web@1.16.3");
+  EXPECT_EQ(argv[5], "/c/ort-web-1.16.3");
 }
 
 // issue 67: the refusals onnxruntime-node 1.12.1 to 1.26.0 gave over ONNX's node tests, as their

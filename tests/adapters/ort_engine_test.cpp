@@ -198,14 +198,15 @@ TEST(OrtEngine, ConcurrentRunsOnOneEngineAreIndependent) {
   for (int t = 0; t < 4; ++t) EXPECT_EQ(problems[t], "") << "thread " << t;
 }
 
-TEST(OrtEngine, AMissingInstallationIsOneLineNamingTheFolderAndTheInstaller) {
+TEST(OrtEngine, AMissingInstallationInTheUsersFolderIsOneLineNamingTheFolderAndTheWayOut) {
   EngineEnvironment environment;
   environment.env = {"REDUCE_ORT_DIR=/nonexistent/ort"};
   auto engine = make_engine("ort:opt=basic", environment);
   ASSERT_FALSE(engine.ok());
   EXPECT_EQ(engine.error().where, "ort:opt=basic");
   EXPECT_NE(engine.error().what.find("/nonexistent/ort"), std::string::npos) << engine.error().what;
-  EXPECT_NE(engine.error().what.find("scripts/ort/install.sh"), std::string::npos) << engine.error().what;
+  EXPECT_NE(engine.error().what.find("unset REDUCE_ORT_DIR"), std::string::npos) << engine.error().what;
+  EXPECT_NE(engine.error().what.find("npm install onnxruntime-node@1.30.0"), std::string::npos) << engine.error().what;
   EXPECT_EQ(engine.error().message().find('\n'), std::string::npos);
 }
 

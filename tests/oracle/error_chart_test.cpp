@@ -57,7 +57,7 @@ TEST(ErrorChart, LabelsTheCulpritWithAHostileNameAsPlainText) {
   const auto s = sample("evil\"name\\`touch pwned`\n@x");
   OutputValues out{"y", Tensor::from_vector(DType::Float, {3}, std::vector<float>{1, 2, 3}).value(),
                    Tensor::from_vector(DType::Float, {3}, std::vector<float>{0, 0, std::numeric_limits<float>::infinity()}).value()};
-  auto drawn = write_error_chart(dir / "error.svg", s.origin, s.graph, out);
+  auto drawn = write_error_chart({dir / "error.svg"}, s.origin, s.graph, out);
   ASSERT_TRUE(drawn.ok()) << drawn.error().message();
   ASSERT_EQ(drawn->outcome, ChartOutcome::Drawn) << drawn->note;
   const std::string svg = read_bytes(dir / "error.svg");
@@ -73,7 +73,7 @@ TEST(ErrorChart, LabelsTheCulpritWithAHostileNameAsPlainText) {
 TEST(ErrorChart, AFolderThatCannotHoldTheChartIsAnErrorNamingIt) {
   TempDir dir;
   const auto s = sample("n");
-  auto drawn = write_error_chart(dir / "missing" / "error.svg", s.origin, s.graph, std::nullopt);
+  auto drawn = write_error_chart({dir / "missing" / "error.svg"}, s.origin, s.graph, std::nullopt);
   ASSERT_FALSE(drawn.ok());
   EXPECT_EQ(drawn.error().where, (dir / "missing" / "error.svg").string());
   EXPECT_FALSE(check_chart_path(dir.path()).ok()) << "a folder is not a chart file";

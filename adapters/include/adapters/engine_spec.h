@@ -130,6 +130,9 @@ struct EngineEnvironment {
   // TensorRT timing caches every engine build of one reduction reuses (`trt`, `{timing_cache}` in a
   // cmd: template); null: none (--no-timing-cache).
   std::shared_ptr<TimingCachePool> timing_caches;
+  // Where engine releases are installed on first use (--cache-dir); empty: reduce_cache_folder()'s
+  // choice (REDUCE_CACHE_DIR, $XDG_CACHE_HOME/reduce, ~/.cache/reduce).
+  std::filesystem::path cache_folder;
 };
 
 // Builds the engine a spec names. Errors (one line) name the spec and the problem: a check: script

@@ -1,4 +1,4 @@
-// The reduced graph as a picture: Graphviz source, and SVG when `dot` is installed.
+// The reduced graph as a picture: Graphviz source, and SVG and PNG when `dot` is installed.
 #pragma once
 
 #include <atomic>
@@ -19,10 +19,18 @@ inline constexpr size_t kMaxDrawnNodes = 1000;
 // dot gets this long before its process group is killed.
 inline constexpr double kDrawingSeconds = 30;
 
-// Renders `dot_file` (a graph of `nodes` nodes) to `svg_file` with Graphviz `dot` (no shell: argv
-// as is), within kDrawingSeconds, in its own process group, killed when `cancel` becomes true.
-// False (and no svg_file, not even an older one) when it cannot or should not.
-bool render_svg(const std::filesystem::path& dot_file, const std::filesystem::path& svg_file, size_t nodes,
-                const std::atomic<bool>* cancel = nullptr);
+// Which pictures render_graph drew.
+struct GraphPictures {
+  bool svg = false;
+  bool png = false;  // a PNG for places that take no SVG (GitHub issues)
+};
+
+// Renders `dot_file` (a graph of `nodes` nodes) to `svg_file` and, when given, `png_file`, in one run
+// of Graphviz `dot` (no shell: argv as is), within kDrawingSeconds, in its own process group, killed
+// when `cancel` becomes true. Each picture is written under a temporary name and renamed into place;
+// none drawn (and no older one left) when it cannot or should not.
+GraphPictures render_graph(const std::filesystem::path& dot_file, const std::filesystem::path& svg_file,
+                           const std::filesystem::path& png_file, size_t nodes,
+                           const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace reduce

@@ -51,13 +51,22 @@ std::string ort_limit(std::string_view message);
 // and for `ort@` the default release; else a folder beside it, `ort-VERSION`, `ort-web`, `ort-web-VERSION`
 // (where `scripts/ort/install.sh VERSION` and `install.sh web[@VERSION]` put them).
 std::filesystem::path ort_release_folder(OrtPackage package, std::string_view release,
-                                         const std::vector<std::string>& env = {});
-// The script that installs a release (scripts/ort/install.sh of the source tree `reduce` was built from).
-std::filesystem::path ort_install_script();
+                                         const std::vector<std::string>& env = {},
+                                         const std::filesystem::path& cache_folder = {});
 
-// Where onnxruntime-node is installed (the folder scripts/ort/install.sh fills): REDUCE_ORT_DIR from
-// `env` (the engine's extra "NAME=VALUE" entries, e.g. --slot-env), else from this process's
-// environment, else the build-time default (<source>/.cache/ort).
-std::filesystem::path ort_install_folder(const std::vector<std::string>& env = {});
+// Where onnxruntime-node's default release is installed: REDUCE_ORT_DIR from `env` (the engine's
+// extra "NAME=VALUE" entries, e.g. --slot-env), else from this process's environment, else `ort` in
+// the cache folder (reduce_cache_folder(cache_folder, env): --cache-dir, REDUCE_CACHE_DIR,
+// $XDG_CACHE_HOME/reduce).
+std::filesystem::path ort_install_folder(const std::vector<std::string>& env = {},
+                                         const std::filesystem::path& cache_folder = {});
+// Whether REDUCE_ORT_DIR names the folder: the user's own installation, which reduce never installs
+// into (a release missing there is an error saying so, not a download).
+bool ort_folder_is_chosen(const std::vector<std::string>& env = {});
+
+// The command that installs a release into `folder` (scripts/ort/install.sh, embedded in the binary
+// at build time and run by bash with its arguments as argv: no file of the source tree is needed).
+// `word` is install.sh's first argument: VERSION, or web@VERSION.
+std::vector<std::string> ort_install_command(const std::string& word, const std::filesystem::path& folder);
 
 }  // namespace reduce

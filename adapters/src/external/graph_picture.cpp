@@ -42,23 +42,36 @@ std::string graph_dot(const Graph& g) {
   return out.str();
 }
 
-// graph.svg from graph.dot with Graphviz, when `dot` is installed.
-bool render_svg(const fs::path& dot_file, const fs::path& svg_file, size_t nodes, const std::atomic<bool>* cancel) {
+// graph.svg (and graph.png) from graph.dot with Graphviz, when `dot` is installed.
+GraphPictures render_graph(const fs::path& dot_file, const fs::path& svg_file, const fs::path& png_file, size_t nodes,
+                           const std::atomic<bool>* cancel) {
   std::error_code ec;
   fs::remove(svg_file, ec);  // never the picture of an earlier reproducer
-  if (nodes > kMaxDrawnNodes || (cancel && cancel->load())) return false;
-  const fs::path tmp = svg_file.string() + ".tmp";
+  if (!png_file.empty()) fs::remove(png_file, ec);
+  if (nodes > kMaxDrawnNodes || (cancel && cancel->load())) return {};
+  // Hidden names (".graph.svg.tmp"): a bundle folder counts them as its own.
+  const auto hidden = [](const fs::path& file) { return file.parent_path() / ("." + file.filename().string() + ".tmp"); };
+  const fs::path svg_tmp = hidden(svg_file), png_tmp = png_file.empty() ? fs::path() : hidden(png_file);
   ProcessOptions options;
   options.timeout_seconds = kDrawingSeconds;
   options.cancel = cancel;
   options.max_output_bytes = 4096;
-  auto result = run_process({"dot", "-Tsvg", dot_file.string(), "-o" + tmp.string()}, options);
-  if (!result || !result->exited_ok()) {
-    fs::remove(tmp, ec);
-    return false;
-  }
-  fs::rename(tmp, svg_file, ec);
-  return !ec;
+  // One layout, two renderings: dot writes each -T format to the -o after it.
+  std::vector<std::string> argv = {"dot", dot_file.string(), "-Tsvg", "-o" + svg_tmp.string()};
+  if (!png_file.empty()) argv.insert(argv.end(), {"-Tpng", "-o" + png_tmp.string()});
+  auto result = run_process(argv, options);
+  GraphPictures drawn;
+  const auto place = [&](const fs::path& tmp, const fs::path& file) {
+    if (!result || !result->exited_ok() || !fs::is_regular_file(tmp, ec) || fs::file_size(tmp, ec) == 0) {
+      fs::remove(tmp, ec);
+      return false;
+    }
+    fs::rename(tmp, file, ec);
+    return !ec;
+  };
+  drawn.svg = place(svg_tmp, svg_file);
+  if (!png_file.empty()) drawn.png = place(png_tmp, png_file);
+  return drawn;
 }
 
 }  // namespace reduce

@@ -270,32 +270,50 @@ bool has_binary(const std::filesystem::path& package) {
   return false;
 }
 
-// The release's folder, installed now when the spec names a release that is not there yet
-// (`scripts/ort/install.sh RELEASE FOLDER`, once: it locks the folder, and the next engine finds it
-// filled). Plain `ort` is not installed on demand: its folder is the set-up's (REDUCE_ORT_DIR).
+// Megabytes a folder takes on disk (files only), said after an install.
+uint64_t folder_megabytes(const std::filesystem::path& folder) {
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(folder, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  return (bytes + (1u << 20) / 2) >> 20;
+}
+
+// The release's folder, installed now when it is not there yet (the embedded install.sh, once: it
+// locks the folder, and the next engine finds it filled). A folder the user chose with
+// REDUCE_ORT_DIR is theirs: plain `ort` is never installed into it.
 Expected<std::filesystem::path> release_folder(const std::string& name, const OrtOptions& options, OrtPackage package,
                                                const EngineEnvironment& environment) {
-  const std::filesystem::path folder = ort_release_folder(package, options.release, environment.env);
+  const std::filesystem::path folder = ort_release_folder(package, options.release, environment.env, environment.cache_folder);
   const std::string_view pkg = package_name(package);
   std::error_code ec;
   // REFUSED: install.sh found the release unusable here; it says why again, without the network.
   if (std::filesystem::exists(folder / "node_modules" / pkg / "package.json", ec) &&
       !std::filesystem::exists(folder / "REFUSED", ec) && has_binary(folder / "node_modules" / pkg))
     return folder;
-  if (package == OrtPackage::Node && options.release.empty())
+  if (package == OrtPackage::Node && options.release.empty() && ort_folder_is_chosen(environment.env))
     return Error{name, "onnxruntime-node is not installed in " + folder.string() +
-                           " (run scripts/ort/install.sh, or set REDUCE_ORT_DIR to the folder it filled)"};
+                           " (REDUCE_ORT_DIR names it: unset REDUCE_ORT_DIR and reduce installs it into its cache folder, or run `npm install onnxruntime-node@" +
+                           std::string(kOrtDefaultRelease) + "` in that folder)"};
   const std::string release(options.release.empty() ? kOrtDefaultRelease : std::string_view(options.release));
   const std::string word = (package == OrtPackage::Web ? "web@" : "") + release;
   ProcessOptions run;  // npm's output is kept: its last error line is the message
   run.timeout_seconds = 1800;
   // Said as it starts, not after minutes of silence (a refusal remembered in the folder installs nothing).
-  if (!std::filesystem::exists(folder / "REFUSED", ec))
+  const bool refused = std::filesystem::exists(folder / "REFUSED", ec);
+  if (!refused)
     std::cerr << "note: " << name << ": installing " << pkg << "@" << release << " from npm into " << folder.string()
-              << " (once, up to about 100 MB; reduce waits for it to end, Ctrl-C included)\n";
-  auto installed = run_process({ort_install_script().string(), word, folder.string()}, run);
-  if (!installed) return Error{name, "cannot run " + ort_install_script().string() + ": " + installed.error().what};
-  if (installed->exited_ok()) return folder;
+              << " (once; a release takes 90 to 300 MB on disk; --cache-dir or REDUCE_CACHE_DIR choose the folder;"
+                 " reduce waits for it to end, Ctrl-C included)\n";
+  const auto command = ort_install_command(word, folder);
+  auto installed = run_process(command, run);
+  if (!installed) return Error{name, "cannot run bash for the release installer: " + installed.error().what};
+  if (installed->exited_ok()) {
+    if (!refused)
+      std::cerr << "note: " << name << ": installed " << pkg << "@" << release << " (" << folder_megabytes(folder) << " MB)\n";
+    return folder;
+  }
   // The script's own line ("error: onnxruntime-node@1.8.0: ... cannot be used offline"), else how it ended.
   const std::string& out = installed->output;
   const size_t at = out.rfind("error: ");
@@ -334,7 +352,7 @@ Expected<std::unique_ptr<Engine>> make_ort_engine(const OrtOptions& options, Ort
     if (!worker) return Error{name, worker.error().what};
     const std::string& version = (*worker)->version();
     if (!options.release.empty() && version != std::string(package_name(package)) + " " + options.release)
-      return Error{name, "the folder " + ort_release_folder(package, options.release, environment.env).string() +
+      return Error{name, "the folder " + ort_release_folder(package, options.release, environment.env, environment.cache_folder).string() +
                              " holds " + version + ", not " + options.release};
     pool->set_version(version);
   }

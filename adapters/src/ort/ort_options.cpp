@@ -4,16 +4,13 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "adapters/cache_folder.h"
 #include "adapters/ort.h"
 
-#ifndef REDUCE_ORT_DEFAULT_DIR
-#define REDUCE_ORT_DEFAULT_DIR ".cache/ort"
-#endif
-#ifndef REDUCE_ORT_INSTALL_SCRIPT
-#define REDUCE_ORT_INSTALL_SCRIPT "scripts/ort/install.sh"
-#endif
 
 namespace reduce {
+
+extern const char kOrtInstallScript[];  // scripts/ort/install.sh, embedded at build time
 
 namespace {
 
@@ -67,8 +64,8 @@ Status check_ort_release(std::string_view release) {
 }
 
 std::filesystem::path ort_release_folder(OrtPackage package, std::string_view release,
-                                         const std::vector<std::string>& env) {
-  std::filesystem::path folder = ort_install_folder(env);
+                                         const std::vector<std::string>& env, const std::filesystem::path& cache_folder) {
+  std::filesystem::path folder = ort_install_folder(env, cache_folder);
   if (!folder.has_filename()) folder = folder.parent_path();  // "DIR/"
   const bool standard = release.empty() || release == kOrtDefaultRelease;
   if (package == OrtPackage::Node && standard) return folder;
@@ -77,7 +74,10 @@ std::filesystem::path ort_release_folder(OrtPackage package, std::string_view re
   return folder.parent_path() / name;
 }
 
-std::filesystem::path ort_install_script() { return REDUCE_ORT_INSTALL_SCRIPT; }
+std::vector<std::string> ort_install_command(const std::string& word, const std::filesystem::path& folder) {
+  // bash -c SCRIPT NAME ARGS...: NAME is the script's $0, the rest its $1 $2; nothing is interpreted twice.
+  return {"bash", "-c", kOrtInstallScript, "install.sh", word, folder.string()};
+}
 
 Expected<OrtOptions> parse_ort_options(std::string_view options, OrtPackage package) {
   OrtOptions out;
@@ -127,12 +127,11 @@ std::string to_string(const OrtOptions& options) {
   return out;
 }
 
-std::filesystem::path ort_install_folder(const std::vector<std::string>& env) {
-  constexpr std::string_view kName = "REDUCE_ORT_DIR=";
-  for (auto it = env.rbegin(); it != env.rend(); ++it)
-    if (it->compare(0, kName.size(), kName) == 0 && it->size() > kName.size()) return it->substr(kName.size());
-  if (const char* dir = std::getenv("REDUCE_ORT_DIR"); dir && *dir) return dir;
-  return REDUCE_ORT_DEFAULT_DIR;
+std::filesystem::path ort_install_folder(const std::vector<std::string>& env, const std::filesystem::path& cache_folder) {
+  if (auto dir = environment_value("REDUCE_ORT_DIR", env); !dir.empty()) return dir;
+  return reduce_cache_folder(cache_folder, env) / "ort";
 }
+
+bool ort_folder_is_chosen(const std::vector<std::string>& env) { return !environment_value("REDUCE_ORT_DIR", env).empty(); }
 
 }  // namespace reduce

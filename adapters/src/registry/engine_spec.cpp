@@ -2,8 +2,12 @@
 // says of each kind. What is particular to a kind lives in kinds/NAME.cpp.
 #include "adapters/engine_spec.h"
 
+#include <cctype>
 #include <optional>
+#include <utility>
+#include <vector>
 
+#include "core/spelling.h"
 #include "kinds/engine_kinds.h"
 
 namespace reduce {
@@ -53,6 +57,25 @@ const EngineKindTraits& engine_kind_traits(EngineKind kind) { return kTraits[sta
 
 std::span<const EngineKindTraits> engine_kinds() { return kTraits; }
 
+namespace {
+
+// " (did you mean 'ort'?)": the nearest kind, or the kind another tool's name for the engine means.
+std::string engine_suggestion(std::string_view kind) {
+  static constexpr std::pair<std::string_view, std::string_view> kOtherNames[] = {
+      {"onnxruntime", "ort"}, {"onnxrt", "ort"}, {"onnxruntime-node", "ort"}, {"onnxruntime-web", "ort-web"},
+      {"tensorrt", "trt"},    {"trtexec", "trt"}, {"polygraphy", "trt"},       {"cv", "opencv"},
+      {"opencv-dnn", "opencv"}, {"dnn", "opencv"}, {"reference", "ref"},       {"optimized", "opt"}};
+  std::string lowered(kind);
+  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [other, ours] : kOtherNames)
+    if (lowered == other) return " (did you mean '" + std::string(ours) + "'?)";
+  std::vector<std::string> known;
+  for (const auto& t : kTraits) known.emplace_back(t.name);
+  return did_you_mean(kind, known);
+}
+
+}  // namespace
+
 Expected<EngineSpec> parse_engine_spec(std::string_view text) {
   size_t colon = text.find(':');
   std::string_view kind = text.substr(0, colon);
@@ -84,7 +107,8 @@ Expected<EngineSpec> parse_engine_spec(std::string_view text) {
     spec->kind = t.kind;
     return spec;
   }
-  return Error{std::string(text), "unknown engine '" + std::string(kind) + "' (known: " + engine_kinds_usage() + ")"};
+  return Error{std::string(text), "unknown engine '" + std::string(kind) + "'" + engine_suggestion(kind) +
+                                     " (known: " + engine_kinds_usage() + ")"};
 }
 
 namespace {

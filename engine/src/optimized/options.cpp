@@ -1,6 +1,7 @@
 // Parses and prints `opt:OPTIONS`, and lists the passes (from passes.def; faults: engine/fault.h).
 #include <algorithm>
 
+#include "core/spelling.h"
 #include "engine/optimized.h"
 
 namespace reduce {
@@ -41,7 +42,11 @@ Status parse_faults(std::string_view names, std::vector<Fault>& out) {
     const std::string_view name = names.substr(s, plus - s);
     s = plus + 1;
     const std::optional<Fault> fault = find_fault(name);
-    if (!fault) return make_error("unknown fault '" + std::string(name) + "' (known: " + fault_names() + ")");
+    if (!fault) {
+      std::vector<std::string> known;
+      for (const FaultInfo& f : faults()) known.emplace_back(f.name);
+      return make_error("unknown fault '" + std::string(name) + "'" + did_you_mean(name, known) + " (known: " + fault_names() + ")");
+    }
     add_unique(out, *fault);
   }
   return {};

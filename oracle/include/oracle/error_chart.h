@@ -1,11 +1,12 @@
-// The error chart (SVG, drawn by gnuplot): error per node along the topological order, local vs
-// accumulated, and the distribution of one output's values, reference vs engine.
+// The error chart (SVG and PNG, drawn by gnuplot): error per node along the topological order, local
+// vs accumulated, and the distribution of one output's values, reference vs engine.
 #pragma once
 
 #include <atomic>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/model.h"
 #include "oracle/error_origin.h"
@@ -38,16 +39,21 @@ struct ChartResult {
 // gnuplot gets this long before its process group is killed.
 inline constexpr double kChartSeconds = 30;
 
-// Checks that `svg` can be written (its folder exists and is writable, it is not a folder), before
-// any work; the error names the file.
-Status check_chart_path(const std::filesystem::path& svg);
+// Checks that `picture` can be written (it ends in .svg or .png, its folder exists and is writable,
+// it is not a folder), before any work; the error names the file.
+Status check_chart_path(const std::filesystem::path& picture);
 
-// Draws `origin` (nodes of `graph`) and `output` to `svg`: the data go to files next to it, read by
-// a fixed gnuplot script (file names as arguments, labels as data: nothing from the model is ever
-// parsed as a command), run without a shell within kChartSeconds and killed on `cancel`; the
-// picture is renamed into place when complete. An error only when the files cannot be written.
-Expected<ChartResult> write_error_chart(const std::filesystem::path& svg, const ErrorOrigin& origin, const Graph& graph,
-                                        const std::optional<OutputValues>& output,
-                                        const std::atomic<bool>* cancel = nullptr);
+// Draws `origin` (nodes of `graph`) and `output` to each of `pictures`, in the format its extension
+// names (.svg, .png: error.svg and error.png in a bundle, from one gnuplot run): the data go to files
+// next to them, read by a fixed gnuplot script (file names as arguments, labels as data: nothing from
+// the model is ever parsed as a command), run without a shell within kChartSeconds and killed on
+// `cancel`; each picture is renamed into place when complete. Node labels are placed where they do
+// not overlap (the others are counted under the title; report.md lists every culprit); a chart with
+// no value beyond the tolerance says why under its title. `kept_nodes` (graph node indices, e.g.
+// precision's FP32 set) are ringed. An error only when the files cannot be written.
+Expected<ChartResult> write_error_chart(const std::vector<std::filesystem::path>& pictures, const ErrorOrigin& origin,
+                                        const Graph& graph, const std::optional<OutputValues>& output,
+                                        const std::atomic<bool>* cancel = nullptr,
+                                        const std::vector<size_t>& kept_nodes = {});
 
 }  // namespace reduce

@@ -14,6 +14,10 @@
 
 namespace reduce {
 
+// report.json's `schema`: raised when a key changes meaning or goes away (keys are only ever added
+// under the same number; scripts may check it and refuse a number they do not know).
+inline constexpr int kReportSchema = 1;
+
 
 // A node of the original model named by the error-origin trace.
 struct ErrorSource {
@@ -171,6 +175,7 @@ struct ReductionReport {
   std::string command;      // the exact command to reproduce (shell-quoted)
   std::string environment;  // compiler, system, CPU
   bool graph_svg = false;   // graph.svg was rendered next to graph.dot
+  bool graph_png = false;   // and graph.png (report.md links it: GitHub issues take PNG, not SVG)
   // --save-format polygraphy: inputs.json and expected.json were written (or why not, when the
   // tensors have no Polygraphy form); report.md only.
   bool polygraphy_files = false;
@@ -197,6 +202,7 @@ struct ReductionReport {
   std::vector<ErrorSource> error_sources;
   std::optional<ErrorSource> nonfinite_born;
   bool error_svg = false;
+  bool error_png = false;
   // The probe models run after the original failed (oracle/model_independence.h): what they showed.
   ModelIndependence probes;
   // A reproducer of at most kSetupSuspectNodes nodes while a probe model that shares nothing with

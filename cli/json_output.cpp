@@ -1,0 +1,60 @@
+// `--json` documents (json_output.h).
+#include "json_output.h"
+
+#include <cmath>
+
+namespace reduce::cli {
+
+namespace {
+
+Json number(double x) { return std::isfinite(x) ? Json(x) : Json(); }
+
+}  // namespace
+
+Json verdict_json(const Verdict& v) {
+  Json j;
+  j["verdict"] = v.invalid ? "invalid" : v.signature.fails() ? "fail" : "pass";
+  j["kind"] = std::string(to_string(v.signature.kind));
+  j["signature"] = v.signature.fails() ? Json(v.signature.to_string()) : Json();
+  j["message"] = v.invalid ? v.invalid_reason : v.signature.message;
+  j["cannot_take"] = v.cannot_take.empty() ? Json() : Json(v.cannot_take);
+  j["runs"] = v.runs;
+  j["failing_runs"] = v.runs > 1 ? Json(v.failing_runs) : Json(v.signature.fails() ? 1 : 0);
+  Json outputs = Json::array();
+  for (const auto& o : v.outputs)
+    outputs.push_back({{"name", o.name},
+                       {"passed", o.passed},
+                       {"elements", o.elements},
+                       {"mismatched", o.mismatched},
+                       {"max_abs", number(o.max_abs)},
+                       {"max_rel", number(o.max_rel)},
+                       {"error_over_tolerance", number(o.ratio)},
+                       {"nan", o.nan},
+                       {"inf", o.inf},
+                       {"nonfinite_new", o.nonfinite_new},
+                       {"structural_problem", o.structural_problem}});
+  j["outputs"] = outputs;
+  return j;
+}
+
+JsonOutput::JsonOutput(bool on, const std::string& command) : on_(on) {
+  if (!on_) return;
+  doc_["schema"] = kJsonSchema;
+  doc_["command"] = command;
+  stdout_ = std::cout.rdbuf(held_.rdbuf());
+}
+
+JsonOutput::~JsonOutput() {
+  if (stdout_) std::cout.rdbuf(stdout_);
+}
+
+int JsonOutput::print(int exit_code) {
+  if (!on_) return exit_code;
+  if (stdout_) std::cout.rdbuf(stdout_), stdout_ = nullptr;
+  doc_["exit_code"] = exit_code;
+  // Engine messages may hold any bytes: invalid UTF-8 is replaced, never an exception.
+  std::cout << doc_.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  return exit_code;
+}
+
+}  // namespace reduce::cli
