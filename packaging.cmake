@@ -8,6 +8,9 @@ install(FILES bench/RESULTS.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/bench)
 # Failing models to try it on: the generator's committed examples and real engines' failures.
 install(DIRECTORY corpus/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/reduce/examples)
 install(DIRECTORY corpus/engines/ DESTINATION ${CMAKE_INSTALL_DATADIR}/reduce/examples/engines)
+# bash completion, read from reduce's own help at completion time (scripts/completion/reduce.bash).
+install(FILES scripts/completion/reduce.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+        RENAME reduce)
 
 # The Debian package. Its Depends come from the binary's shared libraries (dpkg-shlibdeps); the
 # programs reduce runs when present are Recommends (Graphviz and gnuplot draw the pictures, Node.js

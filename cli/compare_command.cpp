@@ -17,6 +17,7 @@
 #include "oracle/error_chart.h"
 #include "oracle/error_origin_report.h"
 #include "oracle/verdict_report.h"
+#include "json_output.h"
 #include "stop_on_signal.h"
 
 namespace reduce::cli {
@@ -44,7 +45,9 @@ po::options_description compare_options() {
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("all-layers", "print every value, not only the failing ones and the first few")
       ("chart", po::value<std::string>(),
-       "write an SVG chart (gnuplot): error per node, local vs accumulated, and the output values")
+       "FILE.svg or FILE.png: a chart (gnuplot) of the error per node, local vs accumulated, and the output values")
+      ("json", "print one JSON document on stdout instead of text: schema, command, model, engine, reference, "
+               "verdict, layers (per value: accumulated and local error over the tolerance; the findings), exit_code")
       ("local-runs", po::value<int>()->default_value(2000),
        "at most this many nodes run alone (the ones whose error grows the most first; 0: none)")
       ("jobs,j", po::value<int>()->default_value(0), "nodes run alone at once (0: --slots, else the number of cores)")
@@ -58,7 +61,8 @@ po::options_description compare_options() {
 // The error each quantized node adds and what it inherits, on the reference (the quantized model's
 // own error against the float model, whatever the engine); the chart of both. 0 when done, else
 // the exit code.
-int quantization_layers(Oracle& o, const QuantizedSearchPlan& plan, bool all, const std::string& chart, const CancelOnStop& cancel) {
+int quantization_layers(Oracle& o, const QuantizedSearchPlan& plan, bool all, const std::string& chart, const CancelOnStop& cancel,
+                        JsonOutput& json) {
   std::cout << "\n## quantized nodes (added: the node alone, its quantized inputs made from the float model's values, "
                "against the float node; accumulated: the quantized model against the float model; both on the reference)\n\n";
   auto reference = make_engine(o.options().reference, o.options().environment);
@@ -73,6 +77,7 @@ int quantization_layers(Oracle& o, const QuantizedSearchPlan& plan, bool all, co
     return 0;
   }
   const ErrorOrigin origin = quantization_origin(*errors);
+  json.doc()["layers"] = origin_json(origin, o.model().graph);
   print_error_table(origin, o.model().graph, all, std::cout);
   size_t inherit = 0;
   for (const auto& v : origin.values) inherit += !v.accumulated.passed && !adds_error(v);
@@ -121,9 +126,11 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   const std::string model_path = vm["model"].as<std::string>();
   const std::string chart = vm.count("chart") ? vm["chart"].as<std::string>() : "";
   Status usable = check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns);
-  if (usable.ok() && !chart.empty()) usable = check_chart_path(chart);
   std::optional<BundleLock> chart_lock;  // held to the end
+  // Its folder, then the guard against writing over a model (it names what the path is), then the format.
+  if (usable.ok() && !chart.empty()) usable = check_chart_folder(chart);
   if (usable.ok()) usable = claim_chart(vm, chart, chart_lock);
+  if (usable.ok() && !chart.empty()) usable = check_chart_path(chart);
   if (!usable.ok()) {
     std::cerr << "error: " << usable.error().message() << "\n";
     return kExitUsage;
@@ -131,6 +138,10 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   const CancelOnStop cancel(stop);
   Model model;
   std::optional<QuantizedSearchPlan> plan;
+  JsonOutput json(vm.count("json") > 0, "compare");  // from here, stdout is the document's
+  json.doc()["model"] = model_path;
+  json.doc()["engine"] = vm["engine"].as<std::string>();
+  json.doc()["reference"] = vm["reference"].as<std::string>();
   auto opened = open_oracle(vm, model_path, model, SampleUse::FirstFailing, stop, float_model_expectations(vm, plan, false));
   if (const int* code = std::get_if<int>(&opened)) return *code;
   Oracle& o = std::get<SampleOracles>(opened).main();
@@ -139,11 +150,13 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   Verdict verdict = o.evaluate(Candidate::whole(model.graph), cancel.flag(), &actual);
   if (verdict.cancelled) return interrupted();
   print_verdict(verdict, std::cout);
-  if (verdict.invalid) return kExitUsage;
+  json.doc()["verdict"] = verdict_json(verdict);
+  if (verdict.invalid) return json.print(kExitUsage);
   const int exit_code = verdict.signature.fails() ? kExitFailure : kExitOk;
   if (plan) {
-    const int code = quantization_layers(o, *plan, vm.count("all-layers") > 0, chart, cancel);
-    return code != 0 ? code : exit_code;
+    const int code = quantization_layers(o, *plan, vm.count("all-layers") > 0, chart, cancel, json);
+    if (code == kExitInterrupted) return code;
+    return json.print(code != 0 ? code : exit_code);
   }
 
   auto layers = compare_layers(o, cancel.flag());
@@ -152,7 +165,8 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
                "reference inputs)\n\n";
   if (!layers) {
     std::cout << "layerwise run failed: " << layers.error().message() << "\n";
-    return exit_code;
+    json.doc()["layers"] = {{"error", layers.error().message()}};
+    return json.print(exit_code);
   }
   ErrorOriginOptions eo;
   eo.max_local_runs = static_cast<size_t>(vm["local-runs"].as<int>());
@@ -160,13 +174,15 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   const ErrorOrigin origin = trace_error_origin(o, *layers, eo, cancel.flag());
   if (cancel.requested()) return interrupted();
   print_error_table(origin, model.graph, vm.count("all-layers") > 0, std::cout);
+  json.doc()["layers"] = origin_json(origin, model.graph);
+  json.doc()["layers"]["fusion_dependent"] = verdict.signature.fails() && !origin.worst_output;
   std::cout << "\n";
   print_error_findings(origin, model.graph, std::cout);
   if (verdict.signature.fails() && !origin.worst_output)
     std::cout << "warning: the failure disappears when intermediate values are requested as outputs (the engine "
                  "fuses differently, e.g. a fused kernel is split): this failure is fusion-dependent and the "
                  "layerwise table cannot be trusted to locate it\n";
-  if (chart.empty()) return exit_code;
+  if (chart.empty()) return json.print(exit_code);
   auto drawn = write_error_chart({chart}, origin, model.graph, histogram_output(o, origin, actual), cancel.flag());
   if (cancel.requested()) return interrupted();
   if (!drawn) {
@@ -174,7 +190,8 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
     return kExitUsage;
   }
   std::cout << (drawn->outcome == ChartOutcome::Drawn ? "chart: " + chart : drawn->note) << "\n";
-  return exit_code;
+  json.doc()["chart"] = drawn->outcome == ChartOutcome::Drawn ? Json(chart) : Json();
+  return json.print(exit_code);
 }
 
 }  // namespace reduce::cli

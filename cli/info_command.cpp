@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "command_line.h"
+#include "json_output.h"
 #include "tensor_summary.h"
 #include "core/model_io.h"
 #include "core/tensor_file.h"
@@ -30,6 +31,25 @@ size_t count_subgraph_nodes(const Graph& g) {
   return n;
 }
 
+// Op types (DOMAIN.OP outside the default domain) and their counts, most frequent first.
+std::vector<std::pair<std::string, size_t>> op_histogram(const Graph& g) {
+  std::map<std::string, size_t> histogram;
+  for (const auto& n : g.nodes) ++histogram[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
+  std::vector<std::pair<std::string, size_t>> ops(histogram.begin(), histogram.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return ops;
+}
+
+// The graph inputs a caller feeds (not those an initializer gives).
+std::vector<const ValueInfo*> fed_inputs(const Graph& g) {
+  std::unordered_set<std::string> init_names;
+  for (const auto& i : g.initializers) init_names.insert(i.name);
+  std::vector<const ValueInfo*> out;
+  for (const auto& vi : g.inputs)
+    if (!init_names.count(vi.name)) out.push_back(&vi);
+  return out;
+}
+
 void print_info(const std::filesystem::path& path, const Model& m, std::ostream& out) {
   out << "model: " << path.string() << "\n";
   out << "ir_version: " << m.ir_version;
@@ -43,18 +63,10 @@ void print_info(const std::filesystem::path& path, const Model& m, std::ostream&
   out << "nodes: " << count_nodes(g) << " (Constant nodes are counted as initializers)";
   if (const size_t sub = count_subgraph_nodes(g)) out << ", plus " << sub << " in subgraphs";
   out << "\n";
-  std::map<std::string, size_t> histogram;
-  for (const auto& n : g.nodes) ++histogram[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
-  std::vector<std::pair<std::string, size_t>> ops(histogram.begin(), histogram.end());
-  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   out << "op types:\n";
-  for (const auto& [op, n] : ops) out << "  " << op << ": " << n << "\n";
-
-  std::unordered_set<std::string> init_names;
-  for (const auto& i : g.initializers) init_names.insert(i.name);
+  for (const auto& [op, n] : op_histogram(g)) out << "  " << op << ": " << n << "\n";
   out << "inputs:\n";
-  for (const auto& vi : g.inputs)
-    if (!init_names.count(vi.name)) out << "  " << vi.name << ": " << vi.type.to_string() << "\n";
+  for (const ValueInfo* vi : fed_inputs(g)) out << "  " << vi->name << ": " << vi->type.to_string() << "\n";
   out << "outputs:\n";
   for (const auto& vi : g.outputs) out << "  " << vi.name << ": " << vi.type.to_string() << "\n";
 
@@ -65,6 +77,49 @@ void print_info(const std::filesystem::path& path, const Model& m, std::ostream&
   if (m.external_data_files.empty()) out << " none";
   out << "\n";
   for (const auto& f : m.external_data_files) out << "  " << f << "\n";
+}
+
+// The same facts as print_info, for `--json`.
+Json info_json(const Model& m) {
+  Json j;
+  j["ir_version"] = m.ir_version;
+  j["producer"] = {{"name", m.producer_name}, {"version", m.producer_version}};
+  Json opsets = Json::object();
+  for (const auto& op : m.opset_imports) opsets[op.domain.empty() ? "ai.onnx" : op.domain] = op.version;
+  j["opset_imports"] = opsets;
+  const Graph& g = m.graph;
+  j["nodes"] = count_nodes(g);
+  j["subgraph_nodes"] = count_subgraph_nodes(g);
+  Json op_types = Json::object();
+  for (const auto& [op, n] : op_histogram(g)) op_types[op] = n;
+  j["op_types"] = op_types;
+  Json inputs = Json::array(), outputs = Json::array();
+  for (const ValueInfo* vi : fed_inputs(g)) inputs.push_back({{"name", vi->name}, {"type", vi->type.to_string()}});
+  for (const auto& vi : g.outputs) outputs.push_back({{"name", vi.name}, {"type", vi.type.to_string()}});
+  j["inputs"] = inputs;
+  j["outputs"] = outputs;
+  uint64_t bytes = 0;
+  for (const auto& i : g.initializers) bytes += i.tensor.byte_size();
+  j["initializers"] = {{"count", g.initializers.size()}, {"bytes", bytes}};
+  j["external_data_files"] = m.external_data_files;
+  return j;
+}
+
+// Tensor files (.pb, .npy, .npz) for `--json`: each tensor's name, type and shape.
+Expected<Json> tensor_file_json(const std::filesystem::path& path) {
+  Json tensors = Json::array();
+  const auto ext = path.extension();
+  if (ext == ".pb") {
+    REDUCE_ASSIGN(NamedTensor t, read_tensor_pb(path));
+    tensors.push_back(tensor_json(t.name.empty() ? path.filename().string() : t.name, t.tensor));
+  } else if (ext == ".npy") {
+    REDUCE_ASSIGN(Tensor t, read_npy(path));
+    tensors.push_back(tensor_json(path.stem().string(), t));
+  } else {
+    REDUCE_ASSIGN(auto all, read_npz(path));
+    for (const auto& t : all) tensors.push_back(tensor_json(t.name, t.tensor));
+  }
+  return tensors;
 }
 
 // Tensor files (.pb, .npy, .npz): prints each tensor, or returns the error.
@@ -95,12 +150,25 @@ int info_command(const std::vector<std::string>& args) {
       "usage: reduce info FILE\n\nPrints a summary of a model (.onnx, .onnxtxt): opsets, node count and op\n"
       "histogram, inputs and outputs, weights, external-data files. For tensor files (.pb, .npy,\n"
       ".npz) prints each tensor's type, shape and value statistics.\n\noptions");
-  opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the file to describe");
+  opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the file to describe")
+      ("json", "print one JSON document on stdout instead of text: schema, command, model and the facts above "
+               "(a tensor file: its tensors' name, dtype, shape, elements, min, max, mean, nan, inf)");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
   if (auto done = parse_command_line(args, "info", opts, pos, vm, "model", "FILE")) return *done;
   const std::filesystem::path path = vm["model"].as<std::string>();
+  JsonOutput json(vm.count("json") > 0, "info");
+  json.doc()["model"] = path.string();
+  if (is_tensor_file(path) && json.on()) {
+    auto tensors = tensor_file_json(path);
+    if (!tensors) {
+      std::cerr << "error: " << tensors.error().at(path.string()).message() << "\n";
+      return kExitUsage;
+    }
+    json.doc()["tensors"] = *tensors;
+    return json.print(kExitOk);
+  }
   if (is_tensor_file(path)) {
     Status printed = print_tensor_file(path, std::cout);
     if (!printed.ok()) {
@@ -113,6 +181,10 @@ int info_command(const std::vector<std::string>& args) {
   if (!model) {
     std::cerr << "error: " << model.error().message() << "\n";
     return kExitUsage;
+  }
+  if (json.on()) {
+    json.doc().update(info_json(*model));
+    return json.print(kExitOk);
   }
   print_info(path, *model, std::cout);
   return kExitOk;

@@ -66,7 +66,8 @@ Expected<std::pair<std::string, ValueRange>> parse_range_option(const std::strin
 }  // namespace
 
 void add_input_options(po::options_description& opts) {
-  opts.add_options()
+  po::options_description inputs("input (the values the model runs on)");
+  inputs.add_options()
       ("inputs", po::value<std::vector<std::string>>()->composing(),
        "input tensors: .npz, .npy, .pb, or a folder of input_K.pb / NAME.npy; a folder of test_data_set_N "
        "folders or of .npz files, or --inputs repeated, gives several samples (a check fails when any sample fails)")
@@ -75,6 +76,7 @@ void add_input_options(po::options_description& opts) {
       ("input-range", po::value<std::vector<std::string>>()->composing(),
        "value range of a random input: NAME:LO,HI (repeatable)")
       ("seed", po::value<uint64_t>()->default_value(0), "seed of the random inputs");
+  opts.add(inputs);
 }
 
 Expected<std::vector<TensorSample>> read_expected_samples(const po::variables_map& vm, const Model& model,

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "tensor_summary.h"
+
 namespace reduce::cli {
 
 namespace {
@@ -35,6 +37,46 @@ Json verdict_json(const Verdict& v) {
                        {"structural_problem", o.structural_problem}});
   j["outputs"] = outputs;
   return j;
+}
+
+Json tensor_json(const std::string& name, const Tensor& t) {
+  const TensorStats s = tensor_stats(t);
+  return {{"name", name}, {"dtype", std::string(dtype_name(t.dtype()))}, {"shape", t.shape()}, {"elements", t.elements()},
+          {"min", s.finite ? Json(s.min) : Json()}, {"max", s.finite ? Json(s.max) : Json()},
+          {"mean", s.finite ? Json(s.mean) : Json()}, {"nan", s.nan}, {"inf", s.inf}};
+}
+
+Json origin_json(const ErrorOrigin& origin, const Graph& graph) {
+  const auto name = [&](std::optional<size_t> k) { return k ? Json(origin.values[*k].value) : Json(); };
+  const auto names = [&](const std::vector<size_t>& ks) {
+    Json out = Json::array();
+    for (size_t k : ks) out.push_back(origin.values[k].value);
+    return out;
+  };
+  Json values = Json::array();
+  for (const auto& v : origin.values) {
+    const Node& n = graph.nodes[v.node];
+    const double acc = error_score(v.accumulated);
+    const double loc = v.local ? error_score(*v.local) : NAN;
+    values.push_back({{"value", v.value},
+                      {"node", n.name},
+                      {"op_type", n.op_type},
+                      {"accumulated", number(acc)},
+                      {"accumulated_nonfinite", std::isinf(acc)},
+                      {"local", number(loc)},
+                      {"local_nonfinite", std::isinf(loc)},
+                      {"local_problem", v.local_problem},
+                      {"out_of_range", v.out_of_range},
+                      {"unfed_input", v.unfed_input}});
+  }
+  return {{"values", values},
+          {"first_nonfinite", name(origin.first_nonfinite)},
+          {"nonfinite_born", name(origin.nonfinite_born)},
+          {"worst_output", name(origin.worst_output)},
+          {"sources", names(origin.sources)},
+          {"top_local", names(origin.top_local)},
+          {"local_runs", origin.local_runs},
+          {"nodes_not_run_alone", origin.nodes_skipped}};
 }
 
 JsonOutput::JsonOutput(bool on, const std::string& command) : on_(on) {

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/model.h"
+#include "oracle/error_origin.h"
 #include "oracle/verdict.h"
 
 namespace reduce::cli {
@@ -19,6 +21,15 @@ inline constexpr int kJsonSchema = 1;
 // A verdict: `verdict` ("pass", "fail", "invalid"), `kind`, `signature`, `message`, `cannot_take`,
 // `runs`/`failing_runs`, and per output its comparison. Non-finite numbers are null.
 Json verdict_json(const Verdict& v);
+
+// Where error is born (`reduce compare`): per value its node, op type, accumulated and local error
+// over the tolerance (null: not run alone; non-finite scores as null with `nonfinite`), then the
+// findings (first non-finite value, where it is born, the worst output and its sources, the top local
+// errors) as value names.
+Json origin_json(const ErrorOrigin& origin, const Graph& graph);
+
+// A tensor: name, dtype, shape, elements, and over its finite elements min, max, mean (NaN and Inf counted).
+Json tensor_json(const std::string& name, const Tensor& t);
 
 // While `on`, what the command prints on stdout is held back (the text output), and `print` writes the
 // document instead, with `exit_code` added; stderr (notes, errors) is untouched. A command that ends

@@ -74,27 +74,13 @@ po::options_description engine_kinds_group() {
 }
 
 void add_oracle_options(po::options_description& opts) {
-  opts.add_options()
+  // Sections, as `reduce help CMD` prints them after the command's own options.
+  po::options_description engine("engine (what runs the model, and how)");
+  engine.add_options()
       ("engine", po::value<std::string>()->default_value("ref"),
        "engine under test, a spec of one of the kinds listed below (check: also a list of releases, ort@A,ort@B,...); "
        "needed unless --expected, --reference or --float-model gives the expected values")
       ("reference", po::value<std::string>()->default_value("ref"), "engine that gives the expected values (e.g. ort@1.30.0 for a model ref cannot run, or another release)")
-      ("expected", po::value<std::vector<std::string>>()->composing(),
-       "expected values of the --inputs samples, one per sample (Polygraphy --save-outputs .json, .npz, .npy, .pb, "
-       "test_data_set_N folders): the graph outputs, or any values they name, are taken from it instead of the reference")
-      ("atol", po::value<double>(), "absolute tolerance (default 1e-4; fp16 engines and float16 outputs 1e-2, bf16 engines and bfloat16 outputs 5e-2)")
-      ("rtol", po::value<double>(), "relative tolerance (default 1e-3; fp16 engines and float16 outputs 1e-2, bf16 engines and bfloat16 outputs 5e-2)")
-      ("check-error-stat", po::value<std::string>()->default_value("elemwise"),
-       "statistic that decides a mismatch: elemwise, max, mean, median, quantile")
-      ("error-quantile", po::value<double>()->default_value(0.99), "quantile for --check-error-stat quantile")
-      ("fail-regex", po::value<std::vector<std::string>>()->multitoken()->composing(),
-       "RE...: a failure is the same when the engine's message (or script output) matches any of these regexes "
-       "(repeatable; check: scripts without --fail-code: a match fails even on exit 0, as in Polygraphy). "
-       "RE2 syntax, searched anywhere in linear time: no backreferences or lookaround; ^ and $ are the whole "
-       "output's ends ((?m) for lines, (?i) ignores case); docs/oracle.md")
-      ("fail-code", po::value<std::vector<int>>()->multitoken()->composing(),
-       "check: exit codes that mean 'fails' (default: any non-zero); with --fail-regex a regex must match too")
-      ("ignore-fail-code", po::value<std::vector<int>>()->multitoken()->composing(), "check: exit codes that never mean 'fails'")
       ("slot-env", po::value<std::vector<std::string>>()->multitoken(),
        "NAME=VALUE for external runs; {slot} is the slot number (e.g. CUDA_VISIBLE_DEVICES={slot}), {rank} and {local_rank} the MPI rank (e.g. CUDA_VISIBLE_DEVICES={local_rank})")
       ("no-timing-cache", "trt: no TensorRT timing cache shared by the engine builds of this command (each build times its tactics anew)")
@@ -105,8 +91,27 @@ void add_oracle_options(po::options_description& opts) {
       ("threads", po::value<int>()->default_value(0), "threads per in-process engine run (0: all cores; at most 1024)")
       ("memory-budget", po::value<double>()->default_value(8),
        "MiB of small reference values kept in memory; values of 1 MiB or more, and the rest, are spilled to disk and mapped");
-  add_run_limit_options(opts);
-  opts.add(engine_kinds_group());
+  add_run_limit_options(engine);
+  engine.add(engine_kinds_group());
+  po::options_description tolerance("tolerance (when outputs differ, and when a failure is the same)");
+  tolerance.add_options()
+      ("expected", po::value<std::vector<std::string>>()->composing(),
+       "expected values of the --inputs samples, one per sample (Polygraphy --save-outputs .json, .npz, .npy, .pb, "
+       "test_data_set_N folders): the graph outputs, or any values they name, are taken from it instead of the reference")
+      ("atol", po::value<double>(), "absolute tolerance (default 1e-4; fp16 engines and float16 outputs 1e-2, bf16 engines and bfloat16 outputs 5e-2)")
+      ("rtol", po::value<double>(), "relative tolerance (default 1e-3; fp16 engines and float16 outputs 1e-2, bf16 engines and bfloat16 outputs 5e-2)")
+      ("check-error-stat", po::value<std::string>()->default_value("elemwise"),
+       "statistic that decides a mismatch: elemwise, max, mean, median, quantile")
+      ("error-quantile", po::value<double>()->default_value(0.99, "0.99"), "quantile for --check-error-stat quantile")
+      ("fail-regex", po::value<std::vector<std::string>>()->multitoken()->composing(),
+       "RE...: a failure is the same when the engine's message (or script output) matches any of these regexes "
+       "(repeatable; check: scripts without --fail-code: a match fails even on exit 0, as in Polygraphy). "
+       "RE2 syntax, searched anywhere in linear time: no backreferences or lookaround; ^ and $ are the whole "
+       "output's ends ((?m) for lines, (?i) ignores case); docs/oracle.md")
+      ("fail-code", po::value<std::vector<int>>()->multitoken()->composing(),
+       "check: exit codes that mean 'fails' (default: any non-zero); with --fail-regex a regex must match too")
+      ("ignore-fail-code", po::value<std::vector<int>>()->multitoken()->composing(), "check: exit codes that never mean 'fails'");
+  opts.add(engine).add(tolerance);
 }
 
 void add_run_limit_options(po::options_description& opts) {
@@ -147,14 +152,18 @@ Status check_fp32_nodes_of(const std::string& spec, const Model& model, const st
   return {};
 }
 
-Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
-  OracleOptions o;
+Status require_engine(const po::variables_map& vm) {
   // The reference against itself shows nothing: --engine is needed unless the expected values come
   // from elsewhere (--expected, another --reference, a float model).
   if (vm["engine"].defaulted() && vm["reference"].defaulted() && !vm.count("expected") && !vm.count("float-model"))
     return Error{"--engine", "name the engine under test, e.g. --engine ort, --engine trt:fp16, --engine opencv or "
                              "--engine 'cmd:./run.sh {model} {inputs} {outputs}' (every kind: `reduce help run`); "
                              "without it reduce would compare its reference engine with itself"};
+  return {};
+}
+
+Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
+  OracleOptions o;
   o.engine = vm["engine"].as<std::string>();
   o.reference = vm["reference"].as<std::string>();
   // Both specs are checked here, before the model is loaded or any engine runs.
@@ -236,6 +245,9 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
   REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));
   REDUCE_ASSIGN(auto samples, prepare_input_samples(vm, model, model_path));
   REDUCE_ASSIGN(auto expected, read_expected_samples(vm, model, samples.size()));
+  // After the errors of the options, the model and the data files, before the reference runs.
+  // precision (KeepAll) asks once it knows the model: a Q/DQ model is compared with its folded self.
+  if (use != SampleUse::KeepAll) REDUCE_TRY(require_engine(vm));
   bool computed = false;
   if (expected_from) {
     REDUCE_ASSIGN(auto from, expected_from(model, samples));

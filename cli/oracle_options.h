@@ -47,6 +47,10 @@ Expected<uint64_t> max_memory_from(const boost::program_options::variables_map& 
 // model the command was given: the first that is not is an error naming it (and its file).
 Status check_fp32_nodes_of(const std::string& spec, const Model& model, const std::string& model_path);
 
+// --engine was given, or the expected values come from elsewhere (--expected, --reference,
+// --float-model); else a one-line error asking for it (a run against the reference alone shows nothing).
+Status require_engine(const boost::program_options::variables_map& vm);
+
 Expected<OracleOptions> oracle_options_from(const boost::program_options::variables_map& vm);
 
 // Each sample's expected values when a command computes them itself (`precision`'s float model):

@@ -228,6 +228,11 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   std::optional<QuantizedSearchPlan> plan;
   auto opened = open_oracle(vm, model_path, model, SampleUse::KeepAll, stop, float_model_expectations(vm, plan, true));
   if (const int* code = std::get_if<int>(&opened)) return *code;
+  // A float model needs the engine under test; a Q/DQ model is compared with its folded self.
+  if (Status named = plan ? Status{} : require_engine(vm); !named.ok()) {
+    std::cerr << "error: " << named.error().message() << "\n";
+    return kExitUsage;
+  }
   const SampleOracles& opened_samples = std::get<SampleOracles>(opened);
   std::vector<Oracle*> samples;  // in sample order
   for (const auto& o : opened_samples.oracles) samples.push_back(o.get());

@@ -9,6 +9,7 @@
 #include "command.h"
 #include "adapters/library_settings.h"
 #include "command_line.h"
+#include "json_output.h"
 #include "oracle_options.h"
 #include "core/model_io.h"
 #include "core/tensor_set.h"
@@ -79,7 +80,9 @@ po::options_description run_options() {
        "RunResults), one iteration per input sample")
       ("save-inputs", po::value<std::string>(), "folder for the inputs used, as input_K.pb and input_K.npy")
       ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores; at most 1024)")
-      ("repeat", po::value<int>()->default_value(1), "run this many times; prints the median time");
+      ("repeat", po::value<int>()->default_value(1), "run this many times; prints the median time")
+      ("json", "print one JSON document on stdout instead of text: schema, command, model, engine, and per sample "
+               "its source, outputs (name, dtype, shape, elements, min, max, mean, nan, inf) and seconds per run");
   add_run_limit_options(opts);
   return opts;
 }
@@ -178,6 +181,10 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (auto done = parse_command_line(args, "run", opts, pos, vm, "model", "MODEL")) return *done;
   auto request = run_request_from(vm);
   if (!request) return usage_error(request.error());
+  JsonOutput json(vm.count("json") > 0, "run");
+  json.doc()["model"] = request->model_path.string();
+  json.doc()["engine"] = request->spec;
+  Json sample_docs = Json::array();
   const CancelOnStop cancel(stop);
   auto loaded = load_with_inputs(vm, *request);
   if (cancel.requested()) return interrupted();
@@ -187,7 +194,8 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
   auto prepared = request->engine->prepare(model);
   if (!prepared) {
     std::cerr << "error: " << prepared.error().at(where).message() << "\n";
-    return kExitFailure;
+    json.doc()["error"] = prepared.error().at(where).message();
+    return json.print(kExitFailure);
   }
   RunOptions run_options;
   run_options.cancel = cancel.flag();
@@ -203,10 +211,18 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
     Expected<TensorMap> result = timed_runs(**prepared, feed, run_options, request->repeat, seconds);
     if (cancel.requested()) return interrupted();
     if (!result) {
-      std::cerr << "error: " << result.error().at(samples.size() > 1 ? samples[k].source : where).message() << "\n";
-      return kExitFailure;
+      const std::string message = result.error().at(samples.size() > 1 ? samples[k].source : where).message();
+      std::cerr << "error: " << message << "\n";
+      json.doc()["error"] = message;  // the engine ran and failed: an answer, unlike a usage error
+      return json.print(kExitFailure);
     }
     std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, request->spec, seconds);
+    Json output_docs = Json::array();
+    for (const auto& o : outputs) output_docs.push_back(tensor_json(o.name, o.tensor));
+    std::sort(seconds.begin(), seconds.end());
+    sample_docs.push_back({{"source", samples[k].source}, {"outputs", output_docs},
+                           {"seconds", {{"median", seconds[seconds.size() / 2]}, {"runs", seconds.size()}}}});
+    json.doc()["samples"] = sample_docs;
     if (request->format == "polygraphy") {
       output_iterations.push_back(std::move(outputs));
       continue;
@@ -222,7 +238,7 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
     if (Status s = write_polygraphy_outputs(vm["save-outputs"].as<std::string>(), "reduce-" + request->spec, output_iterations);
         !s.ok())
       return usage_error(s.error());
-  return kExitOk;
+  return json.print(kExitOk);
 }
 
 }  // namespace reduce::cli

@@ -1,30 +1,37 @@
 // One-line tensor summaries for the CLI.
 #include "tensor_summary.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace reduce::cli {
 
-void print_tensor(const std::string& name, const Tensor& t, std::ostream& out) {
-  out << name << ": " << dtype_name(t.dtype()) << shape_to_string(t.shape()) << "  elements=" << t.elements();
-  uint64_t nan = 0, inf = 0, finite = 0;
-  double lo = 0, hi = 0, sum = 0;
+TensorStats tensor_stats(const Tensor& t) {
+  TensorStats s;
+  double sum = 0;
   for (uint64_t i = 0; i < t.elements(); ++i) {
     const double v = t.element_as_double(i);
     if (std::isnan(v)) {
-      ++nan;
+      ++s.nan;
     } else if (std::isinf(v)) {
-      ++inf;
+      ++s.inf;
     } else {
-      lo = finite ? std::min(lo, v) : v;
-      hi = finite ? std::max(hi, v) : v;
+      s.min = s.finite ? std::min(s.min, v) : v;
+      s.max = s.finite ? std::max(s.max, v) : v;
       sum += v;
-      ++finite;
+      ++s.finite;
     }
   }
-  if (finite) out << "  min=" << lo << " max=" << hi << " mean=" << sum / static_cast<double>(finite);
-  if (nan) out << "  nan=" << nan;
-  if (inf) out << "  inf=" << inf;
+  if (s.finite) s.mean = sum / static_cast<double>(s.finite);
+  return s;
+}
+
+void print_tensor(const std::string& name, const Tensor& t, std::ostream& out) {
+  out << name << ": " << dtype_name(t.dtype()) << shape_to_string(t.shape()) << "  elements=" << t.elements();
+  const TensorStats s = tensor_stats(t);
+  if (s.finite) out << "  min=" << s.min << " max=" << s.max << " mean=" << s.mean;
+  if (s.nan) out << "  nan=" << s.nan;
+  if (s.inf) out << "  inf=" << s.inf;
   out << "\n";
 }
 

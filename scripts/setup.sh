@@ -12,6 +12,7 @@ packages=(
   clang-14 libclang-rt-14-dev
   nodejs npm graphviz gnuplot-nox ca-certificates python3-opencv python3-numpy
   openmpi-bin libopenmpi-dev
+  dpkg-dev  # dpkg-shlibdeps: the Debian package's Depends (scripts/package-deb.sh)
 )
 
 missing=()

@@ -264,7 +264,7 @@ std::string caption(const ErrorOrigin& origin, size_t left_out) {
           "whole (e.g. a fused kernel that reading intermediate values splits), so this chart cannot place it";
   if (left_out)
     out += std::string(out.empty() ? "" : "; ") + std::to_string(left_out) + " more culprit" + (left_out == 1 ? "" : "s") +
-           " not labelled here, to keep labels apart (report.md lists every culprit)";
+           " not labelled here, to keep labels apart (the error table lists every culprit)";
   return out;
 }
 
@@ -280,15 +280,20 @@ std::optional<OutputValues> histogram_output(const Oracle& oracle, const ErrorOr
   return OutputValues{name, *reference, engine->second};
 }
 
-Status check_chart_path(const fs::path& picture) {
+Status check_chart_folder(const fs::path& picture) {
   std::error_code ec;
   if (picture.filename().empty()) return Error{picture.string(), "chart path names no file"};
   if (fs::is_directory(picture, ec)) return Error{picture.string(), "chart path is a folder"};
-  if (picture.extension() != ".svg" && picture.extension() != ".png")
-    return Error{picture.string(), "a chart is drawn as .svg or .png: name the file with one of those extensions"};
   const fs::path dir = picture.has_parent_path() ? picture.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec)) return Error{picture.string(), "cannot write the chart: no folder " + dir.string()};
   if (::access(dir.c_str(), W_OK | X_OK) != 0) return Error{picture.string(), "cannot write the chart: folder is not writable"};
+  return {};
+}
+
+Status check_chart_path(const fs::path& picture) {
+  REDUCE_TRY(check_chart_folder(picture));
+  if (picture.extension() != ".svg" && picture.extension() != ".png")
+    return Error{picture.string(), "a chart is drawn as .svg or .png: name the file with one of those extensions"};
   return {};
 }
 

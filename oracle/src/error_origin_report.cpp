@@ -146,7 +146,13 @@ std::string error_origin_markdown(const ErrorOrigin& origin, const Graph& g, con
     for (size_t k : rows) print_row(k, origin.values[k], g, md);
     md << "\n";
   }
-  if (!chart.empty()) md << "![error per node and output values](" << chart << ")\n\n";
+  if (!chart.empty()) {
+    md << "![error per node and output values](" << chart << ")";
+    // A PNG drawn beside its SVG (a bundle's error.png): the SVG scales without blur.
+    if (chart.size() > 4 && chart.compare(chart.size() - 4, 4, ".png") == 0)
+      md << " ([SVG](" << chart.substr(0, chart.size() - 4) << ".svg))";
+    md << "\n\n";
+  }
   return md.str();
 }
 

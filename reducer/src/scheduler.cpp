@@ -23,6 +23,7 @@ Scheduler::Scheduler(const ReductionGraph& g, CandidateTest& test, const ReduceO
       start_time_(std::chrono::steady_clock::now()) {
   real_.best = std::make_shared<const Candidate>(std::move(start));
   real_.simplify_runs = options.simplify_runs_spent;
+  start_size_ = g_.size_of(*real_.best);
 }
 
 double Scheduler::elapsed() const {
@@ -37,6 +38,7 @@ void Scheduler::report_progress() const {
   if (!options_.on_progress) return;
   ReduceProgress p;
   p.size = g_.size_of(*real_.best);
+  p.start_size = start_size_;
   p.checks = counts().checks;
   p.cache_hits = counts().cache_hits;
   p.elapsed = elapsed();

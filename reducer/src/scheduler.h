@@ -128,6 +128,7 @@ class Scheduler {
   size_t pass_checks_ = 0, pass_commits_ = 0, commits_ = 0;
   std::string pass_name_;
   std::chrono::steady_clock::time_point start_time_;
+  size_t start_size_ = 0;  // nodes of the start candidate (progress: how much is removed)
 };
 
 }  // namespace reduce::detail

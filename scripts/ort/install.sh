@@ -10,7 +10,6 @@
 # before 1.10) and fail offline; a release whose package has no binary of its own for this machine
 # is refused in one line, remembered in the folder so that asking again does not hit the network.
 set -euo pipefail
-cache="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.cache"
 default=1.30.0
 package=onnxruntime-node
 release="${1:-}"
@@ -33,7 +32,10 @@ if [[ ! "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$ ]]; then
   exit 2
 fi
 [[ "$version" == "$default" ]] || name="$name-$version"
-dir="${dir:-$cache/$name}"
+if [[ -z "$dir" ]]; then
+  # The source tree's .cache, when run from it (reduce runs its embedded copy with a folder always).
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")/../.." && pwd)/.cache/$name"
+fi
 if ! why=$(mkdir -p "$dir" 2>&1) || ! why=$( { : >>"$dir/.install.lock"; } 2>&1); then
   echo "error: $dir: cannot write the folder for $package@$version (${why##*: }); choose a writable cache folder with --cache-dir or REDUCE_CACHE_DIR (or REDUCE_ORT_DIR, which releases go beside)" >&2
   exit 1

@@ -116,8 +116,9 @@ TEST(ReduceCli, AMismatchBundleSaysWhereItsErrorIsBorn) {
   EXPECT_NE(json.find("\"error_sources\": [\n    {\n      \"node\": \"\",\n      \"op_type\": \"Mul\",\n      \"value\": \"square\""),
             std::string::npos) << json;
   EXPECT_EQ(std::filesystem::exists(out / "error.svg"), gnuplot_installed());
+  EXPECT_EQ(std::filesystem::exists(out / "error.png"), gnuplot_installed()) << "GitHub issues take PNG";
   if (gnuplot_installed()) {
-    EXPECT_NE(md.find("![error per node and output values](error.svg)"), std::string::npos) << md;
+    EXPECT_NE(md.find("![error per node and output values](error.png) ([SVG](error.svg))"), std::string::npos) << md;
   }
 }
 

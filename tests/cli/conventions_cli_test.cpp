@@ -93,6 +93,42 @@ TEST(Conventions, CheckJsonIsOneDocumentWithTheVerdict) {
   EXPECT_EQ(nlohmann::json::parse(passes.out).at("verdict").at("verdict"), "pass");
 }
 
+TEST(Conventions, CompareRunAndInfoJsonAreOneDocumentEach) {
+  auto compare = run_reduce({"compare", kBroadcast, "--engine", kBroadcastEngine, "--json", "--local-runs", "5"});
+  EXPECT_EQ(compare.exit_code, 1) << compare.err;
+  const auto c = nlohmann::json::parse(compare.out, nullptr, false);
+  ASSERT_FALSE(c.is_discarded()) << compare.out;
+  EXPECT_EQ(c.at("command"), "compare");
+  EXPECT_EQ(c.at("verdict").at("verdict"), "fail");
+  EXPECT_FALSE(c.at("layers").at("values").empty());
+  EXPECT_EQ(c.at("exit_code"), 1);
+  auto run = run_reduce({"run", kBroadcast, "--engine", "opt", "--json", "--repeat", "2"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto r = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << run.out;
+  EXPECT_EQ(r.at("command"), "run");
+  ASSERT_EQ(r.at("samples").size(), 1u);
+  EXPECT_EQ(r.at("samples")[0].at("seconds").at("runs"), 2);
+  EXPECT_FALSE(r.at("samples")[0].at("outputs").empty());
+  EXPECT_EQ(r.at("samples")[0].at("outputs")[0].at("dtype"), "float");
+  auto info = run_reduce({"info", kBroadcast, "--json"});
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  const auto i = nlohmann::json::parse(info.out, nullptr, false);
+  ASSERT_FALSE(i.is_discarded()) << info.out;
+  EXPECT_EQ(i.at("nodes"), 50);
+  EXPECT_TRUE(i.at("op_types").contains("Mul"));
+  auto missing = run_reduce({"info", "/nonexistent.onnx", "--json"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(missing.out.empty()) << "a usage error prints no document: " << missing.out;
+}
+
+TEST(Conventions, HelpIsInSectionsWithPlainDefaults) {
+  const std::string help = run_reduce({"help", "check"}).out;
+  for (const char* section : {"engine (", "tolerance (", "input ("}) EXPECT_TRUE(has(help, std::string("\n") + section)) << section;
+  EXPECT_TRUE(has(help, "(=0.99)")) << "not 0.98999999999999999";
+  EXPECT_LT(help.find("\nengine ("), help.find("\ntolerance (")) << help;
+}
+
 TEST(Conventions, RandomInputsAreSaidWithWhatToPassInstead) {
   auto r = run_reduce({"check", kBroadcast, "--engine", kBroadcastEngine});
   EXPECT_TRUE(has(r.out, "inputs: random (seed 0)")) << r.out;

@@ -155,7 +155,7 @@ struct LoopFile {
 TEST(RunLimitsCli, AnEndlessLoopInTheReferenceIsOneLineNamingTheTimeout) {
   LoopFile f;
   for (const char* command : {"check", "run"}) {
-    auto r = testing::run_reduce({command, f.path, "--timeout", "1"});
+    auto r = testing::run_reduce({command, f.path, "--timeout", "1", "--engine", "opt"});
     EXPECT_EQ(r.exit_code, std::string(command) == "run" ? 1 : 2) << command << r.out << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find("time limit of 1 s (--timeout)"), std::string::npos) << r.err;

@@ -3,6 +3,7 @@
 #   install_test.sh install BUILD SOURCE   installs into a temporary prefix, then, with the source
 #       tree out of reach (a private mount namespace hides it under an empty tmpfs), reduces the
 #       bundled real-engine example with `--engine ort` from another folder.
+#   install_test.sh completion BUILD SOURCE   bash completion of commands, options and engine kinds.
 #   install_test.sh package BUILD SOURCE   builds the .deb with CPack in BUILD, inspects it with
 #       dpkg-deb (files, Depends, Recommends) and runs the `reduce` it holds.
 set -euo pipefail
@@ -17,7 +18,7 @@ case "$mode" in
   install)
     prefix="$work/prefix"
     cmake --install "$build" --prefix "$prefix" >/dev/null
-    for f in bin/reduce share/doc/reduce/README.md share/doc/reduce/guide.md share/doc/reduce/reference.md \
+    for f in bin/reduce share/bash-completion/completions/reduce share/doc/reduce/README.md share/doc/reduce/guide.md share/doc/reduce/reference.md \
              share/reduce/examples/manifest.tsv share/reduce/examples/engines/resize_align_corners_ort.onnxtxt \
              share/reduce/examples/engines/manifest.tsv; do
       [ -e "$prefix/$f" ] || fail "not installed: $f"
@@ -64,13 +65,33 @@ case "$mode" in
       echo "$depends" | grep -q "$lib" || fail "Depends lacks $lib: $depends"
     done
     grep -q '^ Recommends: .*graphviz.*gnuplot-nox.*nodejs' "$work/info.txt" || fail "Recommends"
-    for f in ./usr/bin/reduce ./usr/share/doc/reduce/README.md ./usr/share/reduce/examples/engines/manifest.tsv; do
+    for f in ./usr/bin/reduce ./usr/share/doc/reduce/README.md ./usr/share/reduce/examples/engines/manifest.tsv \
+             ./usr/share/bash-completion/completions/reduce; do
       grep -q " $f\$" "$work/files.txt" || fail "the package lacks $f"
     done
     if grep -q -E '/build-|\.cache|/tests/' "$work/files.txt"; then fail "the package holds build or test files"; fi
     dpkg-deb -x "$deb" "$work/root"
     "$work/root/usr/bin/reduce" --version | grep -q "^reduce $version\$" || fail "the packaged reduce does not run"
     echo "ok: $(basename "$deb"): $(echo "$depends" | tr -s ' ')"
+    ;;
+  completion)
+    # shellcheck source=/dev/null
+    source "$source_dir/scripts/completion/reduce.bash"
+    complete_words() {  # complete_words WORD...: COMPREPLY for the last word
+      COMP_WORDS=("$build/reduce" "$@")
+      COMP_CWORD=$#
+      COMPREPLY=()
+      _reduce
+      printf '%s\n' "${COMPREPLY[@]}"
+    }
+    complete_words ch | grep -qx check || fail "'ch' does not complete to check"
+    complete_words check m.onnx --eng | grep -qx -- --engine || fail "check's --eng does not complete to --engine"
+    complete_words batch --retr | grep -qx -- --retry || fail "batch's --retr does not complete to --retry"
+    complete_words m.onnx --resu | grep -qx -- --resume || fail "reduce's --resu does not complete to --resume"
+    kinds=$(complete_words check m.onnx --engine or | sort | tr '\n' ' ')
+    [ "$kinds" = "ort ort-web " ] || fail "--engine or completes to '$kinds'"
+    complete_words help pre | grep -qx precision || fail "help pre does not complete to precision"
+    echo "ok: completion of commands, options and engine kinds"
     ;;
   *) fail "unknown mode $mode" ;;
 esac

@@ -292,7 +292,8 @@ Expected<std::filesystem::path> release_folder(const std::string& name, const Or
   if (std::filesystem::exists(folder / "node_modules" / pkg / "package.json", ec) &&
       !std::filesystem::exists(folder / "REFUSED", ec) && has_binary(folder / "node_modules" / pkg))
     return folder;
-  if (package == OrtPackage::Node && options.release.empty() && ort_folder_is_chosen(environment.env))
+  const bool default_release = options.release.empty() || options.release == kOrtDefaultRelease;
+  if (package == OrtPackage::Node && default_release && ort_folder_is_chosen(environment.env))
     return Error{name, "onnxruntime-node is not installed in " + folder.string() +
                            " (REDUCE_ORT_DIR names it: unset REDUCE_ORT_DIR and reduce installs it into its cache folder, or run `npm install onnxruntime-node@" +
                            std::string(kOrtDefaultRelease) + "` in that folder)"};

@@ -39,8 +39,9 @@ struct ChartResult {
 // gnuplot gets this long before its process group is killed.
 inline constexpr double kChartSeconds = 30;
 
-// Checks that `picture` can be written (it ends in .svg or .png, its folder exists and is writable,
-// it is not a folder), before any work; the error names the file.
+// Checks that `picture` can be written (its folder exists and is writable, it is not a folder) and,
+// check_chart_path, that it ends in .svg or .png; before any work. The error names the file.
+Status check_chart_folder(const std::filesystem::path& picture);
 Status check_chart_path(const std::filesystem::path& picture);
 
 // Draws `origin` (nodes of `graph`) and `output` to each of `pictures`, in the format its extension

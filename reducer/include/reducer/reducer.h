@@ -19,6 +19,7 @@ namespace reduce {
 // A snapshot for progress displays, sent after every finished check and every pass change.
 struct ReduceProgress {
   size_t size = 0;        // nodes of the best candidate, not counting Constant nodes
+  size_t start_size = 0;  // nodes of the candidate the search started from (the model, or --resume's)
   size_t checks = 0;      // verdicts obtained (cache hits included)
   size_t cache_hits = 0;  // verdicts answered from a cache (the reducer's or the test's)
   double rate = 0;        // checks per second
