@@ -5,6 +5,8 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -27,6 +29,7 @@
 #include "reduce_arguments.h"
 #include "core/bundle_lock.h"
 #include "stop_on_signal.h"
+#include "core/progress_estimate.h"
 
 namespace reduce::cli {
 
@@ -132,10 +135,19 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
   const std::vector<size_t> todo = reduction_order(rows, shared);
   auto bundle = [&](size_t i) { return out / items[i].folder; };
   std::vector<std::string> outputs(items.size());
+  const auto started = std::chrono::steady_clock::now();
+  std::atomic<size_t> ended{0};  // reductions of this run that ended (several at once in an MPI job)
   auto reduce_item = [&](size_t i, const fs::path& dir, std::stop_token gone) {
-    if (launch.rank == 0)
+    if (launch.rank == 0) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::cerr << "batch: [" << i + 1 << "/" << items.size() << "] " << items[i].model.string() << " on "
-                << items[i].engine << "\n";
+                << items[i].engine << " (" << ended.load() << " of " << todo.size() << " done: "
+                << share_and_time_left(ended.load(), todo.size(), elapsed) << ")\n";
+    }
+    struct Ended {
+      std::atomic<size_t>& count;
+      ~Ended() { ++count; }
+    } on_end{ended};
     // Ctrl-C, or (a worker rank) rank 0 gone: either stops the reduction.
     std::stop_source either;
     std::stop_callback on_stop(stop, [&] { either.request_stop(); });

@@ -3,6 +3,7 @@
 // each row is kept in OUT/releases/ as it ends, and the changes of behaviour are reduced by batch.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "oracle_options.h"
 #include "reduce_arguments.h"
 #include "stop_on_signal.h"
+#include "core/progress_estimate.h"
 
 namespace reduce::cli {
 
@@ -83,8 +85,10 @@ int batch_releases(const std::vector<BatchItem>& items, const std::vector<std::s
   int jobs = vm["jobs"].as<int>();
   if (jobs == 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min<int>(jobs, static_cast<int>(std::max<size_t>(todo.size(), 1)));
-  std::atomic<size_t> next{0}, ended{0};
+  std::atomic<size_t> next{0};
+  size_t ended = 0;  // under `said`
   std::mutex said;
+  const auto started = std::chrono::steady_clock::now();
   auto work = [&] {
     for (size_t k; !stop.stop_requested() && (k = next++) < todo.size();) {
       const size_t i = todo[k];
@@ -96,7 +100,10 @@ int batch_releases(const std::vector<BatchItem>& items, const std::vector<std::s
       }
       rows[i] = std::move(*row);
       std::lock_guard lock(said);
-      std::cerr << "batch: [" << ++ended << "/" << todo.size() << "] " << items[i].folder << ": " << rows[i].row_class() << "\n";
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      ++ended;
+      std::cerr << "batch: [" << ended << "/" << todo.size() << "] " << items[i].folder << ": " << rows[i].row_class() << " ("
+                << share_and_time_left(ended, todo.size(), elapsed) << ")\n";
     }
   };
   {

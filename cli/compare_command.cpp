@@ -17,6 +17,7 @@
 #include "oracle/error_chart.h"
 #include "oracle/error_origin_report.h"
 #include "oracle/verdict_report.h"
+#include "core/progress_estimate.h"
 #include "json_output.h"
 #include "stop_on_signal.h"
 
@@ -171,6 +172,7 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   ErrorOriginOptions eo;
   eo.max_local_runs = static_cast<size_t>(vm["local-runs"].as<int>());
   eo.jobs = o.options().slots;
+  eo.on_progress = ProgressLine("local error: nodes run alone", [](const std::string& line) { std::cerr << line << "\n"; });
   const ErrorOrigin origin = trace_error_origin(o, *layers, eo, cancel.flag());
   if (cancel.requested()) return interrupted();
   print_error_table(origin, model.graph, vm.count("all-layers") > 0, std::cout);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -165,9 +166,16 @@ ErrorOrigin trace_error_origin(Oracle& oracle, const std::vector<LayerError>& la
   // Each worker takes the next node; every node writes only its own values: the same result for
   // every number of workers.
   std::atomic<size_t> next{0};
+  size_t done = 0;
+  std::mutex progress;
   auto work = [&] {
-    for (size_t k; (k = next.fetch_add(1)) < run.size() && !(cancel && cancel->load());)
+    for (size_t k; (k = next.fetch_add(1)) < run.size() && !(cancel && cancel->load());) {
       run_alone(oracle, nodes[run[k]].first, nodes[run[k]].second, values, cancel);
+      if (options.on_progress) {
+        std::lock_guard<std::mutex> lock(progress);
+        options.on_progress(++done, run.size());
+      }
+    }
   };
   {
     std::vector<std::jthread> workers;

@@ -4,6 +4,7 @@
 
 #include "command_words.h"
 #include "keep_set_search.h"
+#include "core/progress_estimate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -53,6 +54,7 @@ std::vector<size_t> rank_by_added_error(Oracle& oracle, const PrecisionOptions& 
   eo.max_local_runs = options.max_local_runs;
   eo.jobs = options.jobs;
   eo.top = SIZE_MAX;
+  eo.on_progress = ProgressLine("ranking: nodes run alone", options.log);
   const ErrorOrigin origin = trace_error_origin(oracle, *layers, eo, cancel);
   std::vector<size_t> ranking;
   std::unordered_set<size_t> ranked;

@@ -15,6 +15,7 @@
 #include "oracle/recorded_values.h"
 
 #include "keep_set_search.h"
+#include "core/progress_estimate.h"
 
 namespace reduce {
 
@@ -230,8 +231,10 @@ std::map<size_t, double> output_sensitivity(Oracle& failing, const QuantizedSear
   }
   std::vector<size_t> all;
   for (const auto& qn : plan.nodes) all.push_back(qn.node);
+  ProgressLine progress("ranking: quantized nodes run alone quantized", options.log);
   for (size_t k = 0; k < all.size(); ++k) {
     if (cancel && cancel->load()) return {};
+    progress(k, all.size());
     std::vector<size_t> others = all;
     others.erase(others.begin() + static_cast<std::ptrdiff_t>(k));
     auto variant = leave_in_float(model, plan.nodes, others, plan.float_weights);

@@ -184,10 +184,12 @@ TEST(Conventions, ChartTakesTheFormatItsExtensionNames) {
 // The check script stops its own `reduce` (SIGINT to its parent) on its sixth run (after the original and the probes): an event, not a time.
 TEST(Conventions, AnInterruptedReductionSaysHowToContinueAndARerunSaysItStartsOver) {
   TempDir dir;
-  const fs::path script = dir / "check.sh", count = dir / "count";
-  write_bytes(script,
-              "#!/bin/sh\nn=$(cat '" + count.string() + "' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '" + count.string() +
-                  "'\n[ $n -eq 6 ] && kill -INT $PPID\ngrep -q Mul \"$1\" && exit 1\nexit 0\n");
+  const fs::path script = dir / "check.sh", count = dir / "count", stopped = dir / "stopped";
+  // Runs may overlap (probes beside a check): the count may lose a step, but the stop is sent once
+  // (mkdir is atomic), from the sixth run on.
+  write_bytes(script, "#!/bin/sh\nn=$(cat '" + count.string() + "' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '" +
+                          count.string() + "'\nif [ $n -ge 6 ] && mkdir '" + stopped.string() +
+                          "' 2>/dev/null; then kill -INT $PPID; fi\ngrep -q Mul \"$1\" && exit 1\nexit 0\n");
   fs::permissions(script, fs::perms::owner_all);
   const std::string engine = "check:" + script.string() + " {model}";
   const std::string out = (dir / "bug").string();
@@ -200,14 +202,14 @@ TEST(Conventions, AnInterruptedReductionSaysHowToContinueAndARerunSaysItStartsOv
   ASSERT_NE(at, std::string::npos);
   const size_t begin = at + std::string("continue with: reduce").size();
   const std::string printed = first.err.substr(begin, first.err.find('\n', begin) - begin);
-  write_bytes(count, "100\n");  // no more interrupts
+  // No more interrupts: the stop was sent.
   auto resumed = run_process({"bash", "-c", "exec \"$0\" " + printed, std::string(REDUCE_BINARY_DIR) + "/reduce"});
   EXPECT_TRUE(testing::bundle_written(resumed)) << printed << "\n" << resumed.err;
   EXPECT_TRUE(has(resumed.err, "resuming from")) << resumed.err;
   // Interrupted again, then run without --resume: it starts over, and says so.
   write_bytes(count, "0\n");
+  fs::remove(stopped);
   ASSERT_EQ(run_reduce({kBroadcast, "--engine", engine, "-o", out, "-j", "1"}).exit_code, 130);
-  write_bytes(count, "100\n");
   auto again = run_reduce({kBroadcast, "--engine", engine, "-o", out, "-j", "1"});
   EXPECT_TRUE(testing::bundle_written(again)) << again.err;
   EXPECT_TRUE(has(again.err, "holds an interrupted reduction of this model")) << again.err;

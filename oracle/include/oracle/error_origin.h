@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,8 @@ struct ErrorOriginOptions {
   size_t max_local_runs = 2000;
   int jobs = 1;   // one-node runs in flight at once
   size_t top = 5; // length of top_local and sources
+  // Called (from the workers, one at a time) as each node run alone ends: runs done, runs in all.
+  std::function<void(size_t done, size_t total)> on_progress;
 };
 
 // Runs every node alone on the engine under test (through Oracle::evaluate: its cache, slots and
