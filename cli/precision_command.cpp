@@ -63,7 +63,8 @@ po::options_description precision_options() {
       "quantized node in float).\n\noptions");
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the model (.onnx or .onnxtxt)")
       ("output,o", po::value<std::string>(), "bundle folder: precision.txt, report.md, report.json")
-      ("jobs,j", po::value<int>()->default_value(1), "sets checked at once")
+      ("jobs,j", po::value<int>()->default_value(0),
+       "sets checked at once (0: --slots, else the number of cores, as every command's -j; the set found is the same for every -j)")
       ("confirm", po::value<int>()->default_value(1),
        "fresh runs, after the search, of the model with the set in FP32 (must pass on every sample) and as it is "
        "(must fail the same way), 1..1000; exit 6 when one does not")
@@ -144,7 +145,7 @@ int run_sweep(const PrecisionQuestion& question, const std::vector<Oracle*>& sam
 
 // The options checked before anything is loaded; the tolerances of --tolerance-sweep (none without).
 Expected<std::vector<double>> check_precision_options(const po::variables_map& vm) {
-  REDUCE_TRY(check_int_range("-j", vm["jobs"].as<int>(), 1, kMaxParallel));
+  REDUCE_TRY(check_int_range("-j", vm["jobs"].as<int>(), 0, kMaxParallel));
   REDUCE_TRY(check_int_range("--local-runs", vm["local-runs"].as<int>(), 0, kMaxLocalRuns));
   REDUCE_TRY(check_int_range("--confirm", vm["confirm"].as<int>(), 1, kMaxConfirm));
   const std::string strategy = vm["strategy"].as<std::string>(), direction = vm["direction"].as<std::string>();
@@ -238,7 +239,8 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   for (const auto& o : opened_samples.oracles) samples.push_back(o.get());
   const NodeRenaming renamed = name_every_node(model, opened_samples.renamed_nodes);
   const PrecisionQuestion question(std::move(plan));
-  const PrecisionOptions options = precision_search_options(vm);
+  PrecisionOptions options = precision_search_options(vm);
+  if (options.jobs == 0) options.jobs = opened_samples.main().options().slots;  // -j 0: the slots (--slots, else the cores)
   std::cout << question.intro();
   if (!sweep->empty()) return run_sweep(question, samples, options, *sweep, out_dir, command_line(args), renamed, stop);
   auto found = question.search(samples, options, stop);

@@ -178,7 +178,7 @@ TEST(PrecisionCli, BadInputIsOneLineAndExitTwo) {
   auto no_precision = run_reduce({"precision", model, "--engine", "ref"});
   EXPECT_EQ(no_precision.exit_code, 2);
   EXPECT_NE(no_precision.err.find("takes no per-node precision"), std::string::npos) << no_precision.err;
-  auto jobs = run_reduce({"precision", model, "--engine", "opt:fp16", "-j", "0"});
+  auto jobs = run_reduce({"precision", model, "--engine", "opt:fp16", "-j", "-1"});  // 0: the cores, as every -j
   EXPECT_EQ(jobs.exit_code, 2);
   write_bytes(dir / "notes.txt", "mine");
   auto folder = run_reduce({"precision", model, "--engine", "opt:fp16", "-o", dir.path().string()});
