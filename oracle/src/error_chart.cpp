@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -191,6 +192,13 @@ std::optional<Histogram> histogram(const OutputValues& o) {
   return h;
 }
 
+// "svg" or "png" from the file's extension, in any case (chart.PNG); "" for any other.
+std::string picture_format(const fs::path& picture) {
+  std::string ext = picture.extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".svg" ? "svg" : ext == ".png" ? "png" : "";
+}
+
 // What the script draws besides the data: a line under the title, and which series exist.
 struct ChartLayout {
   size_t values = 0;
@@ -221,7 +229,7 @@ std::string picture_script(const ChartLayout& c, const fs::path& picture, const 
   std::ostringstream s;
   const int height = c.histogram ? 900 : 520;
   s << "reset\n";
-  if (picture.extension() == ".png")
+  if (picture_format(picture) == "png")
     s << "set terminal pngcairo size 1000," << height << " noenhanced font 'Sans,10' background '#ffffff'\n";
   else
     s << "set terminal svg size 1000," << height << " dynamic noenhanced font 'Helvetica,12' background '#ffffff'\n";
@@ -292,7 +300,7 @@ Status check_chart_folder(const fs::path& picture) {
 
 Status check_chart_path(const fs::path& picture) {
   REDUCE_TRY(check_chart_folder(picture));
-  if (picture.extension() != ".svg" && picture.extension() != ".png")
+  if (picture_format(picture).empty())
     return Error{picture.string(), "a chart is drawn as .svg or .png: name the file with one of those extensions"};
   return {};
 }

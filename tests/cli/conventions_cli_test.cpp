@@ -175,6 +175,9 @@ TEST(Conventions, ChartTakesTheFormatItsExtensionNames) {
   auto png = run_reduce({"compare", kBroadcast, "--engine", kBroadcastEngine, "--chart", (dir / "c.png").string()});
   EXPECT_EQ(png.exit_code, 1) << png.err;
   EXPECT_GT(png_size(dir / "c.png").first, 0u) << "a PNG, not SVG under a .png name";
+  auto upper = run_reduce({"compare", kBroadcast, "--engine", kBroadcastEngine, "--chart", (dir / "C.PNG").string()});
+  EXPECT_EQ(upper.exit_code, 1) << upper.err;
+  EXPECT_GT(png_size(dir / "C.PNG").first, 0u) << "the extension in any case";
   auto bad = run_reduce({"compare", kBroadcast, "--engine", kBroadcastEngine, "--chart", (dir / "c.jpg").string()});
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   EXPECT_TRUE(has(bad.err, ".svg or .png")) << bad.err;
