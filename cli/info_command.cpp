@@ -105,37 +105,20 @@ Json info_json(const Model& m) {
   return j;
 }
 
-// Tensor files (.pb, .npy, .npz) for `--json`: each tensor's name, type and shape.
-Expected<Json> tensor_file_json(const std::filesystem::path& path) {
-  Json tensors = Json::array();
+// The tensors of a tensor file (.pb, .npy, .npz), named as `info` shows them: a .pb by its own name
+// (else the file's), a .npy by its stem, a .npz by its entries.
+Expected<std::vector<NamedTensor>> read_tensor_file(const std::filesystem::path& path) {
   const auto ext = path.extension();
   if (ext == ".pb") {
     REDUCE_ASSIGN(NamedTensor t, read_tensor_pb(path));
-    tensors.push_back(tensor_json(t.name.empty() ? path.filename().string() : t.name, t.tensor));
-  } else if (ext == ".npy") {
-    REDUCE_ASSIGN(Tensor t, read_npy(path));
-    tensors.push_back(tensor_json(path.stem().string(), t));
-  } else {
-    REDUCE_ASSIGN(auto all, read_npz(path));
-    for (const auto& t : all) tensors.push_back(tensor_json(t.name, t.tensor));
+    if (t.name.empty()) t.name = path.filename().string();
+    return std::vector<NamedTensor>{std::move(t)};
   }
-  return tensors;
-}
-
-// Tensor files (.pb, .npy, .npz): prints each tensor, or returns the error.
-Status print_tensor_file(const std::filesystem::path& path, std::ostream& out) {
-  const auto ext = path.extension();
-  if (ext == ".pb") {
-    REDUCE_ASSIGN(NamedTensor t, read_tensor_pb(path));
-    print_tensor(t.name.empty() ? path.filename().string() : t.name, t.tensor, out);
-  } else if (ext == ".npy") {
+  if (ext == ".npy") {
     REDUCE_ASSIGN(Tensor t, read_npy(path));
-    print_tensor(path.stem().string(), t, out);
-  } else {
-    REDUCE_ASSIGN(auto tensors, read_npz(path));
-    for (const auto& t : tensors) print_tensor(t.name, t.tensor, out);
+    return std::vector<NamedTensor>{{path.stem().string(), std::move(t)}};
   }
-  return {};
+  return read_npz(path);
 }
 
 bool is_tensor_file(const std::filesystem::path& path) {
@@ -160,22 +143,19 @@ int info_command(const std::vector<std::string>& args) {
   const std::filesystem::path path = vm["model"].as<std::string>();
   JsonOutput json(vm.count("json") > 0, "info");
   json.doc()["model"] = path.string();
-  if (is_tensor_file(path) && json.on()) {
-    auto tensors = tensor_file_json(path);
+  if (is_tensor_file(path)) {
+    auto tensors = read_tensor_file(path);
     if (!tensors) {
       std::cerr << "error: " << tensors.error().at(path.string()).message() << "\n";
       return kExitUsage;
     }
-    json.doc()["tensors"] = *tensors;
-    return json.print(kExitOk);
-  }
-  if (is_tensor_file(path)) {
-    Status printed = print_tensor_file(path, std::cout);
-    if (!printed.ok()) {
-      std::cerr << "error: " << printed.error().at(path.string()).message() << "\n";
-      return kExitUsage;
+    Json docs = Json::array();
+    for (const auto& t : *tensors) {
+      print_tensor(t.name, t.tensor, std::cout);  // held back under --json
+      docs.push_back(tensor_json(t.name, t.tensor));
     }
-    return kExitOk;
+    json.doc()["tensors"] = docs;
+    return json.print(kExitOk);
   }
   auto model = load_model(path);
   if (!model) {

@@ -100,15 +100,14 @@ Expected<TensorMap> timed_runs(PreparedModel& prepared, const TensorMap& feed, c
   return result;
 }
 
-// Prints each output and the (median) time per run; returns the outputs in order.
+// Prints each output and the (median) time per run (`seconds` sorted); returns the outputs in order.
 std::vector<NamedTensor> print_outputs(const std::vector<std::string>& names, const TensorMap& result,
-                                       const std::string& spec, std::vector<double> seconds) {
+                                       const std::string& spec, const std::vector<double>& seconds) {
   std::vector<NamedTensor> outputs;
   for (const auto& name : names) {
     print_tensor(name, result.at(name), std::cout);
     outputs.push_back({name, result.at(name)});
   }
-  std::sort(seconds.begin(), seconds.end());
   const size_t repeat = seconds.size();
   std::cout << "engine " << spec << ": " << (repeat > 1 ? "median " : "") << seconds[repeat / 2] * 1e3
             << " ms per run (" << repeat << " run" << (repeat > 1 ? "s" : "") << ")\n";
@@ -216,10 +215,10 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
       json.doc()["error"] = message;  // the engine ran and failed: an answer, unlike a usage error
       return json.print(kExitFailure);
     }
+    std::sort(seconds.begin(), seconds.end());
     std::vector<NamedTensor> outputs = print_outputs(run_options.outputs, *result, request->spec, seconds);
     Json output_docs = Json::array();
     for (const auto& o : outputs) output_docs.push_back(tensor_json(o.name, o.tensor));
-    std::sort(seconds.begin(), seconds.end());
     sample_docs.push_back({{"source", samples[k].source}, {"outputs", output_docs},
                            {"seconds", {{"median", seconds[seconds.size() / 2]}, {"runs", seconds.size()}}}});
     json.doc()["samples"] = sample_docs;

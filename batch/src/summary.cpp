@@ -128,14 +128,6 @@ std::string batch_summary_json(const std::vector<BatchRow>& rows, const fs::path
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-std::optional<BucketRecord> read_bucket(const std::filesystem::path& bundle) {
-  std::ifstream in(bundle / "bucket.txt");
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_bucket(text.str());
-}
-
 namespace {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }

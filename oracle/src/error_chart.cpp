@@ -76,8 +76,12 @@ Status write_text(const fs::path& path, const std::string& text) {
 
 double shown(double score, double ceiling) { return std::clamp(score, kFloor, ceiling); }
 
-// The score a value is drawn at: its local error when it has one, else the accumulated one.
-double drawn_score(const ValueError& v) { return v.local ? error_score(*v.local) : error_score(v.accumulated); }
+// The height a value's label or ring is drawn at: its local error when it has one, else the
+// accumulated one; non-finite at the top, none at the floor.
+double drawn_height(const ValueError& v, double top) {
+  const double score = v.local ? error_score(*v.local) : error_score(v.accumulated);
+  return std::isinf(score) ? top : shown(std::isnan(score) ? kFloor : score, top);
+}
 
 // Columns: position, accumulated, local, non-finite accumulated, non-finite local, local of a node
 // whose input is beyond the engine's range (inherited), kept (ringed). "NaN": nothing (gnuplot
@@ -90,11 +94,10 @@ std::string errors_data(const ErrorOrigin& origin, double top, const std::set<si
     const double acc = error_score(v.accumulated);
     const double loc = v.local ? error_score(*v.local) : NAN;
     const bool fed = v.unfed_input.empty();
-    const double ring = drawn_score(v);
     out << k << ' ' << column(std::isfinite(acc), shown(acc, top)) << ' ' << column(fed && std::isfinite(loc), shown(loc, top))
         << ' ' << column(std::isinf(acc), top * 2) << ' ' << column(fed && std::isinf(loc), top) << ' '
         << column(!fed && !std::isnan(loc), shown(loc, top)) << ' '
-        << column(kept.count(v.node) > 0, std::isinf(ring) ? top : shown(std::isnan(ring) ? kFloor : ring, top)) << '\n';
+        << column(kept.count(v.node) > 0, drawn_height(v, top)) << '\n';
   }
   return out.str();
 }
@@ -132,8 +135,7 @@ Labels labels_data(const ErrorOrigin& origin, const Graph& graph, double top) {
   std::ostringstream data;
   for (size_t k : order) {
     const ValueError& v = origin.values[k];
-    const double score = drawn_score(v);
-    const double y = std::isinf(score) ? top : shown(std::isnan(score) ? kFloor : score, top);
+    const double y = drawn_height(v, top);
     const std::string text = plain(node_label(graph, v), 48);
     const double px = (k + 0.5) / span * kPlotWidth, py = (std::log10(y) - lo) / (hi - lo) * kPlotHeight;
     const double width = kCharWidth * text.size();

@@ -2,6 +2,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "core/version.h"
 #include "report/report.h"
@@ -169,6 +171,14 @@ std::optional<BucketRecord> parse_bucket(const std::string& text) {
   } catch (const Json::exception&) {
     return std::nullopt;
   }
+}
+
+std::optional<BucketRecord> read_bucket(const std::filesystem::path& bundle) {
+  std::ifstream in(bundle / "bucket.txt", std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_bucket(text.str());
 }
 
 }  // namespace reduce

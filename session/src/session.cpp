@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -68,10 +67,7 @@ class Session {
 // The bundle folder holds a reduction that stopped before its end (bucket.txt, the last file of a
 // bundle, missing or not complete).
 bool interrupted_bundle(const fs::path& dir) {
-  std::ifstream in(dir / "bucket.txt", std::ios::binary);
-  std::string line;
-  if (!in || !std::getline(in, line)) return true;
-  const auto bucket = parse_bucket(line);
+  const auto bucket = read_bucket(dir);
   return !bucket || !bucket->complete;
 }
 

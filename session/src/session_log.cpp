@@ -35,12 +35,12 @@ void SessionLog::progress(const ReduceProgress& p) {
   if (!console_.err) return;
   std::lock_guard<std::mutex> lock(mutex_);
   char buf[640];
+  if (!console_.tty && p.elapsed - last_progress_ < 5) return;  // a log file gets a line every 5 s
   const std::string share = progress_share(p);
   if (console_.tty) {
     std::snprintf(buf, sizeof buf, "\r\033[K%zu nodes (%s) | %zu checks (%zu cached) | %.1f/s | %.0f s | %s", p.size,
                   share.c_str(), p.checks, p.cache_hits, p.rate, p.elapsed, p.pass.c_str());
   } else {
-    if (p.elapsed - last_progress_ < 5) return;
     last_progress_ = p.elapsed;
     std::snprintf(buf, sizeof buf, "progress: %zu nodes (%s), %zu checks (%zu cached), %.1f checks/s, %.0f s, %s\n", p.size,
                   share.c_str(), p.checks, p.cache_hits, p.rate, p.elapsed, p.pass.c_str());

@@ -24,9 +24,6 @@ struct BatchRow {
   std::vector<int> lost_ranks;         // MPI: ranks dropped while they held this model (it was tried again)
 };
 
-// The bucket.txt of a bundle (a bundle without one is incomplete: reduce it again).
-std::optional<BucketRecord> read_bucket(const std::filesystem::path& bundle);
-
 // Where batch keeps a row's status in its bundle folder, so that a batch run again knows it.
 inline constexpr const char* kBatchStatusName = "batch_status.txt";
 

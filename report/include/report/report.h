@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -243,6 +244,8 @@ struct BucketRecord {
 BucketRecord bucket_record(const ReductionReport& report, const std::string& canonical_form);
 std::string bucket_json_line(const BucketRecord& record);
 std::optional<BucketRecord> parse_bucket(const std::string& text);
+// A bundle folder's bucket.txt, parsed; none when it is missing or not one.
+std::optional<BucketRecord> read_bucket(const std::filesystem::path& bundle);
 
 // "reduce (built with g++ ...), Linux 6.1 x86_64, <CPU model>".
 std::string environment_line();
