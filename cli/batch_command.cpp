@@ -49,6 +49,7 @@ std::vector<std::string> reduce_arguments_of(const BatchItem& item, const fs::pa
   // An ONNX test case: its data set gives the inputs and the expected outputs.
   if (!item.data.empty()) args.insert(args.end(), {"--inputs", item.data.string(), "--expected", item.data.string()});
   if (resume) args.push_back("--resume");
+  for (const auto& level : output_level_arguments(vm)) args.push_back(level);
   if (vm.count("reduce-option"))
     for (const auto& extra : vm["reduce-option"].as<std::vector<std::string>>()) args.push_back(extra);
   return args;
@@ -87,6 +88,8 @@ po::options_description batch_options() {
       ("rank-timeout", po::value<double>()->default_value(30),
        "under mpirun or srun: seconds a rank may stay silent before rank 0 drops it (its model is tried once "
        "more on another rank), or rank 0 before the other ranks stop (0.1..3600)");
+  add_output_options(opts, "each reduction's line per check and per engine run (its -v); -q: no row lines, each "
+                           "reduction's -q");
   opts.add(engine_kinds_group());
   return opts;
 }
@@ -106,7 +109,8 @@ std::string reduce_one(const BatchRow& row, const fs::path& dir, const po::varia
   options.cancel = cancel.flag();
   options.terminate_on_cancel = true;
   options.kill_grace_seconds = 1.5;  // Ctrl-C ends a batch within 2 s
-  options.echo_output = launch.rank == 0;  // seen live, and its "failure:" line read after
+  // Seen live (not with -q: the batch's answer is its summary), and its "failure:" line read after.
+  options.echo_output = launch.rank == 0 && !console_from(vm).quiet();
   if (launch.under_mpi) options.env = {"OMPI_COMM_WORLD_SIZE=1"};
   auto ran = run_process(argv, options);
   if (!ran) return "error (" + ran.error().message() + ")";
@@ -138,7 +142,7 @@ std::variant<int, std::vector<BatchRow>> run_batch(const std::vector<BatchItem>&
   const auto started = std::chrono::steady_clock::now();
   std::atomic<size_t> ended{0};  // reductions of this run that ended (several at once in an MPI job)
   auto reduce_item = [&](size_t i, const fs::path& dir, std::stop_token gone) {
-    if (launch.rank == 0) {
+    if (launch.rank == 0 && !console_from(vm).quiet()) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::cerr << "batch: [" << i + 1 << "/" << items.size() << "] " << items[i].model.string() << " on "
                 << items[i].engine << " (" << ended.load() << " of " << todo.size() << " done: "

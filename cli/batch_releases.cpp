@@ -11,6 +11,7 @@
 #include "batch/release_rows.h"
 #include "batch_run.h"
 #include "command.h"
+#include "command_line.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
 #include "stop_on_signal.h"
@@ -27,6 +28,7 @@ namespace {
 // inputs and expected outputs. The engine under test is only named: each release is the scan's.
 std::variant<po::variables_map, int> check_options_of(const BatchItem& item, const po::variables_map& vm) {
   std::vector<std::string> args{item.model.string(), "--engine", "ref"};
+  for (const auto& level : output_level_arguments(vm)) args.push_back(level);
   if (!item.data.empty()) args.insert(args.end(), {"--inputs", item.data.string(), "--expected", item.data.string()});
   if (vm.count("reduce-option"))
     for (const auto& extra : vm["reduce-option"].as<std::vector<std::string>>()) args.push_back(extra);
@@ -74,13 +76,14 @@ int batch_releases(const std::vector<BatchItem>& items, const std::vector<std::s
     if (auto kept = read_release_row(out, items[i], specs)) rows[i] = std::move(*kept);
     else todo.push_back(i);
   }
-  std::cerr << "batch: " << items.size() << " models on " << specs.size() << " releases (" << items.size() - todo.size()
-            << " scanned before)\n";
+  const Console console = console_from(vm);
+  console.line("batch: " + std::to_string(items.size()) + " models on " + std::to_string(specs.size()) + " releases (" +
+               std::to_string(items.size() - todo.size()) + " scanned before)");
   std::vector<ReleaseEngine> releases;
   if (!todo.empty()) {
     releases = make_release_engines(specs, base->environment);
     for (const auto& r : releases)
-      if (!r.engine) std::cerr << "note: " << r.spec << ": not run: " << r.not_run << "\n";
+      if (!r.engine) console.note(r.spec + ": not run: " + r.not_run);
   }
   int jobs = vm["jobs"].as<int>();
   if (jobs == 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -102,8 +105,8 @@ int batch_releases(const std::vector<BatchItem>& items, const std::vector<std::s
       std::lock_guard lock(said);
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       ++ended;
-      std::cerr << "batch: [" << ended << "/" << todo.size() << "] " << items[i].folder << ": " << rows[i].row_class() << " ("
-                << share_and_time_left(ended, todo.size(), elapsed) << ")\n";
+      console.line("batch: [" + std::to_string(ended) + "/" + std::to_string(todo.size()) + "] " + items[i].folder + ": " +
+                   rows[i].row_class() + " (" + share_and_time_left(ended, todo.size(), elapsed) + ")");
     }
   };
   {

@@ -117,6 +117,8 @@ int check_command(const std::vector<std::string>& args, std::stop_token stop) {
                    "inputs bound in another order, dynamic batch, batch 2, smaller inputs) and say what the failure depends on");
   add_oracle_options(opts);
   add_input_options(opts);
+  add_output_options(opts, "one line per engine run (nodes, time, verdict) on stderr: the model's, --confirm's and "
+                           "--diagnose's variants");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;

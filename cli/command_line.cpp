@@ -35,11 +35,53 @@ std::optional<int> parse_command_line(const std::vector<std::string>& args, cons
     std::cout << opts << "\n";
     return kExitOk;
   }
+  if (vm.count("quiet") && vm.count("verbose")) {
+    std::cerr << "error: " << command << ": -q (--quiet) and -v (--verbose) cannot be given together\n";
+    return kExitUsage;
+  }
   if (required && !vm.count(required)) {
     std::cerr << "error: " << command << ": missing " << required_label << " (see `reduce " << command << " --help`)\n";
     return kExitUsage;
   }
   return std::nullopt;
+}
+
+void add_output_options(po::options_description& opts, const std::string& verbose_help) {
+  po::options_description output("output (stdout carries the answer; notes, progress and errors go to stderr)");
+  output.add_options()("quiet,q", "say nothing but the answer, warnings and errors (no notes, no progress)")
+      ("verbose,v", verbose_help.c_str());
+  opts.add(output);
+}
+
+void Console::note(const std::string& text) const {
+  if (!quiet()) print_stderr_line("note: " + text);
+}
+
+void Console::line(const std::string& text) const {
+  if (!quiet()) print_stderr_line(text);
+}
+
+void Console::detail(const std::string& text) const {
+  if (verbose()) print_stderr_line(text);
+}
+
+std::function<void(const std::string&)> Console::note_sink() const {
+  return [console = *this](const std::string& text) { console.note(text); };
+}
+
+std::vector<std::string> output_level_arguments(const po::variables_map& vm) {
+  switch (console_from(vm).level()) {
+    case OutputLevel::quiet: return {"-q"};
+    case OutputLevel::verbose: return {"-v"};
+    case OutputLevel::normal: break;
+  }
+  return {};
+}
+
+Console console_from(const po::variables_map& vm) {
+  if (vm.count("quiet")) return Console(OutputLevel::quiet);
+  if (vm.count("verbose")) return Console(OutputLevel::verbose);
+  return Console(OutputLevel::normal);
 }
 
 }  // namespace reduce::cli

@@ -56,6 +56,7 @@ po::options_description compare_options() {
        "MODEL is quantized (Q/DQ) and this is its float model (nodes and weights matched by name): compare with it");
   add_oracle_options(opts);
   add_input_options(opts);
+  add_output_options(opts, "one line per engine run (nodes, time, verdict) on stderr, the nodes run alone included");
   return opts;
 }
 
@@ -172,7 +173,7 @@ int compare_command(const std::vector<std::string>& args, std::stop_token stop) 
   ErrorOriginOptions eo;
   eo.max_local_runs = static_cast<size_t>(vm["local-runs"].as<int>());
   eo.jobs = o.options().slots;
-  eo.on_progress = ProgressLine("local error: nodes run alone", [](const std::string& line) { std::cerr << line << "\n"; });
+  eo.on_progress = ProgressLine("local error: nodes run alone", [console = console_from(vm)](const std::string& line) { console.line(line); });
   const ErrorOrigin origin = trace_error_origin(o, *layers, eo, cancel.flag());
   if (cancel.requested()) return interrupted();
   print_error_table(origin, model.graph, vm.count("all-layers") > 0, std::cout);

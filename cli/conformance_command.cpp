@@ -72,12 +72,12 @@ po::options_description conformance_options() {
       ("atol", po::value<double>()->default_value(1e-7), "absolute tolerance")
       ("threads", po::value<int>()->default_value(0), "worker threads (0: all cores; at most 1024)")
       ("engine", po::value<std::string>()->default_value("ref"), "engine spec, of one of the kinds below")
-      ("verbose,v", "also print passing and skipped tests")
       ("known-failures", po::value<std::string>(),
        "file of test names allowed to fail, one per line, each with its reason (a # comment on its line or the "
        "comment block above it); only other failures fail the run")
       ("min-passed", po::value<long>(), "fail the run when fewer tests pass")
       ("list-skips", "print the exclusion list with reasons and exit");
+  add_output_options(opts, "also print passing and skipped tests (-q: only the unexpected failures and the counts)");
   opts.add(engine_kinds_group());
   return opts;
 }
@@ -87,9 +87,10 @@ struct ConformanceTally {
   std::vector<std::string> fixed;  // known failures that pass
 };
 
-// Runs the tests, printing failures (and, verbose, passes and skips).
+// Runs the tests, printing failures (quiet: the unexpected ones; verbose: passes and skips too).
 ConformanceTally run_tests(const std::vector<fs::path>& tests, Engine& engine, const ConformanceTolerance& tol,
-                           const std::map<std::string, std::string>& known, bool verbose) {
+                           const std::map<std::string, std::string>& known, const Console& console) {
+  const bool verbose = console.verbose();
   ConformanceTally t;
   for (const auto& dir : tests) {
     const std::string name = dir.filename().string();
@@ -103,6 +104,7 @@ ConformanceTally run_tests(const std::vector<fs::path>& tests, Engine& engine, c
       case ConformanceOutcome::Kind::Failed:
         ++t.failed;
         if (!known.count(name)) ++t.unexpected;
+        else if (console.quiet()) break;
         std::cout << "FAIL " << dir.string() << ": " << outcome.reason;
         if (auto k = known.find(name); k != known.end()) std::cout << " (known: " << k->second << ")";
         std::cout << "\n";
@@ -130,6 +132,7 @@ Expected<std::vector<fs::path>> conformance_roots(const po::variables_map& vm) {
 Expected<std::unique_ptr<Engine>> conformance_engine(const po::variables_map& vm) {
   EngineEnvironment environment;
   environment.threads = vm["threads"].as<int>();
+  environment.on_note = console_from(vm).note_sink();
   REDUCE_TRY(check_int_range("--threads", environment.threads, 0, kMaxParallel));
   configure_engine_libraries(environment.threads);  // process-wide: the command's, once
   auto made = make_engine(vm["engine"].as<std::string>(), environment);
@@ -140,7 +143,8 @@ Expected<std::unique_ptr<Engine>> conformance_engine(const po::variables_map& vm
 // Prints the counts; the exit code they give.
 int report_tally(const ConformanceTally& tally, bool no_tests, const po::variables_map& vm) {
   const long passed = tally.passed;
-  for (const auto& f : tally.fixed) std::cout << "note: " << f << " is listed as a known failure but passes\n";
+  if (!console_from(vm).quiet())
+    for (const auto& f : tally.fixed) std::cout << "note: " << f << " is listed as a known failure but passes\n";
   std::cout << passed << " passed, " << tally.failed << " failed, " << tally.skipped << " skipped\n";
   if (no_tests) {
     std::cerr << "error: conformance: no test folders (with model.onnx) found\n";
@@ -186,7 +190,7 @@ int conformance_command(const std::vector<std::string>& args) {
   if (!engine) return usage_error(engine.error());
   const ConformanceTolerance tol{vm["rtol"].as<double>(), vm["atol"].as<double>()};
   const auto tests = find_conformance_tests(*roots);
-  const ConformanceTally tally = run_tests(tests, **engine, tol, known, vm.count("verbose") > 0);
+  const ConformanceTally tally = run_tests(tests, **engine, tol, known, console_from(vm));
   return report_tally(tally, tests.empty(), vm);
 }
 

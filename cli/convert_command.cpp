@@ -44,7 +44,24 @@ po::options_description convert_options() {
       ("init-max", po::value<std::string>(), "AutoCast's rule: keep nodes that read a weight beyond this (65504)")
       ("threads", po::value<int>()->default_value(0), "threads of the reference run for the rule (0: all cores)");
   add_input_options(opts);
+  add_output_options(opts, "also list the nodes kept in FP32 by --keep and by --keep-op-types, by name");
   return opts;
+}
+
+// -v: the nodes the options kept in FP32, by name (the rule's own are printed at every level).
+void print_kept_nodes(const Graph& graph, const MixedPrecisionOptions& options, std::ostream& out) {
+  std::vector<std::string> by_name, by_type;
+  for (const Node& n : graph.nodes) {
+    const std::string shown = n.name.empty() ? "(unnamed " + n.op_type + ")" : n.name;
+    if (!n.name.empty() && options.keep_nodes.count(n.name)) by_name.push_back(shown);
+    else if (options.keep_op_types.count(n.op_type)) by_type.push_back(shown);
+  }
+  for (const auto& [what, names] : {std::pair{"kept by --keep (or the rule's thresholds)", &by_name},
+                                    std::pair{"kept by --keep-op-types", &by_type}}) {
+    out << what << ": " << names->size() << " node(s)" << (names->empty() ? "" : ":");
+    for (const auto& name : *names) out << " " << name;
+    out << "\n";
+  }
 }
 
 // A positive threshold ("512", "1e4"), or an error naming the option.
@@ -110,7 +127,7 @@ int convert_command(const std::vector<std::string>& args) {
     const bool unnamed = std::any_of(kept->begin(), kept->end(), [&](size_t n) { return model->graph.nodes[n].name.empty(); });
     if (unnamed) {
       make_node_names_unique(*model);
-      std::cout << "named the unnamed nodes node_K (the converted model keeps these names)\n";
+      if (!console_from(vm).quiet()) std::cout << "named the unnamed nodes node_K (the converted model keeps these names)\n";
     }
     std::cout << "AutoCast's rule (data_max " << rule.data_max << ", init_max " << rule.init_max << ", on "
               << inputs.size() << " sample(s)) keeps " << kept->size() << " node(s):";
@@ -139,6 +156,7 @@ int convert_command(const std::vector<std::string>& args) {
     for (const auto& name : converted->kept_by_rule) std::cout << " " << (name.empty() ? "(unnamed)" : name);
     std::cout << "\n";
   }
+  if (console_from(vm).verbose()) print_kept_nodes(model->graph, options, std::cout);
   return kExitOk;
 }
 

@@ -79,6 +79,29 @@ void print_info(const std::filesystem::path& path, const Model& m, std::ostream&
   for (const auto& f : m.external_data_files) out << "  " << f << "\n";
 }
 
+// -v: every node of the main graph in order, with what it reads and writes ("" an omitted optional value).
+void print_nodes(const Graph& g, std::ostream& out) {
+  out << "node list:\n";
+  auto names = [&out](const std::vector<std::string>& values) {
+    for (size_t k = 0; k < values.size(); ++k) out << (k ? ", " : "") << (values[k].empty() ? "\"\"" : values[k]);
+  };
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    out << "  #" << k << " " << (n.name.empty() ? "(unnamed)" : n.name) << ": " << (n.domain.empty() ? "" : n.domain + ".") << n.op_type << "(";
+    names(n.inputs);
+    out << ") -> ";
+    names(n.outputs);
+    out << "\n";
+  }
+}
+
+Json nodes_json(const Graph& g) {
+  Json nodes = Json::array();
+  for (const Node& n : g.nodes)
+    nodes.push_back({{"name", n.name}, {"op_type", n.op_type}, {"domain", n.domain}, {"inputs", n.inputs}, {"outputs", n.outputs}});
+  return nodes;
+}
+
 // The same facts as print_info, for `--json`.
 Json info_json(const Model& m) {
   Json j;
@@ -136,6 +159,8 @@ int info_command(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "show this help")("model", po::value<std::string>(), "the file to describe")
       ("json", "print one JSON document on stdout instead of text: schema, command, model and the facts above "
                "(a tensor file: its tensors' name, dtype, shape, elements, min, max, mean, nan, inf)");
+  add_output_options(opts, "also list every node of the main graph in order: name, op, inputs -> outputs "
+                           "(--json: node_list)");
   po::positional_options_description pos;
   pos.add("model", 1);
   po::variables_map vm;
@@ -162,11 +187,14 @@ int info_command(const std::vector<std::string>& args) {
     std::cerr << "error: " << model.error().message() << "\n";
     return kExitUsage;
   }
+  const bool verbose = console_from(vm).verbose();
   if (json.on()) {
     json.doc().update(info_json(*model));
+    if (verbose) json.doc()["node_list"] = nodes_json(model->graph);
     return json.print(kExitOk);
   }
   print_info(path, *model, std::cout);
+  if (verbose) print_nodes(model->graph, std::cout);
   return kExitOk;
 }
 

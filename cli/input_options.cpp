@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "command_line.h"
 #include "core/tensor_set.h"
 #include "oracle_options.h"
 #include "oracle/inputs.h"
@@ -126,8 +127,8 @@ Expected<std::vector<InputSample>> prepare_input_samples(const po::variables_map
           unnamed = sample.tensors[0].name;
         REDUCE_ASSIGN(auto bound, bind_inputs(model.graph, std::move(sample.tensors), sample.source));
         if (!unnamed.empty() && !bound.empty())
-          std::cerr << "note: " << sample.source << ": its one tensor '" << unnamed << "' names no input of the model; "
-                    << "bound by position to input '" << bound[0].name << "'\n";
+          console_from(vm).note(sample.source + ": its one tensor '" + unnamed + "' names no input of the model; " +
+                                "bound by position to input '" + bound[0].name + "'");
         samples.push_back({sample.source, std::move(bound)});
       }
     }
@@ -143,7 +144,7 @@ Expected<std::vector<InputSample>> prepare_input_samples(const po::variables_map
   std::vector<std::string> notes;
   auto inputs = make_random_inputs(model.graph, options, &notes);
   if (!inputs) return inputs.error().at(model_path.string());
-  for (const auto& n : notes) std::cerr << "note: " << n << "\n";
+  for (const auto& n : notes) console_from(vm).note(n);
   return std::vector<InputSample>{{"seed " + std::to_string(options.seed), std::move(*inputs)}};
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/model_io.h"
 #include "command.h"
+#include "command_line.h"
 #include "adapters/engine_spec.h"
 #include "adapters/library_settings.h"
 #include "input_options.h"
@@ -137,6 +138,7 @@ Status run_limits_from(const po::variables_map& vm, EngineEnvironment& environme
     // Absolute: workers and installs may start in other folders.
     environment.cache_folder = std::filesystem::absolute(dir);
   }
+  environment.on_note = console_from(vm).note_sink();
   return {};
 }
 
@@ -226,7 +228,21 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   // One pool of timing cache files per command, made empty: its folder appears at the first build.
   if (!vm.count("no-timing-cache")) o.environment.timing_caches = std::make_shared<TimingCachePool>();
   o.record.ledger = o.environment.ledger;
+  if (console_from(vm).verbose())
+    o.on_engine_run = [](size_t nodes, const Verdict& v) { print_stderr_line(engine_run_line(nodes, v)); };
   return o;
+}
+
+std::string engine_run_line(size_t nodes, const Verdict& v) {
+  std::ostringstream line;
+  line.precision(3);
+  line << "engine run: " << nodes << " node" << (nodes == 1 ? "" : "s") << ", " << v.seconds * 1e3 << " ms";
+  if (v.runs > 1) line << " (" << v.runs << " runs, " << v.failing_runs << " failing)";
+  line << ": "
+       << (v.cancelled ? std::string("cancelled")
+           : v.invalid ? "INVALID (" + v.invalid_reason + ")"
+           : v.signature.fails() ? "FAIL (" + v.signature.to_string() + ")" : std::string("PASS"));
+  return line.str();
 }
 
 Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, const std::filesystem::path& model_path,
@@ -240,8 +256,8 @@ Expected<SampleOracles> load_and_create_oracles(const po::variables_map& vm, con
   // the same way).
   const size_t shared = make_node_names_unique(model, false).duplicates;
   if (shared > 0 && cluster::mpi_launch_from_environment().rank == 0)
-    std::cerr << "note: " << model_path.string() << ": " << shared
-              << " nodes have a name an earlier node has; they are renamed NAME_K, so that every name means one node\n";
+    console_from(vm).note(model_path.string() + ": " + std::to_string(shared) +
+                          " nodes have a name an earlier node has; they are renamed NAME_K, so that every name means one node");
   REDUCE_TRY(check_fp32_nodes_of(options.engine, model, model_path.string()));
   REDUCE_ASSIGN(auto samples, prepare_input_samples(vm, model, model_path));
   REDUCE_ASSIGN(auto expected, read_expected_samples(vm, model, samples.size()));
@@ -296,6 +312,8 @@ std::variant<SampleOracles, int> open_oracle(const po::variables_map& vm, const 
     std::cerr << "error: " << samples.error().message() << "\n";
     return kExitUsage;
   }
+  // The header says what ran on what: with -q only the answer follows.
+  if (console_from(vm).quiet()) return std::move(*samples);
   print_oracle_header(model_path, model, samples->main(), std::cout);
   print_samples(*samples, std::cout);
   print_random_inputs_note(*samples, std::cout);

@@ -52,6 +52,8 @@ Status check_fp32_nodes_of(const std::string& spec, const Model& model, const st
 Status require_engine(const boost::program_options::variables_map& vm);
 
 Expected<OracleOptions> oracle_options_from(const boost::program_options::variables_map& vm);
+// -v's line for one engine run: "engine run: 12 nodes, 3.41 ms: FAIL (mismatch: ...)".
+std::string engine_run_line(size_t nodes, const Verdict& verdict);
 
 // Each sample's expected values when a command computes them itself (`precision`'s float model):
 // called once the model is loaded and the samples are ready; an empty answer leaves them to

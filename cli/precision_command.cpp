@@ -83,6 +83,7 @@ po::options_description precision_options() {
        "every Q/DQ pair folded (folded weights keep their rounding)");
   add_oracle_options(opts);
   add_input_options(opts);
+  add_output_options(opts, "one line per engine run (nodes, time, verdict) on stderr, the ranking's nodes run alone included");
   return opts;
 }
 
@@ -167,8 +168,9 @@ Status claim_bundle_folder(const std::string& out_dir, const std::string& model_
 
 // A set names nodes: each name must name one node (the bundle's model and reports use them). The
 // renaming, with the nodes the samples' loading renamed (`renamed_on_load`).
-NodeRenaming name_every_node(Model& model, size_t renamed_on_load) {
+NodeRenaming name_every_node(Model& model, size_t renamed_on_load, const Console& console) {
   const NodeRenaming renamed = make_node_names_unique(model);
+  if (console.quiet()) return {renamed.unnamed, renamed.duplicates + renamed_on_load};
   if (renamed.unnamed) std::cout << "named " << renamed.unnamed << " unnamed nodes node_K (engines see these names)\n";
   if (renamed.duplicates)
     std::cout << "renamed " << renamed.duplicates << " nodes whose name an earlier node has to NAME_K, so that every "
@@ -183,7 +185,8 @@ PrecisionOptions precision_search_options(const po::variables_map& vm) {
   options.strategy = vm["strategy"].as<std::string>();
   options.from_outputs = vm["direction"].as<std::string>() == "reverse";
   options.confirm = vm["confirm"].as<int>();
-  options.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
+  // The search's narrative (ranking, phases); -q keeps only the answer.
+  if (!console_from(vm).quiet()) options.log = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
   return options;
 }
 
@@ -237,11 +240,11 @@ int precision_command(const std::vector<std::string>& args, std::stop_token stop
   const SampleOracles& opened_samples = std::get<SampleOracles>(opened);
   std::vector<Oracle*> samples;  // in sample order
   for (const auto& o : opened_samples.oracles) samples.push_back(o.get());
-  const NodeRenaming renamed = name_every_node(model, opened_samples.renamed_nodes);
+  const NodeRenaming renamed = name_every_node(model, opened_samples.renamed_nodes, console_from(vm));
   const PrecisionQuestion question(std::move(plan));
   PrecisionOptions options = precision_search_options(vm);
   if (options.jobs == 0) options.jobs = opened_samples.main().options().slots;  // -j 0: the slots (--slots, else the cores)
-  std::cout << question.intro();
+  if (!console_from(vm).quiet()) std::cout << question.intro();
   if (!sweep->empty()) return run_sweep(question, samples, options, *sweep, out_dir, command_line(args), renamed, stop);
   auto found = question.search(samples, options, stop);
   if (!found) {

@@ -71,12 +71,12 @@ po::options_description reduce_options() {
                           "as the recorded run made iterations when the failure stays the same)")
       ("max-unrolled-nodes", po::value<uint64_t>()->default_value(100000),
        "nodes that unrolling Loop and Scan nodes may add in all (1..10000000); a node that would exceed it stays")
-      ("verbose,v", "one line per check")
       ("rank-timeout", po::value<double>()->default_value(30),
        "under mpirun or srun: seconds a worker rank may stay silent before rank 0 drops it and checks its "
        "candidates elsewhere, or rank 0 before the workers stop (0.1..3600)");
   add_oracle_options(opts);
   add_input_options(opts);
+  add_output_options(opts, "one line per check of the search and per engine run (nodes, time, verdict) on stderr");
   return opts;
 }
 

@@ -11,6 +11,7 @@
 #include "cluster/mpi_job.h"
 #include "cluster/mpi_launch.h"
 #include "command.h"
+#include "command_line.h"
 #include "oracle_options.h"
 #include "reduce_arguments.h"
 #include "adapters/script_words.h"
@@ -23,11 +24,15 @@ namespace reduce::cli {
 
 namespace {
 
-void print_start(const SessionOptions& s, const Model& model, const Oracle& oracle) {
+void print_start(const SessionOptions& s, const Model& model, const SampleOracles& samples, const Console& console) {
+  if (console.quiet()) return;
+  const Oracle& oracle = samples.main();
   std::cerr << "reduce: " << s.model_path.string() << " (" << count_nodes(model.graph) << " nodes) on "
             << oracle.options().engine << ", reference " << oracle.options().reference << " (recorded in "
             << format_number(oracle.recording().seconds) << " s)\n";
-  if (const std::string& note = oracle.recording().refusal_note; !note.empty()) std::cerr << "note: " << note << "\n";
+  if (const std::string& note = oracle.recording().refusal_note; !note.empty()) console.note(note);
+  print_samples(samples, std::cerr);
+  print_random_inputs_note(samples, std::cerr);
 }
 
 void print_reduced(const ReductionReport& r, const SessionOptions& s) {
@@ -145,17 +150,13 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, cluster::Cl
     return kExitUsage;
   }
   Oracle& given = samples->main();
-  if (!worker) {
-    print_start(s, model, given);
-    print_samples(*samples, std::cerr);
-    print_random_inputs_note(*samples, std::cerr);
-  }
+  // Worker ranks say nothing; -q says only the answer (stdout) and errors.
+  const Console console = worker ? Console(OutputLevel::quiet) : console_from(args.vm);
+  print_start(s, model, *samples, console);
   SessionOptions session = s;
   session.samples = {samples->sources.size(), samples->chosen, samples->sources[samples->chosen], samples->failing()};
   session.renamed_nodes = samples->renamed_nodes;
-  const bool quiet = worker;
-  auto flat = flatten_when_failing(given, args.flatten, [quiet](const std::string& line) { if (!quiet) std::cerr << line << "\n"; },
-                                   stop);
+  auto flat = flatten_when_failing(given, args.flatten, [&console](const std::string& line) { console.line(line); }, stop);
   if (worker && !flat) return serve(*cluster, nullptr, nullptr, flat.error().message());
   if (stop.stop_requested()) return interrupted("; nothing written");
   if (!flat) {
@@ -175,7 +176,8 @@ int run_reduction(const ReduceArguments& args, std::stop_token stop, cluster::Cl
     session.remote = cluster->join(reduced_model, oracle);
     session.reduce.jobs *= cluster->ranks();
   }
-  SessionOutcome o = run_session(oracle, reduced_model, session, {&std::cerr, isatty(STDERR_FILENO) != 0}, std::move(stop));
+  const SessionConsole progress{console.quiet() ? nullptr : &std::cerr, isatty(STDERR_FILENO) != 0};
+  SessionOutcome o = run_session(oracle, reduced_model, session, progress, std::move(stop));
   const int code = print_outcome(o, s, oracle);
   // Stopped (Ctrl-C, a signal): the bundle holds the smallest reproducer so far, and its journal.
   if (o.status == SessionStatus::Reduced && o.report->interrupted)

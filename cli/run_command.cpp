@@ -18,6 +18,7 @@
 #include "engine/optimized.h"
 #include "input_options.h"
 #include "oracle/inputs.h"
+#include "oracle/verdict_report.h"
 #include "stop_on_signal.h"
 #include "core/polygraphy_json.h"
 #include "tensor_summary.h"
@@ -84,6 +85,7 @@ po::options_description run_options() {
       ("json", "print one JSON document on stdout instead of text: schema, command, model, engine, and per sample "
                "its source, outputs (name, dtype, shape, elements, min, max, mean, nan, inf) and seconds per run");
   add_run_limit_options(opts);
+  add_output_options(opts, "the engine's preparation time and every run's time on stderr (with --repeat)");
   return opts;
 }
 
@@ -190,7 +192,11 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
   if (!loaded) return usage_error(loaded.error());
   const auto& [model, samples] = *loaded;
   const std::string where = request->model_path.string();
+  const Console console = console_from(vm);
+  const auto prepare_start = std::chrono::steady_clock::now();
   auto prepared = request->engine->prepare(model);
+  console.detail("prepare: " + format_number(1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - prepare_start).count()) +
+                 " ms");
   if (!prepared) {
     std::cerr << "error: " << prepared.error().at(where).message() << "\n";
     json.doc()["error"] = prepared.error().at(where).message();
@@ -209,6 +215,9 @@ int run_command(const std::vector<std::string>& args, std::stop_token stop) {
     std::vector<double> seconds;
     Expected<TensorMap> result = timed_runs(**prepared, feed, run_options, request->repeat, seconds);
     if (cancel.requested()) return interrupted();
+    for (size_t r = 0; r < seconds.size(); ++r)
+      console.detail("run " + std::to_string(r + 1) + (samples.size() > 1 ? " of sample #" + std::to_string(k) : "") + ": " +
+                     format_number(seconds[r] * 1e3) + " ms");
     if (!result) {
       const std::string message = result.error().at(samples.size() > 1 ? samples[k].source : where).message();
       std::cerr << "error: " << message << "\n";

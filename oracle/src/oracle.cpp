@@ -280,7 +280,7 @@ Verdict Oracle::evaluate(const Candidate& c, const std::atomic<bool>* cancel, Te
   // The caller's `actual` needs every output; otherwise they are kept only when small enough.
   const RunOnce run_once = [&](TensorMap* into, uint64_t limit) { return run_candidate(c, cancel, into, limit); };
   Verdict v = majority_of_runs(run_once, cancel, &outputs, actual ? UINT64_MAX : VerdictCache::kKeepableBytes);
-  count_evaluation(v, cancel);
+  count_evaluation(v, cancel, c.nodes.size());
   // A cancelled run may have been cut short: its verdict is not an answer, so it is not cached.
   if (v.cancelled) return v;
   cache_->store(key, v, &outputs);
@@ -305,17 +305,20 @@ void Oracle::adopt(const Candidate& c, const Verdict& v) {
 
 Verdict Oracle::rerun(const Candidate& c, const std::atomic<bool>* cancel, TensorMap* actual) {
   Verdict v = run_candidate(c, cancel, actual, actual ? UINT64_MAX : 0);
-  count_evaluation(v, cancel);
+  count_evaluation(v, cancel, c.nodes.size());
   return v;
 }
 
-void Oracle::count_evaluation(Verdict& v, const std::atomic<bool>* cancel) {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  stats_.evaluations += static_cast<uint64_t>(v.runs);
-  stats_.engine_seconds += v.seconds;
-  stats_.flaky += v.flaky();
-  if (cancel && cancel->load()) v.cancelled = true;
-  else if (v.invalid) ++stats_.invalid;
+void Oracle::count_evaluation(Verdict& v, const std::atomic<bool>* cancel, size_t nodes) {
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    stats_.evaluations += static_cast<uint64_t>(v.runs);
+    stats_.engine_seconds += v.seconds;
+    stats_.flaky += v.flaky();
+    if (cancel && cancel->load()) v.cancelled = true;
+    else if (v.invalid) ++stats_.invalid;
+  }
+  if (options_.on_engine_run) options_.on_engine_run(nodes, v);
 }
 
 void Oracle::set_tolerance(const Tolerance& tolerance) {
@@ -344,7 +347,7 @@ Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool
     return v;
   };
   Verdict v = majority_of_runs(run_once, cancel, nullptr, 0);
-  count_evaluation(v, cancel);
+  count_evaluation(v, cancel, probe.model.graph.nodes.size());
   return v;
 }
 
@@ -353,7 +356,7 @@ Verdict Oracle::evaluate_whole_on(Engine& engine, const std::atomic<bool>* cance
   if (!whole) return Verdict::invalid_because(whole.error().message());
   const RunOnce run_once = [&](TensorMap* into, uint64_t limit) { return run_on(engine, *whole, cancel, into, limit); };
   Verdict v = majority_of_runs(run_once, cancel, nullptr, 0);
-  count_evaluation(v, cancel);
+  count_evaluation(v, cancel, model_->graph.nodes.size());
   return v;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -133,6 +134,10 @@ struct EngineEnvironment {
   // Where engine releases are installed on first use (--cache-dir); empty: reduce_cache_folder()'s
   // choice (REDUCE_CACHE_DIR, $XDG_CACHE_HOME/reduce, ~/.cache/reduce).
   std::filesystem::path cache_folder;
+  // Where an engine says what it does on the user's machine (installing a release): one line,
+  // without `note: `. Empty: stderr. A command's -q gives a function that drops it.
+  std::function<void(const std::string&)> on_note;
+  void note(const std::string& text) const;
 };
 
 // Builds the engine a spec names. Errors (one line) name the spec and the problem: a check: script

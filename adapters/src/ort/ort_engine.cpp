@@ -304,15 +304,15 @@ Expected<std::filesystem::path> release_folder(const std::string& name, const Or
   // Said as it starts, not after minutes of silence (a refusal remembered in the folder installs nothing).
   const bool refused = std::filesystem::exists(folder / "REFUSED", ec);
   if (!refused)
-    std::cerr << "note: " << name << ": installing " << pkg << "@" << release << " from npm into " << folder.string()
-              << " (once; a release takes 90 to 300 MB on disk; --cache-dir or REDUCE_CACHE_DIR choose the folder;"
-                 " reduce waits for it to end, Ctrl-C included)\n";
+    environment.note(name + ": installing " + std::string(pkg) + "@" + release + " from npm into " + folder.string() +
+                     " (once; a release takes 90 to 300 MB on disk; --cache-dir or REDUCE_CACHE_DIR choose the folder;"
+                     " reduce waits for it to end, Ctrl-C included)");
   const auto command = ort_install_command(word, folder);
   auto installed = run_process(command, run);
   if (!installed) return Error{name, "cannot run bash for the release installer: " + installed.error().what};
   if (installed->exited_ok()) {
     if (!refused)
-      std::cerr << "note: " << name << ": installed " << pkg << "@" << release << " (" << folder_megabytes(folder) << " MB)\n";
+      environment.note(name + ": installed " + std::string(pkg) + "@" + release + " (" + std::to_string(folder_megabytes(folder)) + " MB)");
     return folder;
   }
   // The script's own line ("error: onnxruntime-node@1.8.0: ... cannot be used offline"), else how it ended.

@@ -3,6 +3,7 @@
 #include "adapters/engine_spec.h"
 
 #include <cctype>
+#include <iostream>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -208,6 +209,11 @@ std::vector<std::pair<std::string, std::string>> engine_spec_help() {
   std::vector<std::pair<std::string, std::string>> help;
   for (const auto& t : kTraits) help.emplace_back(t.usage, t.help);
   return help;
+}
+
+void EngineEnvironment::note(const std::string& text) const {
+  if (on_note) on_note(text);
+  else std::cerr << "note: " + text + "\n";
 }
 
 }  // namespace reduce

@@ -75,6 +75,10 @@ struct OracleOptions {
   // failures of the engine are outvoted). The verdict is the first run with the outcome decided.
   // 1: one run.
   int repeat = 1;
+  // Called once per evaluation that reached the engine (candidates, reruns, probes; not cache hits
+  // or verdicts adopted from another rank), with the node count of what ran: `-v`'s line per
+  // engine run. Called from the evaluating thread, outside the oracle's locks.
+  std::function<void(size_t nodes, const Verdict& verdict)> on_engine_run;
 };
 
 // What create() learned while it recorded the reference values.
@@ -198,8 +202,8 @@ class Oracle {
   // ReferenceRecording::refusal_note, once the values are recorded.
   std::string refusal_note() const;
   // Counts an evaluation that reached the engine (its runs, time, disagreeing runs, invalid) and
-  // marks it cancelled when `cancel` was set.
-  void count_evaluation(Verdict& v, const std::atomic<bool>* cancel);
+  // marks it cancelled when `cancel` was set; then tells on_engine_run (`nodes` ran).
+  void count_evaluation(Verdict& v, const std::atomic<bool>* cancel, size_t nodes);
   // One engine run of something, its outputs into `actual` up to `limit` bytes.
   using RunOnce = std::function<Verdict(TensorMap* actual, uint64_t limit)>;
   // run_once `repeat` times, by majority (OracleOptions::repeat).
