@@ -3,8 +3,11 @@
 # makes the Debian package. Nothing installed reads the source tree: the ONNX Runtime worker and its
 # installer are embedded in the binary, and engine releases go to the user's cache folder.
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md" PATTERN "*.mjs")
+# The source tree's layout under the doc folder, so that the docs' relative links resolve there too
+# (tests/install/install_test.sh follows every one).
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md" PATTERN "*.mjs")
 install(FILES bench/RESULTS.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/bench)
+install(FILES corpus/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/corpus)
 # Failing models to try it on: the generator's committed examples and real engines' failures.
 install(DIRECTORY corpus/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/reduce/examples)
 install(DIRECTORY corpus/engines/ DESTINATION ${CMAKE_INSTALL_DATADIR}/reduce/examples/engines)

@@ -18,11 +18,31 @@ case "$mode" in
   install)
     prefix="$work/prefix"
     cmake --install "$build" --prefix "$prefix" >/dev/null
-    for f in bin/reduce share/bash-completion/completions/reduce share/doc/reduce/README.md share/doc/reduce/guide.md share/doc/reduce/reference.md \
+    for f in bin/reduce share/bash-completion/completions/reduce share/doc/reduce/README.md share/doc/reduce/docs/guide.md share/doc/reduce/docs/reference.md \
              share/reduce/examples/manifest.tsv share/reduce/examples/engines/resize_align_corners_ort.onnxtxt \
              share/reduce/examples/engines/manifest.tsv; do
       [ -e "$prefix/$f" ] || fail "not installed: $f"
     done
+    # Every relative link of the installed docs resolves in the installed tree (README -> docs/, docs -> ../bench).
+    python3 - "$prefix/share/doc/reduce" <<'PY' || fail "a relative link of the installed docs does not resolve"
+import os, re, sys
+root, broken = sys.argv[1], []
+for folder, _, files in os.walk(root):
+    for name in files:
+        if not name.endswith(".md"):
+            continue
+        text = open(os.path.join(folder, name), encoding="utf-8").read()
+        text = re.sub(r"```.*?```", "", text, flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = os.path.normpath(os.path.join(folder, target.split("#")[0]))
+            if not os.path.exists(path):
+                broken.append(os.path.relpath(os.path.join(folder, name), root) + ": " + target)
+for b in broken:
+    print("broken link:", b, file=sys.stderr)
+sys.exit(1 if broken else 0)
+PY
     # The releases the tests installed (REDUCE_CACHE_DIR's ort), seen from the cache folder the
     # installed reduce is given; the source tree itself is hidden.
     cache="$work/cache"
