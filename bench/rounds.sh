@@ -13,7 +13,10 @@
 #   CORPUS_SEED (env): the corpus generator's seed (bench/reduction_cases.sh).
 # "checks" are the reducer's own tests of the first -j (report.json `checks`) against bisect's: the
 # search alone, without the runs every reduction pays around it (the original's check, the probes,
-# the confirming runs; for a reproducer of 1-2 nodes 3 confirming runs and the probes again).
+# the confirming runs, and where the engine gave a reason more of them and the probes again).
+# Bisect's runs are its search's (report.json engine_runs_by_purpose.search: the original's check
+# and its checks; Polygraphy's bisect neither probes nor confirms); the last column is issue 69's
+# -j 1 bound on reduce's engine runs, bisect's + the reproducer's nodes + 3.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build-test}" && pwd)"
@@ -32,19 +35,21 @@ json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval
 
 printf "| model | nodes | bisect: runs / nodes | checks: first -j / bisect |"
 for j in $jobs_list; do printf " -j %s: rounds / runs |" "$j"; done
-printf " reproducer nodes | same for every -j |\n|---|---:|---|---|"
+printf " reproducer nodes | same for every -j | -j 1 bound |\n|---|---:|---|---|"
 for j in $jobs_list; do printf -- "---|"; done
-printf -- "---:|---|\n"
+printf -- "---:|---|---:|\n"
 while IFS=$'\t' read -r model path engine nodes_in inputs options; do
   # The comparison's options (a tolerance) go to the check inside the script: its verdict is the oracle.
   check="check:$root/bench/slow_engine.sh --check $sleep_s $build/reduce $engine {model} {inputs}${options:+ $options}"
   out="$work/bisect-$model"
   # shellcheck disable=SC2086  # inputs is a list of options
   if "$build/reduce" "$path" --engine "$check" --strategy polygraphy-bisect -j 1 $inputs -o "$out" </dev/null >/dev/null 2>&1; then
-    bisect="$(json "$out/report.json" "r['engine_runs']") / $(json "$out/report.json" "r['reduced']['nodes']")"
+    bisect_runs=$(json "$out/report.json" "r['engine_runs_by_purpose']['search'] if 'engine_runs_by_purpose' in r else r['engine_runs']")
+    bisect="$bisect_runs / $(json "$out/report.json" "r['reduced']['nodes']")"
     bisect_checks=$(json "$out/report.json" "r['checks']")
   else
     bisect=failed
+    bisect_runs=
     bisect_checks=failed
   fi
   cells=""
@@ -65,5 +70,7 @@ while IFS=$'\t' read -r model path engine nodes_in inputs options; do
     fi
   done
   same=$([ "$(echo $sums | tr ' ' '\n' | sort -u | wc -l)" = 1 ] && echo yes || echo "**no**")
-  echo "| $model | $nodes_in | $bisect | ${checks:-failed} / $bisect_checks |$cells $reduced | $same |"
+  bound=-
+  [ -n "$bisect_runs" ] && [ "$reduced" != - ] && bound=$((bisect_runs + reduced + 3))
+  echo "| $model | $nodes_in | $bisect | ${checks:-failed} / $bisect_checks |$cells $reduced | $same | $bound |"
 done <"$work/cases"

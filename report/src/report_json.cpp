@@ -1,6 +1,7 @@
 // report.json and bucket.txt from the report model, with nlohmann-json (keys in the order written).
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -102,6 +103,16 @@ std::string report_json(const ReductionReport& r) {
   j["checks"] = r.checks;
   j["engine_runs"] = r.engine_runs;
   j["rounds"] = r.rounds;
+  // The same two counts by what they were spent on (they sum to engine_runs and rounds).
+  const auto by_purpose = [](uint64_t total, const ReductionReport::Spent& spent) {
+    return Json{{"search", total - std::min(total, spent.besides_search())},
+                {"confirmation", spent.confirmation},
+                {"probes", spent.probes},
+                {"bundle", spent.bundle}};
+  };
+  j["engine_runs_by_purpose"] = by_purpose(r.engine_runs, r.runs_spent);
+  j["rounds_by_purpose"] = by_purpose(r.rounds, r.rounds_spent);
+  j["trust"] = {{"reasons", r.trust_reasons}};
   j["first_small_reproducer"] =
       r.first_small ? Json{{"nodes", r.first_small->nodes}, {"seconds", r.first_small->seconds}, {"engine_runs", r.first_small->engine_runs}}
                     : Json();

@@ -32,7 +32,13 @@ void write_reduced_line(const ReductionReport& r, std::ostream& md) {
     md << (r.not_confirmed() ? "**NOT CONFIRMED:** the reproducer failed the same way in only " : "**Confirmed:** the reproducer failed the same way in ")
        << r.confirmed << " of " << r.confirm_runs << " fresh run(s) on the engine"
        << (r.not_confirmed() ? ": the engine is flaky or the failure depends on something else than the model" : "")
+       << (r.trust_reasons.empty() ? std::string(" (the engine gave no sign of flakiness: one run is the default)") : std::string())
        << ".\n\n";
+  if (!r.trust_reasons.empty()) {
+    md << "**More trust runs, because:**";
+    for (size_t k = 0; k < r.trust_reasons.size(); ++k) md << (k ? "; " : " ") << r.trust_reasons[k];
+    md << ".\n\n";
+  }
   if (r.flaky > 0)
     md << "**Warning: the engine is flaky.** " << r.flaky << " check(s) of the search gave different verdicts across their "
        << r.repeat << " runs on the same model (`--repeat`): a reproducer of a flaky engine may not be real; run `reduce check` on "
@@ -156,7 +162,9 @@ void write_search(const ReductionReport& r, std::ostream& md) {
      << (r.refused_by_checker > 0 ? " (" + std::to_string(r.refused_by_checker) + " refused by ONNX's checker)" : "")
      << (r.repeat > 1 ? ", each the majority of " + std::to_string(r.repeat) + " runs, " + std::to_string(r.flaky) + " flaky" : "")
      << ") in " << format_number(r.seconds)
-     << " s with -j " << r.jobs << ", strategy " << r.strategy << ".\n\n";
+     << " s with -j " << r.jobs << ", strategy " << r.strategy << "; of the runs "
+     << r.runs_spent.confirmation << " confirmed the reproducer, " << r.runs_spent.probes << " ran probe models, "
+     << r.runs_spent.bundle << " checked the bundle's model).\n\n";
   if (r.first_small)
     md << "**First small reproducer:** " << r.first_small->nodes << " nodes (within twice the final size) after "
        << format_number(r.first_small->seconds) << " s and " << r.first_small->engine_runs << " engine runs.\n\n";

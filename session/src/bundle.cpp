@@ -120,6 +120,10 @@ Status write_bundle_model(const fs::path& dir, const CandidateRun& run, BundleWe
   return {};
 }
 
+int confirm_runs_for(int confirm, const ReductionReport& report) {
+  if (confirm > 0) return confirm;
+  return report.trust_reasons.empty() ? 1 : kTinyConfirmRuns;
+}
 
 namespace {
 
@@ -139,59 +143,120 @@ void write_polygraphy_files(const fs::path& dir, const CandidateRun& run, const 
   }
 }
 
-int confirm_runs_for(int confirm, size_t reproducer_nodes, uint64_t flaky_checks) {
-  if (confirm > 0) return confirm;
-  return reproducer_nodes <= ReductionReport::kSetupSuspectNodes || flaky_checks > 0 ? kTinyConfirmRuns : 1;
-}
-
-// The confirming runs after the first: side by side when the oracle has a slot for each (one round
-// of waiting), else one after another, the later ones ending early on `cancel`.
-void confirm_again(Oracle& oracle, const Candidate& candidate, int runs, const std::atomic<bool>* cancel,
-                   ReductionReport& report) {
-  if (runs <= 0) return;
-  const bool side_by_side = runs > 1 && oracle.options().slots >= runs;
+// The confirming runs after the first: side by side when `slots` has a slot for each (one round of
+// waiting), else one after another, the later ones ending early on `cancel`.
+struct ConfirmRuns {
+  uint64_t runs = 0, same = 0, rounds = 0;
+};
+ConfirmRuns confirm_again(Oracle& oracle, const Candidate& candidate, int runs, int slots, const std::atomic<bool>* cancel) {
+  ConfirmRuns out;
+  if (runs <= 0) return out;
+  const bool side_by_side = runs > 1 && slots >= runs;
   std::vector<Verdict> again(static_cast<size_t>(runs));
   if (side_by_side) {
     std::vector<std::thread> threads;
     for (auto& v : again) threads.emplace_back([&] { v = oracle.rerun(candidate, cancel); });
     for (auto& t : threads) t.join();
   }
-  uint64_t counted = 0;
   for (auto& v : again) {
     if (!side_by_side) {
       if (cancel && cancel->load()) break;
       v = oracle.rerun(candidate, cancel);
     }
     if (v.cancelled) break;
-    ++report.confirm_runs;
-    ++counted;
-    report.confirmed += oracle.target().classify(v) == SignatureMatch::Same;
+    ++out.runs;
+    out.same += oracle.target().classify(v) == SignatureMatch::Same;
   }
-  report.engine_runs += counted;
-  report.rounds += side_by_side && counted > 0 ? 1 : counted;
+  out.rounds = side_by_side && out.runs > 0 ? 1 : out.runs;
+  return out;
+}
+
+// The probe models that passed before the search, once more: side by side when `slots` has a slot
+// for each neutral probe (one round of waiting).
+struct ProbeRuns {
+  std::optional<ModelIndependence> again;
+  uint64_t runs = 0, rounds = 0;
+};
+ProbeRuns probe_again(Oracle& oracle, int slots, const std::atomic<bool>* cancel) {
+  ProbeRuns out;
+  const size_t neutral = neutral_probes(oracle.model()).size();
+  std::vector<Verdict> ran;
+  if (slots >= static_cast<int>(neutral) && oracle.options().repeat == 1) ran = run_neutral_probes(oracle, cancel);
+  const size_t early = ran.size();
+  ModelIndependence again = probe_model_independence(oracle, cancel, std::move(ran));
+  if (again.cancelled) return out;
+  const size_t later = again.probes.size() > early ? again.probes.size() - early : 0;
+  out.runs = early + later;
+  out.rounds = (early > 0 ? 1 : 0) + later;
+  out.again = std::move(again);
+  return out;
+}
+
+// The trust runs after the reproducer's first fresh run: `confirm_more` fresh runs and, with
+// `probes`, the probe models again (a reproducer of 1-2 nodes is where a reduction on an engine that
+// fails at random, or on any model at all, ends; a probe that fails the same way now makes it
+// suspect, setup_suspect, as if it had before). In one round of waiting when the slots hold them all.
+void trust_runs(Oracle& oracle, const Candidate& candidate, int confirm_more, bool probes, const std::atomic<bool>* cancel,
+                ReductionReport& report) {
+  const int slots = oracle.options().slots;
+  const int neutral = probes ? static_cast<int>(neutral_probes(oracle.model()).size()) : 0;
+  const bool together = confirm_more > 0 && probes && oracle.options().repeat == 1 && slots >= confirm_more + neutral;
+  ConfirmRuns c;
+  ProbeRuns p;
+  if (together) {
+    std::thread probing([&] { p = probe_again(oracle, neutral, cancel); });
+    c = confirm_again(oracle, candidate, confirm_more, confirm_more, cancel);
+    probing.join();
+  } else {
+    c = confirm_again(oracle, candidate, confirm_more, slots, cancel);
+    if (probes) p = probe_again(oracle, slots, cancel);
+  }
+  report.confirm_runs += static_cast<int>(c.runs);
+  report.confirmed += static_cast<int>(c.same);
+  const uint64_t probe_rounds = together ? std::max(c.rounds, p.rounds) - c.rounds : p.rounds;
+  report.engine_runs += c.runs + p.runs;
+  report.rounds += c.rounds + probe_rounds;
+  report.runs_spent.confirmation += c.runs;
+  report.rounds_spent.confirmation += c.rounds;
+  report.runs_spent.probes += p.runs;
+  report.rounds_spent.probes += probe_rounds;
+  if (!p.again) return;
+  for (auto& probe : p.again->probes) {
+    probe.model += " (again, after the search)";
+    report.probes.probes.push_back(std::move(probe));
+  }
+  if (p.again->any_same()) report.probes.conclusion = ProbeConclusion::Mixed;
 }
 
 // actual/: the engine's outputs of the reproducer (or its error message), from a fresh run: a
-// reproducer is reported only after it failed again on the engine. `confirm` runs in all (the
-// later ones end early on `cancel`; confirm_runs_for), counted in the report. Returns the first run's verdict.
-// `first`, when given, is the first run, made beside the search's last round.
+// reproducer is reported only after it failed again on the engine. Counts that run and sets `runs`
+// to the fresh runs to make in all (confirm_runs_for; trust_runs makes the others). Returns the
+// first run's verdict. `first`, when given, is the first run, made beside the search's last round.
 Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const CandidateRun& run,
-                               int confirm, const std::atomic<bool>* cancel, ReductionReport& report,
-                               std::optional<FreshRun> first) {
-  confirm = confirm_runs_for(confirm, count_nodes(run.model.graph), report.flaky);
+                               int confirm, ReductionReport& report, std::optional<FreshRun> first, int& runs) {
+  runs = confirm_runs_for(confirm, report);
   TensorMap actual;
   Verdict verdict;
+  const uint64_t rounds_before = report.rounds;
   if (first) {
+    // Made beside certify's last round: counted in the search's statistics, a confirmation run.
     verdict = std::move(first->verdict);
     actual = std::move(first->actual);
     report.rounds = std::max<uint64_t>(report.rounds, first->started_at_round + 1);
   } else {
     verdict = oracle.rerun(candidate, nullptr, &actual);
-    report.count_runs_after_search(1);
+    report.engine_runs += 1;
+    report.rounds += 1;
   }
+  report.runs_spent.confirmation += 1;
+  report.rounds_spent.confirmation += report.rounds - rounds_before;
   report.confirm_runs = 1;
   report.confirmed = oracle.target().classify(verdict) == SignatureMatch::Same;
-  confirm_again(oracle, candidate, confirm - 1, cancel, report);
+  if (!report.confirmed && confirm == 0 && runs < kTinyConfirmRuns) {
+    // A sign of its own: how often it fails again is what the user needs to know next.
+    report.trust_reasons.push_back("the first fresh run of the reproducer did not fail the same way");
+    runs = kTinyConfirmRuns;
+  }
   std::vector<NamedTensor> actual_list;
   for (const auto& e : run.expected)
     if (auto it = actual.find(e.name); it != actual.end()) actual_list.push_back({e.name, it->second});
@@ -200,29 +265,6 @@ Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candid
   if (kind == FailureKind::Error || kind == FailureKind::Crash || kind == FailureKind::Timeout)
     REDUCE_TRY(write_file_atomic(dir / "actual" / "error.txt", verdict.signature.message + "\n"));
   return verdict;
-}
-
-// A reproducer of 1-2 nodes is where a reduction on an engine that fails at random, or on any model
-// at all, ends: the probes that passed before the search run once more beside its confirmation, and
-// one that fails the same way now makes it suspect (setup_suspect), as if it had before.
-void probe_again(Oracle& oracle, size_t reproducer_nodes, const std::atomic<bool>* cancel, ReductionReport& report) {
-  if (reproducer_nodes > ReductionReport::kSetupSuspectNodes || report.probes.conclusion != ProbeConclusion::ModelDependent)
-    return;
-  // Side by side when the oracle has a slot for each neutral probe (one round of waiting).
-  const size_t neutral = neutral_probes(oracle.model()).size();
-  std::vector<Verdict> ran;
-  if (oracle.options().slots >= static_cast<int>(neutral) && oracle.options().repeat == 1) ran = run_neutral_probes(oracle, cancel);
-  const size_t early = ran.size();
-  ModelIndependence again = probe_model_independence(oracle, cancel, std::move(ran));
-  if (again.cancelled) return;
-  const size_t later = again.probes.size() > early ? again.probes.size() - early : 0;
-  report.engine_runs += early + later;
-  report.rounds += (early > 0 ? 1 : 0) + later;
-  for (auto& p : again.probes) {
-    p.model += " (again, after the search)";
-    report.probes.probes.push_back(std::move(p));
-  }
-  if (again.any_same()) report.probes.conclusion = ProbeConclusion::Mixed;
 }
 
 // The reproducer's part of the report: its graph, what the reduction left out, its own verdict.
@@ -292,8 +334,17 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
   if (options.polygraphy || wants_polygraphy_files(oracle.options().engine))
     write_polygraphy_files(dir, run, oracle.options().reference, report);
-  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, cancel, report, std::move(first)));
-  probe_again(oracle, count_nodes(run.model.graph), cancel, report);
+  const size_t nodes = count_nodes(run.model.graph);
+  // Where a reduction on an engine that fails at random on any model ends: measured as the one sign
+  // a search does not give (bench/RESULTS.md, "Trust runs where the engine gives a reason").
+  if (nodes <= ReductionReport::kSetupSuspectNodes)
+    report.trust_reasons.push_back("a reproducer of " + std::to_string(nodes) +
+                                   " node(s), where reductions on an engine that fails at random end");
+  int runs = 1;
+  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, report, std::move(first), runs));
+  const bool probes = nodes <= ReductionReport::kSetupSuspectNodes && report.probes.conclusion == ProbeConclusion::ModelDependent &&
+                      !report.trust_reasons.empty();
+  trust_runs(oracle, candidate, runs - 1, probes, cancel, report);
   check_rounding(oracle, run, cancel, report);
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));

@@ -22,13 +22,17 @@ std::optional<FreshRun> EarlyRerun::take(const Candidate& candidate) {
   }
   if (thread_.joinable()) thread_.join();
   std::unique_ptr<FreshRun> run = std::move(run_);
-  if (run->verdict.cancelled) return std::nullopt;
+  if (run->verdict.cancelled) {
+    ++discarded_;
+    return std::nullopt;
+  }
   return std::move(*run);
 }
 
 void EarlyRerun::cancel() {
   if (cancel_) cancel_->store(true);
   if (thread_.joinable()) thread_.join();
+  if (run_) ++discarded_;
   run_.reset();
 }
 

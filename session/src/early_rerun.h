@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -24,6 +25,9 @@ class EarlyRerun {
   // The run of `candidate`, waited for; nullopt when none was started for it or it was cancelled
   // (a run of another candidate is cancelled).
   std::optional<FreshRun> take(const Candidate& candidate);
+  // Runs started for a candidate that did not stay the result (cancelled or thrown away): engine
+  // runs spent on trust, counted in the oracle's statistics like the others.
+  uint64_t discarded() const { return discarded_; }
 
  private:
   void cancel();
@@ -32,6 +36,7 @@ class EarlyRerun {
   std::unique_ptr<FreshRun> run_;
   std::unique_ptr<std::atomic<bool>> cancel_;
   std::thread thread_;
+  uint64_t discarded_ = 0;
 };
 
 }  // namespace reduce

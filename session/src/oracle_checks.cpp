@@ -69,6 +69,8 @@ TestResult OracleTest::test(const Candidate& candidate, const std::atomic<bool>&
   if (r.outcome == TestOutcome::Interesting)
     for (const auto& o : v.outputs)
       if (!o.passed) r.failing_outputs.push_back(o.name);
+  const bool answered = r.outcome == TestOutcome::Interesting || r.outcome == TestOutcome::Uninteresting;
+  if (evidence_ && answered && !v.cache_hit) evidence_->observe(candidate, r.outcome == TestOutcome::Interesting, v.flaky());
   if (verbose_) log_check(candidate, v, r);
   return r;
 }

@@ -10,6 +10,7 @@
 #include "reducer/candidate.h"
 #include "session/remote_checks.h"
 #include "session_log.h"
+#include "session/trust_evidence.h"
 
 namespace reduce {
 
@@ -44,10 +45,11 @@ struct EngineRunBudget {
 
 class OracleTest : public CandidateTest {
  public:
+  // `evidence`, when given, sees every verdict that ran the engine (TrustEvidence).
   OracleTest(Oracle& oracle, TargetGate& gate, SessionLog& log, bool verbose, const Model& model,
-             RemoteChecks* remote = nullptr, EngineRunBudget* budget = nullptr)
+             RemoteChecks* remote = nullptr, EngineRunBudget* budget = nullptr, TrustEvidence* evidence = nullptr)
       : oracle_(oracle), gate_(gate), log_(log), verbose_(verbose), model_(model), remote_(remote),
-        in_process_(!remote && runs_in_process(oracle)), budget_(budget) {}
+        in_process_(!remote && runs_in_process(oracle)), budget_(budget), evidence_(evidence) {}
   TestResult test(const Candidate& candidate, const std::atomic<bool>& cancel) override;
 
  private:
@@ -63,6 +65,7 @@ class OracleTest : public CandidateTest {
   RemoteChecks* remote_;
   bool in_process_;  // candidates run in this process: none before the original's verdict
   EngineRunBudget* budget_;
+  TrustEvidence* evidence_;
 };
 
 }  // namespace reduce

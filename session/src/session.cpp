@@ -39,6 +39,7 @@ class Session {
   void probe_setup(std::vector<Verdict> ran);
   void keep_improvement(const Candidate& c, size_t simplify_runs);
   SessionOutcome write_result(const ReduceResult& result);
+  void count_trust(ReductionReport& report) const;
   ReductionReport search_report(const ReduceResult& result, uint64_t engine_runs) const;
 
   Oracle& oracle_;
@@ -58,6 +59,7 @@ class Session {
   Status write_status_;  // the first failed write of a best-so-far model
   EngineRunBudget budget_;
   EarlyRerun early_rerun_{oracle_};  // the bundle's first run, beside certify (several slots)
+  TrustEvidence evidence_;  // signs that the engine does not answer as a function of the model
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::mutex stamps_mutex_;
   std::vector<JournalStamp> stamps_;  // each candidate written, in order
@@ -195,7 +197,7 @@ SessionOutcome Session::run() {
   std::thread original_check([this] { check_original(); });
   budget_.max = options_.max_engine_runs;
   budget_.stop = &stop_;
-  OracleTest test(oracle_, gate_, log_, ro.verbose, model_, options_.remote, &budget_);
+  OracleTest test(oracle_, gate_, log_, ro.verbose, model_, options_.remote, &budget_, &evidence_);
   auto result = reduce_model(model_, test, ro);
   original_check.join();
   log_.finish();
@@ -241,6 +243,24 @@ ReductionReport Session::search_report(const ReduceResult& result, uint64_t engi
   return r;
 }
 
+// What the search's statistics hold besides the search, and the signs that ask for more trust
+// runs (confirm_runs_for; the probes again): the bundle adds its own.
+void Session::count_trust(ReductionReport& report) const {
+  uint64_t probe_runs = 0;
+  bool probe_failed = false;
+  for (const auto& p : probes_.probes) {
+    probe_runs += rounds_of(p.verdict) > 0 ? static_cast<uint64_t>(std::max(1, p.verdict.runs)) : 0;
+    probe_failed |= p.verdict.fails();
+  }
+  report.runs_spent.probes = probe_runs;
+  report.rounds_spent.probes = gate_rounds_ - std::min(gate_rounds_, rounds_of(original_));
+  report.runs_spent.confirmation = early_rerun_.discarded();  // speculative first runs of candidates that did not stay
+  report.trust_reasons = evidence_.reasons();
+  if (oracle_.options().repeat > 1)
+    report.trust_reasons.push_back("--repeat " + std::to_string(oracle_.options().repeat) + " (an engine expected to be flaky)");
+  if (probe_failed) report.trust_reasons.push_back("a probe model that shares nothing with this one failed");
+}
+
 SessionOutcome Session::write_result(const ReduceResult& result) {
   // Runs that reached the engine: evaluations not answered from the cache and not refused before
   // the engine (materialize, ONNX checker); counted before the bundle's own run of the reproducer.
@@ -248,6 +268,7 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   const OracleStatistics stats = oracle_.statistics();
   ReductionReport report = search_report(result, stats.evaluations - stats.invalid);
   report.probes = probes_;
+  count_trust(report);
   report.repeat = oracle_.options().repeat;
   report.flaky = stats.flaky;
   report.refused_by_checker = stats.refused_by_checker;

@@ -1,6 +1,7 @@
 // External engines from the CLI: check: scripts decide (fail codes, regex, timeout, crash), cmd:
 // engines run a model, paths with shell syntax arrive intact, and --slot-env pins a slot per run.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -294,31 +295,80 @@ TEST(CheckScriptCli, AReproducerThatDoesNotFailAgainIsNotConfirmed) {
   const auto s = sighting_script(dir, "first_sight.sh", tanh_and("[ \"${SEEN:-0}\" -eq 0 ]"));
   auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "-o", (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
-  // A one-node reproducer: three fresh runs by default (confirm_runs_for).
+  // The first fresh run did not fail: a reason for two more (confirm_runs_for), so that it says how often.
   EXPECT_NE(r.out.find("NOT CONFIRMED: 0 of 3 fresh run(s) of the reproducer fail the same way"), std::string::npos) << r.out;
   const std::string report = read_bytes(dir / "out" / "report.json");
   EXPECT_NE(report.find("\"confirm\": {\n    \"runs\": 3,\n    \"failed_again\": 0\n  }"), std::string::npos) << report;
   EXPECT_NE(read_bytes(dir / "out" / "report.md").find("**NOT CONFIRMED:**"), std::string::npos);
 }
 
+// Trust costs runs only where the engine gave a reason (issue 69). A deterministic engine and a
+// reproducer of 3 nodes (1-2 nodes is where random engines' reductions end, a reason of its own):
+// one fresh run, no probe model again, and report.json says where the runs went.
+TEST(CheckScriptCli, ADeterministicEngineGetsOneFreshRunAndNoProbesAgain) {
+  TempDir dir;
+  const auto s = script(dir, "three.sh",
+                        "if grep -aq Relu \"$1\" && grep -aq Mul \"$1\" && grep -aq Tanh \"$1\"; then echo 'engine: rejected'; "
+                        "exit 1; fi\nexit 0\n");
+  auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "-o", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("reduced 6 -> 3 nodes (Mul x1, Relu x1, Tanh x1), 1-minimal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("confirmed: 1 of 1 fresh run(s)"), std::string::npos) << r.out;
+  const auto report = nlohmann::json::parse(read_bytes(dir / "out" / "report.json"));
+  EXPECT_TRUE(report["trust"]["reasons"].empty()) << report["trust"];
+  const auto& runs = report["engine_runs_by_purpose"];
+  EXPECT_EQ(runs["confirmation"], 1);
+  EXPECT_EQ(runs["probes"], report["probes"]["models"].size());  // the probes before the search only
+  EXPECT_EQ(runs["search"].get<uint64_t>() + runs["confirmation"].get<uint64_t>() + runs["probes"].get<uint64_t>() +
+                runs["bundle"].get<uint64_t>(),
+            report["engine_runs"].get<uint64_t>());
+  const auto& rounds = report["rounds_by_purpose"];
+  EXPECT_EQ(rounds["search"].get<uint64_t>() + rounds["confirmation"].get<uint64_t>() + rounds["probes"].get<uint64_t>() +
+                rounds["bundle"].get<uint64_t>(),
+            report["rounds"].get<uint64_t>());
+  EXPECT_EQ(read_bytes(dir / "out" / "report.json").find("(again, after the search)"), std::string::npos);
+  EXPECT_NE(read_bytes(dir / "out" / "report.md").find("the engine gave no sign of flakiness"), std::string::npos);
+}
+
+// A one-node reproducer on the same kind of engine: 3 fresh runs and the probes again, in one round
+// of waiting when the slots hold them all (-j 8), and the reason said.
+TEST(CheckScriptCli, ATinyReproducerGetsMoreTrustRunsInOneRound) {
+  TempDir dir;
+  const auto s = script(dir, "tanh.sh", "if grep -aq Tanh \"$1\"; then echo 'engine: Tanh rejected'; exit 1; fi\nexit 0\n");
+  auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "8", "-o", (dir / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("confirmed: 3 of 3 fresh run(s)"), std::string::npos) << r.out;
+  const auto report = nlohmann::json::parse(read_bytes(dir / "out" / "report.json"));
+  const std::string reasons = report["trust"]["reasons"].dump();
+  EXPECT_NE(reasons.find("a reproducer of 1 node(s), where reductions on an engine that fails at random end"), std::string::npos)
+      << reasons;
+  // The first fresh run beside certify's last round or after it, then the other two and the probes together.
+  EXPECT_LE(report["rounds_by_purpose"]["confirmation"].get<uint64_t>(), 2u) << report["rounds_by_purpose"];
+  EXPECT_EQ(report["rounds_by_purpose"]["probes"], 0) << report["rounds_by_purpose"];
+  EXPECT_NE(read_bytes(dir / "out" / "report.json").find("(again, after the search)"), std::string::npos);
+}
+
 // An engine that goes bad during the reduction (a device that fails from its ninth run on, whatever
-// the model): the probe models passed before the search, so the search ran. They run again beside
-// the tiny reproducer's confirmation, fail the same way now, and the bundle is written with the
-// warning; before, "1-minimal, confirmed" and nothing said.
-TEST(CheckScriptCli, ProbesRunAgainBesideATinyReproducerAndAFailureNowIsSaid) {
+// the model), run with --repeat (the user expects a flaky engine: a reason for more trust runs). The
+// probe models passed before the search; they run again beside the tiny reproducer's confirmation,
+// fail the same way now, and the bundle is written with the warning.
+TEST(CheckScriptCli, WithAReasonProbesRunAgainBesideATinyReproducerAndAFailureNowIsSaid) {
   TempDir dir;
   const std::string count = (dir / "runs").string();
   const auto s = script(dir, "goes_bad.sh",
                         "n=$(( $(cat '" + count + "' 2>/dev/null || echo 0) + 1 )); echo $n > '" + count + "'\n"
                         "if grep -aq Tanh \"$1\" || [ $n -gt 8 ]; then echo 'engine: device lost'; exit 1; fi\nexit 0\n");
-  auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "-o", (dir / "out").string()});
+  auto r = run_reduce({model_in(dir), "--engine", "check:sh " + s + " {model}", "-j", "1", "--repeat", "2", "-o",
+                       (dir / "out").string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("WARNING: a probe model that shares nothing with the reproducer fails the same way"), std::string::npos)
       << r.out;
   const std::string report = read_bytes(dir / "out" / "report.json");
   EXPECT_NE(report.find("(again, after the search)"), std::string::npos) << report;
   EXPECT_NE(report.find("\"setup_suspect\": true"), std::string::npos) << report;
+  EXPECT_NE(report.find("--repeat 2 (an engine expected to be flaky)"), std::string::npos) << report;
   EXPECT_NE(read_bytes(dir / "out" / "report.md").find("**Warning: this reproducer may show the engine's setup"), std::string::npos);
+  EXPECT_NE(read_bytes(dir / "out" / "report.md").find("**More trust runs, because:** --repeat 2"), std::string::npos);
 }
 
 // An engine that fails on every other run of the same file: --confirm 4 sees 2 of 4 and says so;

@@ -127,11 +127,25 @@ struct ReductionReport {
   // engine-run latencies when every run takes as long and slots are free (the original's check,
   // the probes, the search's rounds, the bundle's runs of the reproducer; docs/reducer.md, "Rounds").
   uint64_t rounds = 0;
-  // Engine runs made one after another after the search (the bundle's runs of the reproducer).
+  // Where engine_runs and rounds went besides the search (the original's check and the reducer's
+  // checks): the trust runs (fresh runs of the reproducer, probe models before and after the
+  // search) and the bundle's own runs (the stored model's check, the rounding check). The search's
+  // share is the rest (report.json engine_runs_by_purpose, rounds_by_purpose).
+  struct Spent {
+    uint64_t confirmation = 0, probes = 0, bundle = 0;
+    uint64_t besides_search() const { return confirmation + probes + bundle; }
+  };
+  Spent runs_spent, rounds_spent;
+  // Engine runs made one after another after the search by the bundle itself.
   void count_runs_after_search(uint64_t runs) {
     engine_runs += runs;
     rounds += runs;
+    runs_spent.bundle += runs;
+    rounds_spent.bundle += runs;
   }
+  // Why this reduction spent more trust runs than one confirmation run (kTinyConfirmRuns fresh
+  // runs, the probe models again): the signs the engine gave, or the user's options. Empty: none.
+  std::vector<std::string> trust_reasons;
   // --max-engine-runs (0: none), and whether the search stopped on it (the reproducer is then the
   // best so far, re-checked but not certified 1-minimal).
   uint64_t engine_run_budget = 0;

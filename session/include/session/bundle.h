@@ -21,7 +21,7 @@ struct BundleOptions {
   bool polygraphy = false;
   // Fresh runs of the reproducer on the engine (never the cache) before it is called one; the
   // first one's outputs are actual/ (ReductionReport::confirm_runs, confirmed). 0 (`--confirm`
-  // not given): confirm_runs_for() decides from the reproducer's size.
+  // not given): confirm_runs_for() decides from the signs the engine gave.
   int confirm = 0;
 };
 
@@ -34,14 +34,13 @@ struct FreshRun {
   size_t started_at_round = 0;  // the search's rounds when it started (ReduceResult::rounds)
 };
 
-// The fresh runs `confirm` asks for: itself when given, else 1, or kTinyConfirmRuns for a reproducer
-// of at most ReductionReport::kSetupSuspectNodes nodes or after a search whose checks saw the engine
-// give two verdicts on one model (`flaky_checks`, --repeat). A reduction on an engine that fails at
-// random on any model ends at such a reproducer (every node's removal happened to pass), and one
-// fresh run fails again as often as the engine fails; a few runs of a one- or two-node model are
-// cheap, even where every run is a build (bench/RESULTS.md, "Engines that fail at random on any model").
+// The fresh runs `confirm` asks for: itself when given, else 1, or kTinyConfirmRuns once the
+// reduction has a reason to doubt the engine (ReductionReport::trust_reasons: checks whose runs
+// disagreed, a search whose verdicts contradict each other, a probe model that failed, --repeat, or
+// a first fresh run that did not fail the same way). Trust costs runs only where the engine gave a
+// sign (issue 69; bench/RESULTS.md, "Trust runs where the engine gives a reason").
 inline constexpr int kTinyConfirmRuns = 3;
-int confirm_runs_for(int confirm, size_t reproducer_nodes, uint64_t flaky_checks);
+int confirm_runs_for(int confirm, const ReductionReport& report);
 
 // Op type -> count, without Constant nodes.
 std::map<std::string, size_t> op_type_counts(const Graph& graph);
