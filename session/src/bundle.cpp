@@ -196,8 +196,29 @@ ProbeRuns probe_again(Oracle& oracle, int slots, const std::atomic<bool>* cancel
 // `probes`, the probe models again (a reproducer of 1-2 nodes is where a reduction on an engine that
 // fails at random, or on any model at all, ends; a probe that fails the same way now makes it
 // suspect, setup_suspect, as if it had before). In one round of waiting when the slots hold them all.
+// `made` holds the runs made beside certify's last round (FreshRun::again, probes): counted in the
+// search's statistics already, used when they are what is asked.
 void trust_runs(Oracle& oracle, const Candidate& candidate, int confirm_more, bool probes, const std::atomic<bool>* cancel,
-                ReductionReport& report) {
+                ReductionReport& report, FreshRun made) {
+  report.runs_spent.confirmation += made.again.size();
+  report.runs_spent.probes += made.probes.size();
+  if (!made.again.empty() && static_cast<int>(made.again.size()) == confirm_more) {
+    for (const Verdict& v : made.again) {
+      ++report.confirm_runs;
+      report.confirmed += oracle.target().classify(v) == SignatureMatch::Same;
+    }
+    confirm_more = 0;
+  }
+  if (probes && !made.probes.empty()) {
+    ModelIndependence again = probe_model_independence(oracle, cancel, std::move(made.probes));
+    if (again.cancelled) return;
+    for (auto& probe : again.probes) {
+      probe.model += " (again, after the search)";
+      report.probes.probes.push_back(std::move(probe));
+    }
+    if (again.any_same()) report.probes.conclusion = ProbeConclusion::Mixed;
+    probes = false;
+  }
   const int slots = oracle.options().slots;
   const int neutral = probes ? static_cast<int>(neutral_probes(oracle.model()).size()) : 0;
   const bool together = confirm_more > 0 && probes && oracle.options().repeat == 1 && slots >= confirm_more + neutral;
@@ -233,7 +254,7 @@ void trust_runs(Oracle& oracle, const Candidate& candidate, int confirm_more, bo
 // to the fresh runs to make in all (confirm_runs_for; trust_runs makes the others). Returns the
 // first run's verdict. `first`, when given, is the first run, made beside the search's last round.
 Expected<Verdict> write_actual(const fs::path& dir, Oracle& oracle, const Candidate& candidate, const CandidateRun& run,
-                               int confirm, ReductionReport& report, std::optional<FreshRun> first, int& runs) {
+                               int confirm, ReductionReport& report, std::optional<FreshRun>& first, int& runs) {
   runs = confirm_runs_for(confirm, report);
   TensorMap actual;
   Verdict verdict;
@@ -341,10 +362,10 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
     report.trust_reasons.push_back("a reproducer of " + std::to_string(nodes) +
                                    " node(s), where reductions on an engine that fails at random end");
   int runs = 1;
-  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, report, std::move(first), runs));
+  REDUCE_ASSIGN(Verdict verdict, write_actual(dir, oracle, candidate, run, options.confirm, report, first, runs));
   const bool probes = nodes <= ReductionReport::kSetupSuspectNodes && report.probes.conclusion == ProbeConclusion::ModelDependent &&
                       !report.trust_reasons.empty();
-  trust_runs(oracle, candidate, runs - 1, probes, cancel, report);
+  trust_runs(oracle, candidate, runs - 1, probes, cancel, report, first ? std::move(*first) : FreshRun{});
   check_rounding(oracle, run, cancel, report);
   describe_reproducer(report, oracle, candidate, run, verdict);
   REDUCE_TRY(write_reproduction(dir, oracle, run, verdict, report));

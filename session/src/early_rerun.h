@@ -20,14 +20,16 @@ class EarlyRerun {
   EarlyRerun(const EarlyRerun&) = delete;
   EarlyRerun& operator=(const EarlyRerun&) = delete;
 
-  // Starts the run of `candidate` (a run of another one is cancelled first).
-  void start(const Candidate& candidate, size_t rounds);
+  // Starts the run of `candidate` (a run of another one is cancelled first), with `again` more
+  // fresh runs and, with `probes`, the neutral probe models beside it (FreshRun::again, probes).
+  void start(const Candidate& candidate, size_t rounds, int again = 0, bool probes = false);
   // The run of `candidate`, waited for; nullopt when none was started for it or it was cancelled
   // (a run of another candidate is cancelled).
   std::optional<FreshRun> take(const Candidate& candidate);
   // Runs started for a candidate that did not stay the result (cancelled or thrown away): engine
-  // runs spent on trust, counted in the oracle's statistics like the others.
+  // runs spent on trust, counted in the oracle's statistics like the others; of them, probe runs.
   uint64_t discarded() const { return discarded_; }
+  uint64_t discarded_probes() const { return discarded_probes_; }
 
  private:
   void cancel();
@@ -37,6 +39,8 @@ class EarlyRerun {
   std::unique_ptr<std::atomic<bool>> cancel_;
   std::thread thread_;
   uint64_t discarded_ = 0;
+  uint64_t discarded_probes_ = 0;
+  void discard();
 };
 
 }  // namespace reduce

@@ -40,6 +40,7 @@ class Session {
   void keep_improvement(const Candidate& c, size_t simplify_runs);
   SessionOutcome write_result(const ReduceResult& result);
   void count_trust(ReductionReport& report) const;
+  void start_early_rerun(const Candidate& c, size_t rounds);
   ReductionReport search_report(const ReduceResult& result, uint64_t engine_runs) const;
 
   Oracle& oracle_;
@@ -117,7 +118,7 @@ ReduceOptions Session::search_options() {
   ro.stop = &stop_;
   // With one slot the bundle's run waits for the search, which then runs nothing beside it.
   if (ro.jobs > 1 && oracle_.options().slots > 1 && !options_.remote)
-    ro.on_certify = [this](const Candidate& c, size_t rounds) { early_rerun_.start(c, rounds); };
+    ro.on_certify = [this](const Candidate& c, size_t rounds) { start_early_rerun(c, rounds); };
   return ro;
 }
 
@@ -252,13 +253,27 @@ void Session::count_trust(ReductionReport& report) const {
     probe_runs += rounds_of(p.verdict) > 0 ? static_cast<uint64_t>(std::max(1, p.verdict.runs)) : 0;
     probe_failed |= p.verdict.fails();
   }
-  report.runs_spent.probes = probe_runs;
+  report.runs_spent.probes = probe_runs + early_rerun_.discarded_probes();
   report.rounds_spent.probes = gate_rounds_ - std::min(gate_rounds_, rounds_of(original_));
-  report.runs_spent.confirmation = early_rerun_.discarded();  // speculative first runs of candidates that did not stay
+  // Speculative trust runs of candidates that did not stay the result.
+  report.runs_spent.confirmation = early_rerun_.discarded() - early_rerun_.discarded_probes();
   report.trust_reasons = evidence_.reasons();
   if (oracle_.options().repeat > 1)
     report.trust_reasons.push_back("--repeat " + std::to_string(oracle_.options().repeat) + " (an engine expected to be flaky)");
   if (probe_failed) report.trust_reasons.push_back("a probe model that shares nothing with this one failed");
+}
+
+// The bundle's first fresh run beside certify's last round; for a candidate of 1-2 nodes (which
+// always asks for more trust runs: write_bundle) also the other fresh runs and the probe models
+// again, when the slots hold them beside certify's own checks: no round of waiting after the search.
+void Session::start_early_rerun(const Candidate& c, size_t rounds) {
+  const size_t nodes = candidate_size(model_, c);
+  const size_t probes = neutral_probes(model_).size();
+  const bool tiny = nodes <= ReductionReport::kSetupSuspectNodes && options_.bundle.confirm == 0 && oracle_.options().repeat == 1 &&
+                    probes_.conclusion == ProbeConclusion::ModelDependent;
+  const bool room = static_cast<size_t>(oracle_.options().slots) >= nodes + kTinyConfirmRuns + probes;
+  if (tiny && room) early_rerun_.start(c, rounds, kTinyConfirmRuns - 1, true);
+  else early_rerun_.start(c, rounds);
 }
 
 SessionOutcome Session::write_result(const ReduceResult& result) {

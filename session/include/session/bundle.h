@@ -32,6 +32,10 @@ struct FreshRun {
   Verdict verdict;
   TensorMap actual;
   size_t started_at_round = 0;  // the search's rounds when it started (ReduceResult::rounds)
+  // The trust runs made beside it, when the reduction was expected to want them (a candidate of
+  // 1-2 nodes, slots for them all): more fresh runs, and the neutral probe models again.
+  std::vector<Verdict> again;
+  std::vector<Verdict> probes;
 };
 
 // The fresh runs `confirm` asks for: itself when given, else 1, or kTinyConfirmRuns once the
