@@ -15,27 +15,10 @@ confirm_flag=()
 [ "$confirm" = default ] || confirm_flag=(--confirm "$confirm")
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cat > "$work/m.onnxtxt" <<'MODEL'
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,4,3,3] X, float[1,1,3,3] M) => (float[1,4,3,3] Y)
-{
-  a = Relu(X)
-  b = Sigmoid(M)
-  c = Mul(a, b)
-  d = Tanh(c)
-  e = Abs(d)
-  Y = Neg(e)
-}
-MODEL
-cat > "$work/flaky.sh" <<'SCRIPT'
-#!/bin/sh
-# FLAKY_DIR holds the run counter, the trial number and P.
-n=$(( $(cat "$FLAKY_DIR/count" 2>/dev/null || echo 0) + 1 ))
-echo $n > "$FLAKY_DIR/count"
-r=$(awk -v s="$(cat "$FLAKY_DIR/seed")" -v n="$n" -v p="$(cat "$FLAKY_DIR/p")" 'BEGIN { srand(s * 100000 + n); print (rand() < p / 100) ? 1 : 0 }')
-if [ "$r" = 1 ]; then echo 'engine: internal error'; exit 1; fi
-exit 0
-SCRIPT
+# shellcheck source=bench/flaky_engines.sh
+. "$(dirname "${BASH_SOURCE[0]}")/flaky_engines.sh"
+write_chain_model "$work/m.onnxtxt"
+write_flaky_script "$work/flaky.sh"
 engine="check:sh $work/flaky.sh {model}"
 printf '| failure rate | --repeat | --confirm | trials | exit 7 (model-independent) | exit 3 (passes) | exit 6 (NOT CONFIRMED) | exit 0 with a warning (probe or flaky) | exit 0 silent (wrong and unsaid) |\n'
 printf '|---|---|---|---|---|---|---|---|---|\n'

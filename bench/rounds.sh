@@ -35,9 +35,9 @@ json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval
 
 printf "| model | nodes | bisect: runs / nodes | checks: first -j / bisect |"
 for j in $jobs_list; do printf " -j %s: rounds / runs |" "$j"; done
-printf " reproducer nodes | same for every -j | -j 1 bound |\n|---|---:|---|---|"
+printf " reproducer nodes | same for every -j | -j 1 bound | first -j: engine work (x model nodes) |\n|---|---:|---|---|"
 for j in $jobs_list; do printf -- "---|"; done
-printf -- "---:|---|---:|\n"
+printf -- "---:|---|---:|---:|\n"
 while IFS=$'\t' read -r model path engine nodes_in inputs options; do
   # The comparison's options (a tolerance) go to the check inside the script: its verdict is the oracle.
   check="check:$root/bench/slow_engine.sh --check $sleep_s $build/reduce $engine {model} {inputs}${options:+ $options}"
@@ -55,6 +55,7 @@ while IFS=$'\t' read -r model path engine nodes_in inputs options; do
   cells=""
   sums=""
   checks=""
+  work_x=""
   reduced=-
   for j in $jobs_list; do
     out="$work/j$j-$model"
@@ -64,6 +65,7 @@ while IFS=$'\t' read -r model path engine nodes_in inputs options; do
       sums="$sums $(sha256sum < "$out/model.onnx" | cut -c1-16)"
       reduced=$(json "$out/report.json" "r['reduced']['nodes']")
       [ -n "$checks" ] || checks=$(json "$out/report.json" "r['checks']")
+      [ -n "$work_x" ] || work_x=$(json "$out/report.json" "'%.1f' % r['engine_work']['x_model_nodes'] if 'engine_work' in r else '-'")
     else
       cells="$cells failed |"
       sums="$sums failed-$j"
@@ -72,5 +74,5 @@ while IFS=$'\t' read -r model path engine nodes_in inputs options; do
   same=$([ "$(echo $sums | tr ' ' '\n' | sort -u | wc -l)" = 1 ] && echo yes || echo "**no**")
   bound=-
   [ -n "$bisect_runs" ] && [ "$reduced" != - ] && bound=$((bisect_runs + reduced + 3))
-  echo "| $model | $nodes_in | $bisect | ${checks:-failed} / $bisect_checks |$cells $reduced | $same | $bound |"
+  echo "| $model | $nodes_in | $bisect | ${checks:-failed} / $bisect_checks |$cells $reduced | $same | $bound | ${work_x:--} |"
 done <"$work/cases"

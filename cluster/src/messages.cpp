@@ -83,7 +83,8 @@ std::string encode_verdict(uint64_t id, const Verdict& v) {
                    {"invalid", v.invalid},
                    {"cancelled", v.cancelled},
                    {"invalid_reason", v.invalid_reason},
-                   {"cannot_take", v.cannot_take}});
+                   {"cannot_take", v.cannot_take},
+                   {"work", {v.work_nodes, v.work_weight_bytes}}});
 }
 
 Expected<std::pair<uint64_t, Verdict>> decode_verdict(const std::string& bytes) {
@@ -100,6 +101,10 @@ Expected<std::pair<uint64_t, Verdict>> decode_verdict(const std::string& bytes) 
     j.at("cancelled").get_to(v.cancelled);
     j.at("invalid_reason").get_to(v.invalid_reason);
     if (j.contains("cannot_take")) j.at("cannot_take").get_to(v.cannot_take);
+    if (j.contains("work")) {
+      v.work_nodes = j.at("work").at(0).get<uint64_t>();
+      v.work_weight_bytes = j.at("work").at(1).get<uint64_t>();
+    }
     return std::pair<uint64_t, Verdict>{j.at("id").get<uint64_t>(), std::move(v)};
   });
 }

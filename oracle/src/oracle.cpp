@@ -199,8 +199,16 @@ Verdict Oracle::run_materialized(const CandidateRun& run, const std::atomic<bool
     return v;
   }
   const size_t slot = per_slot_ ? static_cast<size_t>(lease.slot()) : 0;
-  if (check_script_) return criteria_->run_check_script(*check_script_, run, slot_environments_[slot], cancel);
-  return run_on(*slot_engines_[slot], run, cancel, actual, actual_limit);
+  Verdict v = check_script_ ? criteria_->run_check_script(*check_script_, run, slot_environments_[slot], cancel)
+                            : run_on(*slot_engines_[slot], run, cancel, actual, actual_limit);
+  set_work(v, run.model);
+  return v;
+}
+
+void Oracle::set_work(Verdict& v, const Model& model) {
+  v.work_nodes = model.graph.nodes.size();
+  v.work_weight_bytes = 0;
+  for (const auto& i : model.graph.initializers) v.work_weight_bytes += i.tensor.byte_size();
 }
 
 Verdict Oracle::run_on(Engine& engine, const CandidateRun& c, const std::atomic<bool>* cancel, TensorMap* actual,
@@ -297,6 +305,8 @@ void Oracle::adopt(const Candidate& c, const Verdict& v) {
     }
     ++stats_.evaluations;
     stats_.engine_seconds += v.seconds;
+    stats_.work_nodes += v.work_nodes;
+    stats_.work_weight_bytes += v.work_weight_bytes;
     if (v.cancelled) return;
     if (v.invalid) ++stats_.invalid;
   }
@@ -314,11 +324,15 @@ void Oracle::count_evaluation(Verdict& v, const std::atomic<bool>* cancel, size_
     std::lock_guard<std::mutex> lock(stats_mutex_);
     stats_.evaluations += static_cast<uint64_t>(v.runs);
     stats_.engine_seconds += v.seconds;
+    stats_.work_nodes += v.work_nodes * static_cast<uint64_t>(v.runs);
+    stats_.work_weight_bytes += v.work_weight_bytes * static_cast<uint64_t>(v.runs);
     stats_.flaky += v.flaky();
     if (cancel && cancel->load()) v.cancelled = true;
     else if (v.invalid) ++stats_.invalid;
   }
-  if (options_.on_engine_run) options_.on_engine_run(nodes, v);
+  // The nodes the engine was given, when it was given a model (a candidate's graph can hold more
+  // nodes than it keeps: an Identity for an output that is an input).
+  if (options_.on_engine_run) options_.on_engine_run(v.work_nodes > 0 ? v.work_nodes : nodes, v);
 }
 
 void Oracle::set_tolerance(const Tolerance& tolerance) {
@@ -354,7 +368,11 @@ Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool
 Verdict Oracle::evaluate_whole_on(Engine& engine, const std::atomic<bool>* cancel) {
   auto whole = materialize(Candidate::whole(model_->graph));
   if (!whole) return Verdict::invalid_because(whole.error().message());
-  const RunOnce run_once = [&](TensorMap* into, uint64_t limit) { return run_on(engine, *whole, cancel, into, limit); };
+  const RunOnce run_once = [&](TensorMap* into, uint64_t limit) {
+    Verdict v = run_on(engine, *whole, cancel, into, limit);
+    set_work(v, whole->model);
+    return v;
+  };
   Verdict v = majority_of_runs(run_once, cancel, nullptr, 0);
   count_evaluation(v, cancel, model_->graph.nodes.size());
   return v;
@@ -366,11 +384,15 @@ Verdict Oracle::run_on_spec(const EngineSpec& spec, const CandidateRun& run, con
   if (!spec.gives_values()) {
     auto script = CheckScript::parse(spec.command, spec.fp32_nodes);
     if (!script) return Verdict::invalid_because(script.error().message());
-    return criteria_->run_check_script(*script, run, slot_environments_[slot], cancel);
+    Verdict v = criteria_->run_check_script(*script, run, slot_environments_[slot], cancel);
+    set_work(v, run.model);
+    return v;
   }
   auto made = make_engine(spec, slot_environments_[slot]);
   if (!made) return Verdict::invalid_because(made.error().message());
-  return run_on(**made, run, cancel, nullptr, 0);
+  Verdict v = run_on(**made, run, cancel, nullptr, 0);
+  set_work(v, run.model);
+  return v;
 }
 
 Verdict Oracle::majority_of_runs(const RunOnce& run_once, const std::atomic<bool>* cancel, TensorMap* actual,

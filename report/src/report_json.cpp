@@ -113,6 +113,14 @@ std::string report_json(const ReductionReport& r) {
   j["engine_runs_by_purpose"] = by_purpose(r.engine_runs, r.runs_spent);
   j["rounds_by_purpose"] = by_purpose(r.rounds, r.rounds_spent);
   j["trust"] = {{"reasons", r.trust_reasons}};
+  const auto times_model = [&r](uint64_t nodes) {
+    return r.original_nodes == 0 ? Json() : Json(static_cast<double>(nodes) / static_cast<double>(r.original_nodes));
+  };
+  j["engine_work"] = {{"nodes", r.work_nodes},
+                      {"weight_bytes", r.work_weight_bytes},
+                      {"x_model_nodes", times_model(r.work_nodes)},
+                      {"search_nodes", r.search_work_nodes},
+                      {"search_x_model_nodes", times_model(r.search_work_nodes)}};
   j["first_small_reproducer"] =
       r.first_small ? Json{{"nodes", r.first_small->nodes}, {"seconds", r.first_small->seconds}, {"engine_runs", r.first_small->engine_runs}}
                     : Json();

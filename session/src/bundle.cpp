@@ -375,6 +375,9 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   report.graph_svg = pictures.svg;
   report.graph_png = pictures.png;
   describe_stored(dir, stored, report);
+  const OracleStatistics stats = oracle.statistics();  // every run of the engine is done by now
+  report.work_nodes = stats.work_nodes;
+  report.work_weight_bytes = stats.work_weight_bytes;
   REDUCE_TRY(write_issue(dir, report));
   REDUCE_TRY(write_file_atomic(dir / "report.json", report_json(report)));
   REDUCE_TRY(write_file_atomic(dir / "report.md", report_markdown(report)));

@@ -289,6 +289,7 @@ SessionOutcome Session::write_result(const ReduceResult& result) {
   report.refused_by_checker = stats.refused_by_checker;
   if (const auto& ledger = oracle_.options().environment.ledger) report.peak_held_bytes = ledger->peak();
   report.engine_seconds = stats.engine_seconds;
+  report.search_work_nodes = stats.work_nodes;
   {
     // Time to a first small reproducer: the first one written within twice the final size.
     const size_t final_nodes = candidate_size(model_, result.best);

@@ -96,6 +96,24 @@ TEST(OutputLevel, VerboseReduceSaysAtLeastEveryEngineRunItCounts) {
   EXPECT_GT(count_lines_starting(r.err, "check: "), 0u) << r.err;
 }
 
+// Issue 71: report.json's engine work is the sum, over every run of the engine, of the nodes it was
+// given: the same runs -v lists one by one.
+TEST(OutputLevel, EngineRunLinesAddUpToTheReportedEngineWork) {
+  TempDir dir;
+  auto r = run_reduce({kBroadcast, "--engine", kBroadcastEngine, "-o", (dir / "b").string(), "-v", "-j", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  uint64_t nodes = 0;
+  for (size_t at = r.err.find("engine run: "); at != std::string::npos; at = r.err.find("engine run: ", at + 1))
+    nodes += std::stoull(r.err.substr(at + 12));
+  std::ifstream in(dir / "b" / "report.json");
+  const auto report = nlohmann::json::parse(in);
+  const auto& work = report["engine_work"];
+  EXPECT_EQ(work["nodes"].get<uint64_t>(), nodes) << r.err;
+  EXPECT_GT(work["weight_bytes"].get<uint64_t>(), 0u);
+  EXPECT_LE(work["search_nodes"].get<uint64_t>(), work["nodes"].get<uint64_t>());
+  EXPECT_DOUBLE_EQ(work["x_model_nodes"].get<double>(), static_cast<double>(nodes) / 50.0);
+}
+
 TEST(OutputLevel, VerboseRunTimesEveryRun) {
   auto r = run_reduce({"run", kBroadcast, "--repeat", "3", "-v"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

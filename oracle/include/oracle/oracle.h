@@ -110,6 +110,10 @@ struct OracleStatistics {
   // Seconds the engine under test spent preparing and running candidates (every evaluation,
   // cancelled ones included), without materializing, comparing or waiting for a slot.
   double engine_seconds = 0;
+  // The engine's work: over every engine run, the nodes and the weight bytes of the model it was
+  // given (Verdict::work_nodes): on engines that build per model (TensorRT) the cost is in these.
+  uint64_t work_nodes = 0;
+  uint64_t work_weight_bytes = 0;
 };
 
 class Oracle {
@@ -204,6 +208,8 @@ class Oracle {
   // Counts an evaluation that reached the engine (its runs, time, disagreeing runs, invalid) and
   // marks it cancelled when `cancel` was set; then tells on_engine_run (`nodes` ran).
   void count_evaluation(Verdict& v, const std::atomic<bool>* cancel, size_t nodes);
+  // What the engine was given for `v` (Verdict::work_nodes, work_weight_bytes).
+  static void set_work(Verdict& v, const Model& model);
   // One engine run of something, its outputs into `actual` up to `limit` bytes.
   using RunOnce = std::function<Verdict(TensorMap* actual, uint64_t limit)>;
   // run_once `repeat` times, by majority (OracleOptions::repeat).

@@ -27,6 +27,10 @@ struct Verdict {
   // "cannot take", never a failure or a fix.
   std::string cannot_take;
   int runs = 1;           // engine runs behind this verdict (OracleOptions::repeat)
+  // What the engine was given in each of those runs: the model's nodes and its weights' bytes
+  // (0 when the engine never saw it: refused, cancelled while waiting, a cache hit).
+  uint64_t work_nodes = 0;
+  uint64_t work_weight_bytes = 0;
   int failing_runs = 0;   // of those, the ones that showed the failure (with repeat > 1)
   bool flaky() const { return failing_runs > 0 && failing_runs < runs; }
   // The engine ran the candidate and it failed (an invalid or cancelled verdict is no answer).

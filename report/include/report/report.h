@@ -143,6 +143,13 @@ struct ReductionReport {
     runs_spent.bundle += runs;
     rounds_spent.bundle += runs;
   }
+  // The engine's work (OracleStatistics::work_nodes): over every run of the engine under test, the
+  // nodes and weight bytes of the model it was given; all of them (the bundle's own runs and "where
+  // error is born" included), and the search's (the original's check, probes, the reducer's checks,
+  // runs beside certify). On engines that build per model the cost grows with these, not with runs.
+  uint64_t work_nodes = 0;
+  uint64_t work_weight_bytes = 0;
+  uint64_t search_work_nodes = 0;
   // Why this reduction spent more trust runs than one confirmation run (kTinyConfirmRuns fresh
   // runs, the probe models again): the signs the engine gave, or the user's options. Empty: none.
   std::vector<std::string> trust_reasons;
