@@ -223,6 +223,18 @@ std::vector<std::string> documented_report_keys() {
   return keys;
 }
 
+// docs/reducer.md and docs/contributing.md promise a test file per reduction pass.
+TEST(Recipes, EveryReductionPassHasItsOwnTestFile) {
+  const auto passes = entries(read("reducer/src/passes/passes.def"), "REDUCER_PASS");
+  EXPECT_GE(passes.size(), 10u);
+  for (const auto& pass : passes) {
+    std::string file = unquoted(pass.at(0));
+    std::replace(file.begin(), file.end(), '-', '_');
+    EXPECT_TRUE(fs::exists(kRoot / "tests/reducer/passes" / (file + "_test.cpp")))
+        << "no tests/reducer/passes/" << file << "_test.cpp for the pass " << pass.at(0);
+  }
+}
+
 TEST(Recipes, EveryReportJsonKeyIsAFieldAndListedInTheSessionDoc) {
   const std::vector<std::string> written = written_report_keys(), listed = documented_report_keys();
   EXPECT_GE(written.size(), 40u);
