@@ -162,9 +162,9 @@ void write_search(const ReductionReport& r, std::ostream& md) {
      << (r.refused_by_checker > 0 ? " (" + std::to_string(r.refused_by_checker) + " refused by ONNX's checker)" : "")
      << (r.repeat > 1 ? ", each the majority of " + std::to_string(r.repeat) + " runs, " + std::to_string(r.flaky) + " flaky" : "")
      << ") in " << format_number(r.seconds)
-     << " s with -j " << r.jobs << ", strategy " << r.strategy << "; of the runs "
-     << r.runs_spent.confirmation << " confirmed the reproducer, " << r.runs_spent.probes << " ran probe models, "
-     << r.runs_spent.bundle << " checked the bundle's model).\n\n";
+     << " s with -j " << r.jobs << ", strategy " << r.strategy << "; of the engine runs, "
+     << r.runs_spent.confirmation << " confirmed the reproducer, " << r.runs_spent.probes << " ran probe models and "
+     << r.runs_spent.bundle << " checked the bundle's model.\n\n";
   if (r.first_small)
     md << "**First small reproducer:** " << r.first_small->nodes << " nodes (within twice the final size) after "
        << format_number(r.first_small->seconds) << " s and " << r.first_small->engine_runs << " engine runs.\n\n";
