@@ -192,6 +192,16 @@ ProbeRuns probe_again(Oracle& oracle, int slots, const std::atomic<bool>* cancel
   return out;
 }
 
+// The probes run again, in the report after the first ones; one that fails the same way now makes
+// the conclusion mixed, as if it had before the search.
+void add_probes_again(ModelIndependence again, ReductionReport& report) {
+  for (auto& probe : again.probes) {
+    probe.model += " (again, after the search)";
+    report.probes.probes.push_back(std::move(probe));
+  }
+  if (again.any_same()) report.probes.conclusion = ProbeConclusion::Mixed;
+}
+
 // The trust runs after the reproducer's first fresh run: `confirm_more` fresh runs and, with
 // `probes`, the probe models again (a reproducer of 1-2 nodes is where a reduction on an engine that
 // fails at random, or on any model at all, ends; a probe that fails the same way now makes it
@@ -212,11 +222,7 @@ void trust_runs(Oracle& oracle, const Candidate& candidate, int confirm_more, bo
   if (probes && !made.probes.empty()) {
     ModelIndependence again = probe_model_independence(oracle, cancel, std::move(made.probes));
     if (again.cancelled) return;
-    for (auto& probe : again.probes) {
-      probe.model += " (again, after the search)";
-      report.probes.probes.push_back(std::move(probe));
-    }
-    if (again.any_same()) report.probes.conclusion = ProbeConclusion::Mixed;
+    add_probes_again(std::move(again), report);
     probes = false;
   }
   const int slots = oracle.options().slots;
@@ -241,12 +247,7 @@ void trust_runs(Oracle& oracle, const Candidate& candidate, int confirm_more, bo
   report.rounds_spent.confirmation += c.rounds;
   report.runs_spent.probes += p.runs;
   report.rounds_spent.probes += probe_rounds;
-  if (!p.again) return;
-  for (auto& probe : p.again->probes) {
-    probe.model += " (again, after the search)";
-    report.probes.probes.push_back(std::move(probe));
-  }
-  if (p.again->any_same()) report.probes.conclusion = ProbeConclusion::Mixed;
+  if (p.again) add_probes_again(std::move(*p.again), report);
 }
 
 // actual/: the engine's outputs of the reproducer (or its error message), from a fresh run: a

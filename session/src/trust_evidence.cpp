@@ -1,14 +1,23 @@
 // Signs of an engine that does not answer as a function of the model (trust_evidence.h).
 #include "session/trust_evidence.h"
 
-#include <algorithm>
-
 namespace reduce {
 
 namespace {
 
-bool contains(const std::vector<size_t>& larger, const std::vector<size_t>& smaller) {
-  return larger.size() > smaller.size() && std::includes(larger.begin(), larger.end(), smaller.begin(), smaller.end());
+std::vector<uint64_t> bitset_of(const std::vector<size_t>& nodes) {
+  std::vector<uint64_t> bits(nodes.empty() ? 0 : nodes.back() / 64 + 1);
+  for (size_t n : nodes) bits[n / 64] |= uint64_t{1} << (n % 64);
+  return bits;
+}
+
+// `larger` holds every node of `smaller` and more.
+template <typename Set>
+bool contains(const Set& larger, const Set& smaller) {
+  if (larger.count <= smaller.count) return false;
+  for (size_t w = 0; w < smaller.bits.size(); ++w)
+    if (smaller.bits[w] & ~(w < larger.bits.size() ? larger.bits[w] : 0)) return false;
+  return true;
 }
 
 }  // namespace
@@ -18,17 +27,18 @@ void TrustEvidence::observe(const Candidate& candidate, bool fails, bool flaky) 
   flaky_ += flaky;
   if (!candidate.outputs.empty()) return;
   Candidate edits = candidate;
-  edits.nodes.clear();
+  edits.nodes.clear();  // the key: everything but the nodes
   std::vector<Seen>& seen = seen_[candidate_hash(edits)];
+  const Seen now{bitset_of(candidate.nodes), candidate.nodes.size(), fails};
   // One contradiction per verdict that contradicts any earlier one.
   for (const Seen& s : seen) {
-    const bool against = fails ? !s.fails && contains(s.nodes, candidate.nodes) : s.fails && contains(candidate.nodes, s.nodes);
+    const bool against = fails ? !s.fails && contains(s, now) : s.fails && contains(now, s);
     if (against) {
       ++contradictions_;
       break;
     }
   }
-  seen.push_back({candidate.nodes, fails});
+  seen.push_back(now);
 }
 
 std::vector<std::string> TrustEvidence::reasons() const {

@@ -26,8 +26,11 @@ class TrustEvidence {
   uint64_t contradictions() const;
 
  private:
+  // A candidate's nodes as a bitset (one bit per node of the model: a few KB on a 200 000-node
+  // model, where the node list would be 8 bytes a node for every check).
   struct Seen {
-    std::vector<size_t> nodes;  // ascending
+    std::vector<uint64_t> bits;
+    size_t count = 0;
     bool fails = false;
   };
   mutable std::mutex mutex_;
