@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <queue>
 #include <span>
 #include <unordered_set>
 
@@ -251,16 +252,54 @@ std::vector<size_t> ReductionGraph::fusion_closure(const Candidate& c, size_t en
   return closure;
 }
 
-std::optional<Candidate> ReductionGraph::frontier_prefix(const Candidate& c, const std::vector<size_t>& units,
+std::vector<size_t> ReductionGraph::fusion_extension(const Candidate& c, const std::vector<size_t>& window,
+                                                     size_t limit) const {
+  const auto outs = outputs_of(c);
+  const std::unordered_set<std::string> observed(outs.begin(), outs.end());
+  std::unordered_set<size_t> taken(window.begin(), window.end());
+  // Latest first: a unit's readers come after it, so each is settled before the units it reads.
+  const auto earlier = [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(earlier)> pending(earlier);
+  std::unordered_set<size_t> queued;
+  const auto queue_inputs = [&](size_t u) {
+    for (size_t q : index_.predecessors(u))
+      if (q < unit_.size() && unit_[q] && keeps(c, q) && !taken.count(q) && queued.insert(q).second) pending.push(q);
+  };
+  for (size_t u : window) queue_inputs(u);
+  const auto taken_alone = [&](const std::string& value) {
+    const auto readers = index_.consumers(value);
+    return !readers.empty() && !observed.count(value) && !index_.is_graph_output(value) &&
+           std::all_of(readers.begin(), readers.end(), [&](size_t r) { return taken.count(r) > 0; });
+  };
+  std::vector<size_t> out;
+  while (!pending.empty() && out.size() < limit) {
+    const size_t u = pending.top();
+    pending.pop();
+    const auto u_outs = node_outputs(u);
+    if (u_outs.empty() || !std::all_of(u_outs.begin(), u_outs.end(), taken_alone)) continue;
+    taken.insert(u);
+    out.push_back(u);
+    queue_inputs(u);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::optional<Candidate> ReductionGraph::frontier_window(const Candidate& c, const std::vector<size_t>& units, size_t first,
                                                          size_t count) const {
-  auto prefix = with_units(c, std::vector<size_t>(units.begin(), units.begin() + static_cast<std::ptrdiff_t>(count)));
+  std::vector<size_t> window(units.begin() + static_cast<std::ptrdiff_t>(first), units.begin() + static_cast<std::ptrdiff_t>(count));
+  if (first > 0) {
+    const auto extension = fusion_extension(c, window, std::max(window.size(), kFusionReach));
+    window.insert(window.begin(), extension.begin(), extension.end());
+  }
+  auto prefix = with_units(c, window);
   if (!prefix) return prefix;
   const auto outs = outputs_of(c);
   const std::unordered_set<std::string> observed(outs.begin(), outs.end());
   prefix->outputs.clear();
-  for (size_t i = 0; i < count; ++i) {
-    if (!keeps(*prefix, units[i]) || quantizes_pair(units[i])) continue;
-    for (auto& o : node_outputs(units[i])) {
+  for (size_t u : window) {
+    if (!keeps(*prefix, u) || quantizes_pair(u)) continue;
+    for (auto& o : node_outputs(u)) {
       const auto readers = index_.consumers(o);
       if (observed.count(o) || std::any_of(readers.begin(), readers.end(),
                                            [&](size_t r) { return keeps(c, r) && !keeps(*prefix, r); }))

@@ -16,24 +16,27 @@ struct Start {
   std::vector<size_t> units;
 };
 
-// The first p+1 units (a topological prefix is closed under ancestors) with all their outputs
+// Units first..p (from 0: a topological prefix, closed under ancestors) with all their outputs
 // marked, but a Q/DQ pair's quantized value, which only its DequantizeLinear nodes take; nullopt
 // when that marks nothing (a pair's QuantizeLinear before its DequantizeLinear nodes shows nothing).
-std::optional<Candidate> marked_prefix(const ReductionGraph& g, const Start& s, size_t p) {
-  auto c = g.with_units(s.base, std::vector<size_t>(s.units.begin(), s.units.begin() + static_cast<std::ptrdiff_t>(p + 1)));
+// From first > 0 the values they read from earlier units are cut, fed their recorded values.
+std::optional<Candidate> marked_prefix(const ReductionGraph& g, const Start& s, size_t p, size_t first = 0) {
+  auto c = g.with_units(s.base, std::vector<size_t>(s.units.begin() + static_cast<std::ptrdiff_t>(first),
+                                                    s.units.begin() + static_cast<std::ptrdiff_t>(p + 1)));
   if (!c) return c;
   std::vector<std::string> outputs;
-  for (size_t i = 0; i <= p; ++i)
+  for (size_t i = first; i <= p; ++i)
     if (ReductionGraph::keeps(*c, s.units[i]) && !g.quantizes_pair(s.units[i]))
       for (auto& o : g.node_outputs(s.units[i])) outputs.push_back(std::move(o));
   if (outputs.empty()) return std::nullopt;
   return g.marking(std::move(*c), std::move(outputs));
 }
 
-// The diverging node with its ancestors and only its own outputs (none when the node is a pair's
-// QuantizeLinear, which does not go without its DequantizeLinear nodes).
-std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, size_t k) {
-  auto c = g.with_units(s.base, g.ancestors_within(s.base, s.units[k]));
+// The diverging node with its ancestors within `failed` (the failing prefix or window) and only its
+// own outputs (none when the node is a pair's QuantizeLinear, which does not go without its
+// DequantizeLinear nodes).
+std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, const Candidate& failed, size_t k) {
+  auto c = g.with_units(s.base, g.ancestors_within(failed, s.units[k]));
   if (!c || c->nodes.size() >= s.base.nodes.size() || !ReductionGraph::keeps(*c, s.units[k]) || g.quantizes_pair(s.units[k]))
     return std::nullopt;
   return g.marking(std::move(*c), g.node_outputs(s.units[k]));
@@ -53,6 +56,15 @@ std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, size_
 // assumes less than output-cut's bisection over single nodes' ancestors: an error stays seen as
 // long as any later node reads it, not only at one node (a saturating gate downstream does not
 // hide it).
+// Windows (issue 71): once a prefix is known to pass, the values up to its end are right, and a
+// failure born after it shows in a window that starts there, the values it reads from the front
+// cut and fed their recorded values. So the bisection's candidates shrink from both ends: the
+// engine builds about the model's size over the whole search, not log2(n) prefixes as long as the
+// divergence's. A window whose cut splits the fusion a failure needs passes; the search then ends
+// on the last candidate that failed, which held it (input-cut takes its front off after). When no window fails though some passed (the
+// failure needs the front's own values: inputs bound in the wrong order, error that accumulates),
+// the bisection runs again over prefixes. And the first value the check saw born wrong is tried
+// alone before its prefix: usually it fails alone, and its prefix is never built.
 class FirstDivergence : public PassState {
  public:
   enum Stage { Unverified, Bisecting, Hinted, Frontier, Alone, Narrowing, Hidden, Done };
@@ -68,6 +80,7 @@ class FirstDivergence : public PassState {
     auto t = std::make_shared<FirstDivergence>(*this);
     switch (stage_) {
       case Unverified:
+        if (answer.interesting) t->failed_ = probe_->candidate;
         if (!answer.interesting) {
           t->stage_ = Frontier;
           t->frontier_ = fusion_positions(g);
@@ -81,9 +94,22 @@ class FirstDivergence : public PassState {
         }
         break;
       case Bisecting:
-      case Frontier: t->bisect_ = bisect_.advance(answer.interesting); break;
+      case Frontier:
+        t->bisect_ = bisect_.advance(answer.interesting);
+        if (answer.interesting) t->failed_ = probe_->candidate;
+        else if (probe_cut_) t->cut_passed_ = true;
+        break;
       case Hinted:
+        if (probing_alone_) {
+          t->alone_tried_ = true;
+          if (answer.interesting) {
+            t->stage_ = Done;
+            t->narrowed_ = probe_->candidate;
+          }
+          break;
+        }
         t->hinted_ = hinted_.advance(answer.interesting);
+        if (answer.interesting) t->failed_ = probe_->candidate;
         // The first hinted position did not fail alone: the hint says little about where the
         // divergence is (hinted_likely), so galloping's bet on a small answer no longer holds;
         // plain bisection of what is left costs log2 of it (bench/RESULTS.md, input_binding).
@@ -101,7 +127,7 @@ class FirstDivergence : public PassState {
       case Narrowing:
         t->stage_ = Done;
         if (answer.interesting) t->narrowed_ = probe_->candidate;
-        else t->keep_prefix(g);
+        else t->keep_prefix();
         break;
       case Hidden:
       case Done: break;
@@ -165,14 +191,31 @@ class FirstDivergence : public PassState {
     return std::make_shared<const std::vector<size_t>>(std::move(positions));
   }
 
-  // The prefix ending at position p, as the search tests it.
+  // Where the bisection's next candidate starts: after the last prefix known to pass (0: none).
+  size_t front() const {
+    if (!windows_ || bisect_.first == 0) return 0;
+    return frontier_ ? (*frontier_)[bisect_.first - 1] + 1 : bisect_.first;
+  }
+
+  // The candidate ending at position p, as the search tests it: a prefix, or a window from front().
   std::optional<Candidate> prefix(const ReductionGraph& g, size_t p) const {
-    return frontier_ ? g.frontier_prefix(start_->base, start_->units, p + 1) : marked_prefix(g, *start_, p);
+    const size_t first = std::min(front(), p);
+    return frontier_ ? g.frontier_window(start_->base, start_->units, first, p + 1) : marked_prefix(g, *start_, p, first);
   }
 
   // The narrowed candidate did not fail (or there was none): the failing prefix is the result.
-  void keep_prefix(const ReductionGraph& g) {
-    if (divergence() + 1 < start_->units.size()) result_ = prefix(g, divergence());
+  void keep_prefix() {
+    if (divergence() + 1 < start_->units.size()) result_ = failed_;
+  }
+
+  // The bisection found no failing window but some passed: the failure needs the front's values.
+  // It runs again over prefixes (those it asked already are answered from the cache).
+  bool restart_over_prefixes() {
+    const size_t count = frontier_ ? frontier_->size() : start_->units.size() - 1;
+    if (!windows_ || !cut_passed_ || bisect_.first < count) return false;
+    windows_ = false;
+    bisect_ = Bisection{range_first_, count};
+    return true;
   }
 
   // The first failing prefix end the search found.
@@ -186,12 +229,21 @@ class FirstDivergence : public PassState {
   // Sets probe_ for the stage, moving to the next stage where this one has nothing to ask.
   void settle(const ReductionGraph& g) {
     probe_.reset();
+    probe_cut_ = false;
+    probing_alone_ = false;
     const size_t n = start_->units.size();
     if (stage_ == Unverified) {
       if (auto c = marked_prefix(g, *start_, n - 1)) probe_ = Probe{std::move(*c), false, {}};
       else stage_ = Hidden;
       return;
     }
+    // The first value seen born wrong alone (its inputs cut), before the prefix ending at it.
+    if (stage_ == Hinted && hinted_.first == 0 && !alone_tried_ && !failing_->empty())
+      if (auto alone = g.with_units(start_->base, {start_->units[(*failing_)[0]]}); alone && (*failing_)[0] > 0) {
+        probe_ = Probe{g.marking(std::move(*alone), g.node_outputs(start_->units[(*failing_)[0]])), true, {}};
+        probing_alone_ = true;
+        return;
+      }
     // A prefix without a candidate is answered "not interesting" without a test.
     if (stage_ == Hinted)
       while (const auto p = hinted_.probe()) {
@@ -206,16 +258,20 @@ class FirstDivergence : public PassState {
     if (stage_ == Hinted && hinted_.first >= failing_->size()) {
       stage_ = Bisecting;
       bisect_ = Bisection{failing_->back() + 1, n - 1};
+      range_first_ = bisect_.first;
       failing_.reset();
     }
     if (stage_ == Bisecting || stage_ == Frontier)
-      while (const auto p = bisect_.probe()) {
-        if (auto c = prefix(g, frontier_ ? (*frontier_)[*p] : *p)) {
-          probe_ = Probe{std::move(*c), false, {}};
-          return;
+      do {
+        while (const auto p = bisect_.probe()) {
+          if (auto c = prefix(g, frontier_ ? (*frontier_)[*p] : *p)) {
+            probe_cut_ = front() > 0;
+            probe_ = Probe{std::move(*c), false, {}};
+            return;
+          }
+          bisect_ = bisect_.advance(false);
         }
-        bisect_ = bisect_.advance(false);
-      }
+      } while (restart_over_prefixes());
     // No prefix but the whole candidate fails with only what the rest reads marked either.
     if (stage_ == Frontier && divergence() + 1 >= n) {
       stage_ = Hidden;
@@ -223,9 +279,9 @@ class FirstDivergence : public PassState {
     }
     if (stage_ == Hinted || stage_ == Bisecting || stage_ == Frontier || stage_ == Narrowing) {
       stage_ = Narrowing;
-      if (auto c = narrowed(g, *start_, divergence())) {
+      if (auto c = failed_ ? narrowed(g, *start_, *failed_, divergence()) : std::nullopt) {
         // A frontier prefix that is the divergence with its ancestors already failed as it is.
-        const auto failed = prefix(g, divergence());
+        const auto& failed = failed_;
         if (frontier_ && *c == failed) {
           narrowed_ = std::move(c);
           stage_ = Done;
@@ -243,7 +299,7 @@ class FirstDivergence : public PassState {
         // The diverging node alone first (its inputs cut): when it fails, the narrowed candidate's
         // check buys nothing, and when it does not, input-cut's first suffix of the narrowed
         // candidate is this model, answered from the cache: one check fewer or none more.
-        if (!frontier_ && !narrowing_ && g.size_of(*c) > 1)
+        if (!frontier_ && !narrowing_ && g.size_of(*c) > 1 && !tried_alone(divergence()))
           if (auto alone = g.with_units(start_->base, {start_->units[divergence()]})) {
             stage_ = Alone;
             probe_ = Probe{g.marking(std::move(*alone), g.node_outputs(start_->units[divergence()])), true, {}};
@@ -253,9 +309,12 @@ class FirstDivergence : public PassState {
         return;
       }
       stage_ = Done;
-      keep_prefix(g);
+      keep_prefix();
     }
   }
+
+  // The node at position k was tried alone already (the first value seen born wrong).
+  bool tried_alone(size_t k) const { return alone_tried_ && failing_ && !failing_->empty() && (*failing_)[0] == k; }
 
   std::shared_ptr<const Start> start_;
   Stage stage_ = Unverified;
@@ -268,6 +327,16 @@ class FirstDivergence : public PassState {
   std::optional<Candidate> result_, narrowed_;
   // The diverging node alone did not fail: the narrowed candidate is next.
   bool narrowing_ = false;
+  // The last candidate of the search that failed (the fully marked model first).
+  std::optional<Candidate> failed_;
+  // Windows: whether the bisection's candidates start after the last prefix known to pass; whether
+  // one that did (a cut front) passed; where the bisection's range starts.
+  bool windows_ = true, cut_passed_ = false;
+  size_t range_first_ = 0;
+  // The probe is a window with a cut front; the first value seen born wrong, alone.
+  bool probe_cut_ = false, probing_alone_ = false;
+  // That one was tried.
+  bool alone_tried_ = false;
 };
 
 }  // namespace
