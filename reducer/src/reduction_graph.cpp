@@ -289,7 +289,7 @@ std::optional<Candidate> ReductionGraph::frontier_window(const Candidate& c, con
                                                          size_t count) const {
   std::vector<size_t> window(units.begin() + static_cast<std::ptrdiff_t>(first), units.begin() + static_cast<std::ptrdiff_t>(count));
   if (first > 0) {
-    const auto extension = fusion_extension(c, window, std::max(window.size(), kFusionReach));
+    const auto extension = fusion_extension(c, window, kFusionReach);
     window.insert(window.begin(), extension.begin(), extension.end());
   }
   auto prefix = with_units(c, window);

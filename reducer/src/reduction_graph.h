@@ -105,20 +105,20 @@ class ReductionGraph {
   std::optional<Candidate> frontier_prefix(const Candidate& c, const std::vector<size_t>& units, size_t count) const {
     return frontier_window(c, units, 0, count);
   }
-  // The same for units[first, count), with up to as many units before them an engine could fuse
-  // into them (fusion_extension), and at least kFusionReach; the values they read from the units
-  // left out are cut (fed their recorded values). A window starting after a prefix known to pass
-  // holds a failure born in it without carrying the model's front (issue 71).
-  // kFusionReach: the patterns engines fuse are a few to a few dozen nodes (Conv+BN+ReLU 3, a
-  // decomposed LayerNorm 7-9, GELU 8, attention 10-20); a window's last steps, a few units long,
-  // would otherwise cut them and pass. It adds at most 64 nodes to each of log2(n) windows.
+  // The same for units[first, count), with up to kFusionReach units before them an engine could
+  // fuse into them (fusion_extension); the values they read from the units left out are cut (fed
+  // their recorded values). A window starting after a prefix known to pass holds a failure born in
+  // it without carrying the model's front (issue 71).
   std::optional<Candidate> frontier_window(const Candidate& c, const std::vector<size_t>& units, size_t first,
                                            size_t count) const;
   // Up to `limit` units of `c` before `window` (not in it) whose outputs only `window` and each other
   // read, nearest first: fusion_closure's rule for a set, which alone would take a chain back to the
-  // model's inputs (every value of a chain is read by the next node alone), so the limit: a window
-  // at most doubles, and one whose cut still splits the fusion a failure needs passes (the search
-  // keeps the last candidate that failed, which held it). In topological order.
+  // model's inputs (every value of a chain is read by the next node alone), so the limit. In
+  // topological order.
+  // kFusionReach: the patterns engines fuse are a few to a few dozen nodes (Conv+BN+ReLU 3, a
+  // decomposed LayerNorm 7-9, GELU 8, attention 10-20). It adds at most 64 nodes to each of log2(n)
+  // windows; a window whose cut still splits the fusion a failure needs passes, and the search
+  // keeps the last candidate that failed, which held it.
   static constexpr size_t kFusionReach = 64;
   std::vector<size_t> fusion_extension(const Candidate& c, const std::vector<size_t>& window, size_t limit) const;
   // The declared or inferred type of a value of the main graph, or nullptr (inferred once, on

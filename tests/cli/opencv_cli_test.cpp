@@ -54,14 +54,24 @@ TEST_F(OpenCvCli, ReduceFindsTheOneNodeDivThatTheImporterRejects) {
   EXPECT_NE(check.out.find("axis != outShape.size()"), std::string::npos) << check.out;
 }
 
+// PP-OCR rec fails at run time in an elementwise op whose input has dims OpenCV cannot work out
+// (its 'total' assertion). The model's own prefixes fail that way first at a Mul, and again at a
+// later Add; first-divergence's windows (issue 71) stop at the Add when a window holding the Mul
+// fails otherwise first (a Shape of a cut value), after the Add's own prefix in the model was
+// checked to fail the same way. Either is one node that fails alone with the model's error.
 TEST_F(OpenCvCli, ReduceFindsTheOneNodeMulThatFailsAtRunTimeInPpOcrRec) {
   TempDir dir;
   auto r = run_reduce({model("ppocr_rec.onnx"), "--engine", "opencv", "--input-shape", "x:1x3x48x320", "-j", "2", "-o",
                        (dir / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string report = read_bytes(dir / "out" / "report.json");
-  EXPECT_NE(report.find("\"Mul\": 1"), std::string::npos) << report;
+  EXPECT_TRUE(report.find("\"op_types\": {\n      \"Mul\": 1\n    }") != std::string::npos ||
+              report.find("\"op_types\": {\n      \"Add\": 1\n    }") != std::string::npos) << report;
   EXPECT_NE(report.find("start <= (int)shape.size()"), std::string::npos) << report;
+  auto check = run_reduce({"check", (dir / "out" / "model.onnx").string(), "--engine", "opencv", "--inputs",
+                           (dir / "out" / "inputs").string()});
+  EXPECT_EQ(check.exit_code, 1) << check.out;
+  EXPECT_NE(check.out.find("start <= (int)shape.size()"), std::string::npos) << check.out;
 }
 
 // A Shape of a value with a dynamic dim (issue 66): OpenCV 4.6 refuses it on the user's file, whose

@@ -235,6 +235,23 @@ TEST(Recipes, EveryReductionPassHasItsOwnTestFile) {
   }
 }
 
+// README's "Engines" list names every kind of engines.def, each at the start of one item, and
+// nothing else (issue 70: it had 10 items for 12 kinds).
+TEST(Recipes, TheReadmeListsEveryEngineKind) {
+  const auto kinds = entries(read("adapters/include/adapters/engines.def"), "REDUCE_ENGINE");
+  EXPECT_GE(kinds.size(), 12u);
+  const std::string readme = read("README.md");
+  const size_t start = readme.find("\n## Engines\n");
+  ASSERT_NE(start, std::string::npos) << "README.md has no \"## Engines\" section";
+  const std::string section = readme.substr(start, readme.find("\n## ", start + 1) - start);
+  std::vector<std::string> listed;
+  const std::regex item("\\n- `([a-z0-9-]+)");
+  for (std::sregex_iterator it(section.begin(), section.end(), item), last; it != last; ++it) listed.push_back((*it)[1]);
+  std::vector<std::string> names;
+  for (const auto& kind : kinds) names.push_back(unquoted(kind.at(1)));
+  EXPECT_EQ(listed, names) << "README.md's Engines list, in engines.def's order";
+}
+
 TEST(Recipes, EveryReportJsonKeyIsAFieldAndListedInTheSessionDoc) {
   const std::vector<std::string> written = written_report_keys(), listed = documented_report_keys();
   EXPECT_GE(written.size(), 40u);

@@ -67,7 +67,7 @@ std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, const
 // alone before its prefix: usually it fails alone, and its prefix is never built.
 class FirstDivergence : public PassState {
  public:
-  enum Stage { Unverified, Bisecting, Hinted, Frontier, Alone, Narrowing, Hidden, Done };
+  enum Stage { Unverified, Bisecting, Hinted, Frontier, Verifying, Alone, Narrowing, Hidden, Done };
 
   FirstDivergence(std::shared_ptr<const Start> start, const ReductionGraph& g) : start_(std::move(start)) {
     bisect_ = Bisection::over(start_->units.size() - 1);
@@ -80,7 +80,7 @@ class FirstDivergence : public PassState {
     auto t = std::make_shared<FirstDivergence>(*this);
     switch (stage_) {
       case Unverified:
-        if (answer.interesting) t->failed_ = probe_->candidate;
+        if (answer.interesting) t->failed_ = t->failed_prefix_ = probe_->candidate;
         if (!answer.interesting) {
           t->stage_ = Frontier;
           t->frontier_ = fusion_positions(g);
@@ -96,8 +96,18 @@ class FirstDivergence : public PassState {
       case Bisecting:
       case Frontier:
         t->bisect_ = bisect_.advance(answer.interesting);
-        if (answer.interesting) t->failed_ = probe_->candidate;
-        else if (probe_cut_) t->cut_passed_ = true;
+        if (answer.interesting) {
+          t->failed_ = probe_->candidate;
+          t->failed_cut_ = probe_cut_;
+          if (!probe_cut_) t->failed_prefix_ = probe_->candidate;
+        } else if (probe_cut_) {
+          t->cut_passed_ = true;
+        }
+        break;
+      case Verifying:
+        t->stage_ = verifying_;
+        t->failed_cut_ = false;
+        if (!answer.interesting) t->abandon_windows();
         break;
       case Hinted:
         if (probing_alone_) {
@@ -109,7 +119,13 @@ class FirstDivergence : public PassState {
           break;
         }
         t->hinted_ = hinted_.advance(answer.interesting);
-        if (answer.interesting) t->failed_ = probe_->candidate;
+        if (answer.interesting) {
+          t->failed_ = probe_->candidate;
+          t->failed_cut_ = probe_cut_;
+          if (!probe_cut_) t->failed_prefix_ = probe_->candidate;
+        } else if (probe_cut_) {
+          t->cut_passed_ = true;
+        }
         // The first hinted position did not fail alone: the hint says little about where the
         // divergence is (hinted_likely), so galloping's bet on a small answer no longer holds;
         // plain bisection of what is left costs log2 of it (bench/RESULTS.md, input_binding).
@@ -197,9 +213,14 @@ class FirstDivergence : public PassState {
     return frontier_ ? (*frontier_)[bisect_.first - 1] + 1 : bisect_.first;
   }
 
+  // Where a candidate ending at p starts, given the first position not known right: there when
+  // that leaves at most half the prefix (the window's failure costs one check of the prefix to
+  // confirm, so a window must save more than that), else 0.
+  size_t start_of(size_t first, size_t p) const { return windows_ && 2 * first >= p + 1 ? std::min(first, p) : 0; }
+
   // The candidate ending at position p, as the search tests it: a prefix, or a window from front().
   std::optional<Candidate> prefix(const ReductionGraph& g, size_t p) const {
-    const size_t first = std::min(front(), p);
+    const size_t first = start_of(front(), p);
     return frontier_ ? g.frontier_window(start_->base, start_->units, first, p + 1) : marked_prefix(g, *start_, p, first);
   }
 
@@ -214,6 +235,7 @@ class FirstDivergence : public PassState {
     const size_t count = frontier_ ? frontier_->size() : start_->units.size() - 1;
     if (!windows_ || !cut_passed_ || bisect_.first < count) return false;
     windows_ = false;
+    cut_passed_ = false;
     bisect_ = Bisection{range_first_, count};
     return true;
   }
@@ -245,13 +267,25 @@ class FirstDivergence : public PassState {
         return;
       }
     // A prefix without a candidate is answered "not interesting" without a test.
+    // After a hinted prefix passed, the next start after it (windows, as the bisection's).
     if (stage_ == Hinted)
-      while (const auto p = hinted_.probe()) {
-        if (auto c = marked_prefix(g, *start_, (*failing_)[*p])) {
-          probe_ = Probe{std::move(*c), false, {}, hinted_likely(*p)};
-          return;
+      do {
+        while (const auto p = hinted_.probe()) {
+          const size_t first = hinted_.first > 0 ? start_of((*failing_)[hinted_.first - 1] + 1, (*failing_)[*p]) : 0;
+          if (auto c = marked_prefix(g, *start_, (*failing_)[*p], first)) {
+            probe_cut_ = first > 0;
+            probe_ = Probe{std::move(*c), false, {}, hinted_likely(*p)};
+            return;
+          }
+          hinted_ = hinted_.advance(false);
         }
-        hinted_ = hinted_.advance(false);
+      } while (restart_hints_over_prefixes());
+    if (stage_ == Hinted && hinted_.first < failing_->size())
+      if (auto c = verification(g)) {
+        verifying_ = stage_;
+        stage_ = Verifying;
+        probe_ = Probe{std::move(*c), false, {}};
+        return;
       }
     // No hinted prefix fails: the divergence is after the last value seen born wrong (the values
     // wrong only by inheritance were not hinted). Bisection finds it.
@@ -264,14 +298,22 @@ class FirstDivergence : public PassState {
     if (stage_ == Bisecting || stage_ == Frontier)
       do {
         while (const auto p = bisect_.probe()) {
-          if (auto c = prefix(g, frontier_ ? (*frontier_)[*p] : *p)) {
-            probe_cut_ = front() > 0;
+          const size_t end = frontier_ ? (*frontier_)[*p] : *p;
+          if (auto c = prefix(g, end)) {
+            probe_cut_ = start_of(front(), end) > 0;
             probe_ = Probe{std::move(*c), false, {}};
             return;
           }
           bisect_ = bisect_.advance(false);
         }
       } while (restart_over_prefixes());
+    if (stage_ == Bisecting || stage_ == Frontier)
+      if (auto c = verification(g)) {
+        verifying_ = stage_;
+        stage_ = Verifying;
+        probe_ = Probe{std::move(*c), false, {}};
+        return;
+      }
     // No prefix but the whole candidate fails with only what the rest reads marked either.
     if (stage_ == Frontier && divergence() + 1 >= n) {
       stage_ = Hidden;
@@ -313,6 +355,38 @@ class FirstDivergence : public PassState {
     }
   }
 
+  // The last window failed where the model's own prefix ending at the same node does not: an
+  // artifact of its cut (a value the engine computed at build time fed as an input, inputs bound
+  // by position). The search starts again over prefixes (those it asked come from the cache).
+  void abandon_windows() {
+    windows_ = false;
+    cut_passed_ = false;
+    failed_ = failed_prefix_;
+    if (stage_ == Hinted) {
+      hinted_ = Gallop::over(failing_->size());
+      hinted_.galloping = false;
+    } else {
+      bisect_ = Bisection{range_first_, frontier_ ? frontier_->size() : start_->units.size() - 1};
+    }
+  }
+
+  // The last failing candidate was a window: the model's own prefix ending at the divergence must
+  // fail too, or the window's failure is the cut's, not the model's. That prefix, or nullopt.
+  std::optional<Candidate> verification(const ReductionGraph& g) const {
+    if (!failed_cut_ || divergence() + 1 >= start_->units.size()) return std::nullopt;
+    return frontier_ ? g.frontier_prefix(start_->base, start_->units, divergence() + 1) : marked_prefix(g, *start_, divergence());
+  }
+
+  // The same for the hinted positions: none failed, some window did not.
+  bool restart_hints_over_prefixes() {
+    if (!windows_ || !cut_passed_ || hinted_.first < failing_->size()) return false;
+    windows_ = false;
+    cut_passed_ = false;
+    hinted_ = Gallop::over(failing_->size());
+    hinted_.galloping = false;
+    return true;
+  }
+
   // The node at position k was tried alone already (the first value seen born wrong).
   bool tried_alone(size_t k) const { return alone_tried_ && failing_ && !failing_->empty() && (*failing_)[0] == k; }
 
@@ -327,8 +401,12 @@ class FirstDivergence : public PassState {
   std::optional<Candidate> result_, narrowed_;
   // The diverging node alone did not fail: the narrowed candidate is next.
   bool narrowing_ = false;
-  // The last candidate of the search that failed (the fully marked model first).
-  std::optional<Candidate> failed_;
+  // The last candidate of the search that failed (the fully marked model first), whether it is a
+  // window with a cut front, and the last failing one that was not.
+  std::optional<Candidate> failed_, failed_prefix_;
+  bool failed_cut_ = false;
+  // The stage a verification returns to.
+  Stage verifying_ = Bisecting;
   // Windows: whether the bisection's candidates start after the last prefix known to pass; whether
   // one that did (a cut front) passed; where the bisection's range starts.
   bool windows_ = true, cut_passed_ = false;
