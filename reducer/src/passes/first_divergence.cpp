@@ -58,19 +58,28 @@ std::optional<Candidate> narrowed(const ReductionGraph& g, const Start& s, const
 // hide it).
 // Windows (issue 71): once a prefix is known to pass, the values up to its end are right, and a
 // failure born after it shows in a window that starts there, the values it reads from the front
-// cut and fed their recorded values. So the bisection's candidates shrink from both ends: the
-// engine builds about the model's size over the whole search, not log2(n) prefixes as long as the
-// divergence's. A window whose cut splits the fusion a failure needs passes; the search then ends
-// on the last candidate that failed, which held it (input-cut takes its front off after). When no window fails though some passed (the
-// failure needs the front's own values: inputs bound in the wrong order, error that accumulates),
-// the bisection runs again over prefixes. And the first value the check saw born wrong is tried
-// alone before its prefix: usually it fails alone, and its prefix is never built.
+// cut and fed their recorded values (a window only where it is at most half the prefix, on
+// candidates of kWindowUnits or more). So the candidates shrink from both ends: the engine builds
+// about the model's size over the search, not log2(n) prefixes as long as the divergence's. A
+// window whose cut splits the fusion a failure needs passes; the search then ends on the last
+// candidate that failed, which held it. A window can also fail for its cut alone (a value the
+// engine computed at build time fed as an input; inputs bound by position): so when the last
+// failing candidate is a window, the model's own prefix ending at the same node is checked too,
+// and when it passes the search goes on over prefixes after it. When no window fails though some
+// passed (the failure needs the front's own values: error that accumulates from the start), the
+// bisection runs again over prefixes. And the first value the check saw born wrong is tried alone
+// before its prefix: usually it fails alone, and its prefix is never built.
 class FirstDivergence : public PassState {
  public:
+  // Windows from this many units: below, a window saves fewer nodes than its confirming check of
+  // the prefix costs in a run (and a fused window carries up to 64 units before its cut).
+  static constexpr size_t kWindowUnits = 4 * ReductionGraph::kFusionReach;
+
   enum Stage { Unverified, Bisecting, Hinted, Frontier, Verifying, Alone, Narrowing, Hidden, Done };
 
   FirstDivergence(std::shared_ptr<const Start> start, const ReductionGraph& g) : start_(std::move(start)) {
     bisect_ = Bisection::over(start_->units.size() - 1);
+    windows_ = start_->units.size() >= kWindowUnits;
     settle(g);
   }
 
@@ -99,7 +108,10 @@ class FirstDivergence : public PassState {
         if (answer.interesting) {
           t->failed_ = probe_->candidate;
           t->failed_cut_ = probe_cut_;
-          if (!probe_cut_) t->failed_prefix_ = probe_->candidate;
+          if (!probe_cut_) {
+            t->failed_prefix_ = probe_->candidate;
+            t->prefix_hi_ = *bisect_.probe();
+          }
         } else if (probe_cut_) {
           t->cut_passed_ = true;
         }
@@ -122,7 +134,10 @@ class FirstDivergence : public PassState {
         if (answer.interesting) {
           t->failed_ = probe_->candidate;
           t->failed_cut_ = probe_cut_;
-          if (!probe_cut_) t->failed_prefix_ = probe_->candidate;
+          if (!probe_cut_) {
+            t->failed_prefix_ = probe_->candidate;
+            t->prefix_hi_ = *hinted_.probe();
+          }
         } else if (probe_cut_) {
           t->cut_passed_ = true;
         }
@@ -293,6 +308,7 @@ class FirstDivergence : public PassState {
       stage_ = Bisecting;
       bisect_ = Bisection{failing_->back() + 1, n - 1};
       range_first_ = bisect_.first;
+      prefix_hi_.reset();
       failing_.reset();
     }
     if (stage_ == Bisecting || stage_ == Frontier)
@@ -357,16 +373,20 @@ class FirstDivergence : public PassState {
 
   // The last window failed where the model's own prefix ending at the same node does not: an
   // artifact of its cut (a value the engine computed at build time fed as an input, inputs bound
-  // by position). The search starts again over prefixes (those it asked come from the cache).
+  // by position). That prefix passing puts the divergence after it (prefixes fail from the
+  // divergence on), before the last prefix seen failing: the search goes on there over prefixes.
   void abandon_windows() {
     windows_ = false;
     cut_passed_ = false;
     failed_ = failed_prefix_;
     if (stage_ == Hinted) {
-      hinted_ = Gallop::over(failing_->size());
+      const size_t hi = prefix_hi_.value_or(failing_->size());
+      hinted_.first = std::min(hinted_.first + 1, hi);
+      hinted_.last = hi;
       hinted_.galloping = false;
     } else {
-      bisect_ = Bisection{range_first_, frontier_ ? frontier_->size() : start_->units.size() - 1};
+      const size_t hi = prefix_hi_.value_or(frontier_ ? frontier_->size() : start_->units.size() - 1);
+      bisect_ = Bisection{std::min(bisect_.first + 1, hi), hi};
     }
   }
 
@@ -407,6 +427,8 @@ class FirstDivergence : public PassState {
   bool failed_cut_ = false;
   // The stage a verification returns to.
   Stage verifying_ = Bisecting;
+  // The search's index of that last failing prefix (none: the whole candidate).
+  std::optional<size_t> prefix_hi_;
   // Windows: whether the bisection's candidates start after the last prefix known to pass; whether
   // one that did (a cut front) passed; where the bisection's range starts.
   bool windows_ = true, cut_passed_ = false;
