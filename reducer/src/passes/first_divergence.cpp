@@ -105,16 +105,7 @@ class FirstDivergence : public PassState {
       case Bisecting:
       case Frontier:
         t->bisect_ = bisect_.advance(answer.interesting);
-        if (answer.interesting) {
-          t->failed_ = probe_->candidate;
-          t->failed_cut_ = probe_cut_;
-          if (!probe_cut_) {
-            t->failed_prefix_ = probe_->candidate;
-            t->prefix_hi_ = *bisect_.probe();
-          }
-        } else if (probe_cut_) {
-          t->cut_passed_ = true;
-        }
+        t->record(answer.interesting, *bisect_.probe());
         break;
       case Verifying:
         t->stage_ = verifying_;
@@ -131,16 +122,7 @@ class FirstDivergence : public PassState {
           break;
         }
         t->hinted_ = hinted_.advance(answer.interesting);
-        if (answer.interesting) {
-          t->failed_ = probe_->candidate;
-          t->failed_cut_ = probe_cut_;
-          if (!probe_cut_) {
-            t->failed_prefix_ = probe_->candidate;
-            t->prefix_hi_ = *hinted_.probe();
-          }
-        } else if (probe_cut_) {
-          t->cut_passed_ = true;
-        }
+        t->record(answer.interesting, *hinted_.probe());
         // The first hinted position did not fail alone: the hint says little about where the
         // divergence is (hinted_likely), so galloping's bet on a small answer no longer holds;
         // plain bisection of what is left costs log2 of it (bench/RESULTS.md, input_binding).
@@ -368,6 +350,21 @@ class FirstDivergence : public PassState {
       }
       stage_ = Done;
       keep_prefix();
+    }
+  }
+
+  // What the answer to the probe (a prefix or a window, at the search's index `index`) says: the
+  // last failing candidate, the last failing prefix, a window that passed.
+  void record(bool interesting, size_t index) {
+    if (interesting) {
+      failed_ = probe_->candidate;
+      failed_cut_ = probe_cut_;
+      if (!probe_cut_) {
+        failed_prefix_ = probe_->candidate;
+        prefix_hi_ = index;
+      }
+    } else if (probe_cut_) {
+      cut_passed_ = true;
     }
   }
 
