@@ -256,101 +256,109 @@ class FirstDivergence : public PassState {
       else stage_ = Hidden;
       return;
     }
-    // The first value seen born wrong alone (its inputs cut), before the prefix ending at it.
-    if (stage_ == Hinted && hinted_.first == 0 && !alone_tried_ && !failing_->empty())
-      if (auto alone = g.with_units(start_->base, {start_->units[(*failing_)[0]]}); alone && (*failing_)[0] > 0) {
-        probe_ = Probe{g.marking(std::move(*alone), g.node_outputs(start_->units[(*failing_)[0]])), true, {}};
-        probing_alone_ = true;
-        return;
-      }
-    // A prefix without a candidate is answered "not interesting" without a test.
-    // After a hinted prefix passed, the next start after it (windows, as the bisection's).
-    if (stage_ == Hinted)
-      do {
-        while (const auto p = hinted_.probe()) {
-          const size_t first = hinted_.first > 0 ? start_of((*failing_)[hinted_.first - 1] + 1, (*failing_)[*p]) : 0;
-          if (auto c = marked_prefix(g, *start_, (*failing_)[*p], first)) {
-            probe_cut_ = first > 0;
-            probe_ = Probe{std::move(*c), false, {}, hinted_likely(*p)};
-            return;
-          }
-          hinted_ = hinted_.advance(false);
-        }
-      } while (restart_hints_over_prefixes());
-    if (stage_ == Hinted && hinted_.first < failing_->size())
-      if (auto c = verification(g)) {
-        verifying_ = stage_;
-        stage_ = Verifying;
-        probe_ = Probe{std::move(*c), false, {}};
-        return;
-      }
-    // No hinted prefix fails: the divergence is after the last value seen born wrong (the values
-    // wrong only by inheritance were not hinted). Bisection finds it.
-    if (stage_ == Hinted && hinted_.first >= failing_->size()) {
-      stage_ = Bisecting;
-      bisect_ = Bisection{failing_->back() + 1, n - 1};
-      range_first_ = bisect_.first;
-      prefix_hi_.reset();
-      failing_.reset();
-    }
-    if (stage_ == Bisecting || stage_ == Frontier)
-      do {
-        while (const auto p = bisect_.probe()) {
-          const size_t end = frontier_ ? (*frontier_)[*p] : *p;
-          if (auto c = prefix(g, end)) {
-            probe_cut_ = start_of(front(), end) > 0;
-            probe_ = Probe{std::move(*c), false, {}};
-            return;
-          }
-          bisect_ = bisect_.advance(false);
-        }
-      } while (restart_over_prefixes());
-    if (stage_ == Bisecting || stage_ == Frontier)
-      if (auto c = verification(g)) {
-        verifying_ = stage_;
-        stage_ = Verifying;
-        probe_ = Probe{std::move(*c), false, {}};
-        return;
-      }
+    if (stage_ == Hinted && settle_hinted(g)) return;
+    if ((stage_ == Bisecting || stage_ == Frontier) && settle_bisection(g)) return;
     // No prefix but the whole candidate fails with only what the rest reads marked either.
     if (stage_ == Frontier && divergence() + 1 >= n) {
       stage_ = Hidden;
       return;
     }
-    if (stage_ == Hinted || stage_ == Bisecting || stage_ == Frontier || stage_ == Narrowing) {
-      stage_ = Narrowing;
-      if (auto c = failed_ ? narrowed(g, *start_, *failed_, divergence()) : std::nullopt) {
-        // A frontier prefix that is the divergence with its ancestors already failed as it is.
-        const auto& failed = failed_;
-        if (frontier_ && *c == failed) {
-          narrowed_ = std::move(c);
-          stage_ = Done;
-          result_ = narrowed_;
-          return;
+    if (stage_ == Hinted || stage_ == Bisecting || stage_ == Frontier || stage_ == Narrowing) settle_narrowing(g);
+  }
+
+  // The gallop over hinted positions: the first alone, then prefixes (windows after one passed), the
+  // confirming prefix; or on to bisection after the last. True when it set a probe.
+  bool settle_hinted(const ReductionGraph& g) {
+    // The first value seen born wrong alone (its inputs cut), before the prefix ending at it.
+    if (hinted_.first == 0 && !alone_tried_ && !failing_->empty())
+      if (auto alone = g.with_units(start_->base, {start_->units[(*failing_)[0]]}); alone && (*failing_)[0] > 0) {
+        probe_ = Probe{g.marking(std::move(*alone), g.node_outputs(start_->units[(*failing_)[0]])), true, {}};
+        probing_alone_ = true;
+        return true;
+      }
+    // A prefix without a candidate is answered "not interesting" without a test.
+    do {
+      while (const auto p = hinted_.probe()) {
+        const size_t first = hinted_.first > 0 ? start_of((*failing_)[hinted_.first - 1] + 1, (*failing_)[*p]) : 0;
+        if (auto c = marked_prefix(g, *start_, (*failing_)[*p], first)) {
+          probe_cut_ = first > 0;
+          probe_ = Probe{std::move(*c), false, {}, hinted_likely(*p)};
+          return true;
         }
-        // The same nodes with fewer outputs: input-cut's suffixes mark only the divergence's
-        // outputs (Facts::single_sink), and the first that fails is narrowed already; a probe of
-        // the narrowed candidate here would only come first.
-        if (failed && c->nodes == failed->nodes && divergence() + 1 < start_->units.size()) {
-          stage_ = Done;
-          result_ = failed;
-          return;
+        hinted_ = hinted_.advance(false);
+      }
+    } while (restart_hints_over_prefixes());
+    if (hinted_.first < failing_->size()) return verify(g);
+    // No hinted prefix fails: the divergence is after the last value seen born wrong (the values
+    // wrong only by inheritance were not hinted). Bisection finds it.
+    stage_ = Bisecting;
+    bisect_ = Bisection{failing_->back() + 1, start_->units.size() - 1};
+    range_first_ = bisect_.first;
+    prefix_hi_.reset();
+    failing_.reset();
+    return false;
+  }
+
+  // The bisection's next prefix or window, then the confirming prefix. True when it set a probe.
+  bool settle_bisection(const ReductionGraph& g) {
+    do {
+      while (const auto p = bisect_.probe()) {
+        const size_t end = frontier_ ? (*frontier_)[*p] : *p;
+        if (auto c = prefix(g, end)) {
+          probe_cut_ = start_of(front(), end) > 0;
+          probe_ = Probe{std::move(*c), false, {}};
+          return true;
         }
-        // The diverging node alone first (its inputs cut): when it fails, the narrowed candidate's
-        // check buys nothing, and when it does not, input-cut's first suffix of the narrowed
-        // candidate is this model, answered from the cache: one check fewer or none more.
-        if (!frontier_ && !narrowing_ && g.size_of(*c) > 1 && !tried_alone(divergence()))
-          if (auto alone = g.with_units(start_->base, {start_->units[divergence()]})) {
-            stage_ = Alone;
-            probe_ = Probe{g.marking(std::move(*alone), g.node_outputs(start_->units[divergence()])), true, {}};
-            return;
-          }
-        probe_ = Probe{std::move(*c), true, {}};
+        bisect_ = bisect_.advance(false);
+      }
+    } while (restart_over_prefixes());
+    return verify(g);
+  }
+
+  // The model's own prefix ending at the divergence, when the search ended on a window.
+  bool verify(const ReductionGraph& g) {
+    auto c = verification(g);
+    if (!c) return false;
+    verifying_ = stage_;
+    stage_ = Verifying;
+    probe_ = Probe{std::move(*c), false, {}};
+    return true;
+  }
+
+  // The divergence found: the node alone or with its ancestors, or the failing prefix as it is.
+  void settle_narrowing(const ReductionGraph& g) {
+    stage_ = Narrowing;
+    if (auto c = failed_ ? narrowed(g, *start_, *failed_, divergence()) : std::nullopt) {
+      // A frontier prefix that is the divergence with its ancestors already failed as it is.
+      const auto& failed = failed_;
+      if (frontier_ && *c == failed) {
+        narrowed_ = std::move(c);
+        stage_ = Done;
+        result_ = narrowed_;
         return;
       }
-      stage_ = Done;
-      keep_prefix();
+      // The same nodes with fewer outputs: input-cut's suffixes mark only the divergence's
+      // outputs (Facts::single_sink), and the first that fails is narrowed already; a probe of
+      // the narrowed candidate here would only come first.
+      if (failed && c->nodes == failed->nodes && divergence() + 1 < start_->units.size()) {
+        stage_ = Done;
+        result_ = failed;
+        return;
+      }
+      // The diverging node alone first (its inputs cut): when it fails, the narrowed candidate's
+      // check buys nothing, and when it does not, input-cut's first suffix of the narrowed
+      // candidate is this model, answered from the cache: one check fewer or none more.
+      if (!frontier_ && !narrowing_ && g.size_of(*c) > 1 && !tried_alone(divergence()))
+        if (auto alone = g.with_units(start_->base, {start_->units[divergence()]})) {
+          stage_ = Alone;
+          probe_ = Probe{g.marking(std::move(*alone), g.node_outputs(start_->units[divergence()])), true, {}};
+          return;
+        }
+      probe_ = Probe{std::move(*c), true, {}};
+      return;
     }
+    stage_ = Done;
+    keep_prefix();
   }
 
   // What the answer to the probe (a prefix or a window, at the search's index `index`) says: the
