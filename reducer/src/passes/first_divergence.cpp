@@ -226,16 +226,6 @@ class FirstDivergence : public PassState {
     if (divergence() + 1 < start_->units.size()) result_ = failed_;
   }
 
-  // The bisection found no failing window but some passed: the failure needs the front's values.
-  // It runs again over prefixes (those it asked already are answered from the cache).
-  bool restart_over_prefixes() {
-    const size_t count = frontier_ ? frontier_->size() : start_->units.size() - 1;
-    if (!windows_ || !cut_passed_ || bisect_.first < count) return false;
-    windows_ = false;
-    cut_passed_ = false;
-    bisect_ = Bisection{range_first_, count};
-    return true;
-  }
 
   // The first failing prefix end the search found.
   size_t divergence() const {
@@ -287,7 +277,7 @@ class FirstDivergence : public PassState {
         }
         hinted_ = hinted_.advance(false);
       }
-    } while (restart_hints_over_prefixes());
+    } while (restart_over_prefixes());
     if (hinted_.first < failing_->size()) return verify(g);
     // No hinted prefix fails: the divergence is after the last value seen born wrong (the values
     // wrong only by inheritance were not hinted). Bisection finds it.
@@ -361,6 +351,29 @@ class FirstDivergence : public PassState {
     keep_prefix();
   }
 
+  // The positions the stage's search is over: hinted positions, or the bisection's (frontier ends,
+  // or every unit but the last).
+  size_t search_count() const {
+    if (stage_ == Hinted) return failing_->size();
+    return frontier_ ? frontier_->size() : start_->units.size() - 1;
+  }
+
+  // The search found no failing window but some passed: the failure needs the front's values.
+  // It runs again over prefixes (those it asked already are answered from the cache).
+  bool restart_over_prefixes() {
+    const size_t found = stage_ == Hinted ? hinted_.first : bisect_.first;
+    if (!windows_ || !cut_passed_ || found < search_count()) return false;
+    windows_ = false;
+    cut_passed_ = false;
+    if (stage_ == Hinted) {
+      hinted_ = Gallop::over(search_count());
+      hinted_.galloping = false;
+    } else {
+      bisect_ = Bisection{range_first_, search_count()};
+    }
+    return true;
+  }
+
   // What the answer to the probe (a prefix or a window, at the search's index `index`) says: the
   // last failing candidate, the last failing prefix, a window that passed.
   void record(bool interesting, size_t index) {
@@ -384,13 +397,12 @@ class FirstDivergence : public PassState {
     windows_ = false;
     cut_passed_ = false;
     failed_ = failed_prefix_;
+    const size_t hi = prefix_hi_.value_or(search_count());
     if (stage_ == Hinted) {
-      const size_t hi = prefix_hi_.value_or(failing_->size());
       hinted_.first = std::min(hinted_.first + 1, hi);
       hinted_.last = hi;
       hinted_.galloping = false;
     } else {
-      const size_t hi = prefix_hi_.value_or(frontier_ ? frontier_->size() : start_->units.size() - 1);
       bisect_ = Bisection{std::min(bisect_.first + 1, hi), hi};
     }
   }
@@ -402,15 +414,6 @@ class FirstDivergence : public PassState {
     return frontier_ ? g.frontier_prefix(start_->base, start_->units, divergence() + 1) : marked_prefix(g, *start_, divergence());
   }
 
-  // The same for the hinted positions: none failed, some window did not.
-  bool restart_hints_over_prefixes() {
-    if (!windows_ || !cut_passed_ || hinted_.first < failing_->size()) return false;
-    windows_ = false;
-    cut_passed_ = false;
-    hinted_ = Gallop::over(failing_->size());
-    hinted_.galloping = false;
-    return true;
-  }
 
   // The node at position k was tried alone already (the first value seen born wrong).
   bool tried_alone(size_t k) const { return alone_tried_ && failing_ && !failing_->empty() && (*failing_)[0] == k; }
