@@ -252,10 +252,8 @@ std::vector<size_t> ReductionGraph::fusion_closure(const Candidate& c, size_t en
   return closure;
 }
 
-std::vector<size_t> ReductionGraph::fusion_extension(const Candidate& c, const std::vector<size_t>& window,
-                                                     size_t limit) const {
-  const auto outs = outputs_of(c);
-  const std::unordered_set<std::string> observed(outs.begin(), outs.end());
+std::vector<size_t> ReductionGraph::fusion_extension(const Candidate& c, const ValueSet& observed,
+                                                     const std::vector<size_t>& window, size_t limit) const {
   std::unordered_set<size_t> taken(window.begin(), window.end());
   // Latest first: a unit's readers come after it, so each is settled before the units it reads.
   const auto earlier = [&](size_t a, size_t b) { return index_.topological_position(a) < index_.topological_position(b); };
@@ -285,17 +283,15 @@ std::vector<size_t> ReductionGraph::fusion_extension(const Candidate& c, const s
   return out;
 }
 
-std::optional<Candidate> ReductionGraph::frontier_window(const Candidate& c, const std::vector<size_t>& units, size_t first,
-                                                         size_t count) const {
+std::optional<Candidate> ReductionGraph::frontier_window(const Candidate& c, const std::vector<size_t>& units,
+                                                         const ValueSet& observed, size_t first, size_t count) const {
   std::vector<size_t> window(units.begin() + static_cast<std::ptrdiff_t>(first), units.begin() + static_cast<std::ptrdiff_t>(count));
   if (first > 0) {
-    const auto extension = fusion_extension(c, window, kFusionReach);
+    const auto extension = fusion_extension(c, observed, window, kFusionReach);
     window.insert(window.begin(), extension.begin(), extension.end());
   }
   auto prefix = with_units(c, window);
   if (!prefix) return prefix;
-  const auto outs = outputs_of(c);
-  const std::unordered_set<std::string> observed(outs.begin(), outs.end());
   prefix->outputs.clear();
   for (size_t u : window) {
     if (!keeps(*prefix, u) || quantizes_pair(u)) continue;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/body_nodes.h"
@@ -76,6 +77,11 @@ class ReductionGraph {
   std::vector<std::string> graph_inputs(const Candidate& c) const { return boundary(c).inputs(); }
   std::vector<std::string> cut_values(const Candidate& c) const { return boundary(c).cut_values(); }
   std::vector<std::string> outputs_of(const Candidate& c) const { return boundary(c).outputs; }
+  using ValueSet = std::unordered_set<std::string>;
+  ValueSet output_set(const Candidate& c) const {
+    auto outs = outputs_of(c);
+    return ValueSet(std::make_move_iterator(outs.begin()), std::make_move_iterator(outs.end()));
+  }
   // `c` marking `outputs`, or with its default outputs when those are `outputs`: the same model
   // is one candidate, whichever pass came to it (one verdict, one cache entry, one engine run).
   Candidate marking(Candidate c, std::vector<std::string> outputs) const;
@@ -102,15 +108,18 @@ class ReductionGraph {
   // The first `count` units of `c` (`units`: units_of(c)) with the outputs they give the rest of
   // `c`: the values later units read, and `c`'s own outputs among theirs. Every fusion of `c`
   // within them stays possible (no value read only inside is marked). nullopt when none crosses.
-  std::optional<Candidate> frontier_prefix(const Candidate& c, const std::vector<size_t>& units, size_t count) const {
-    return frontier_window(c, units, 0, count);
+  // `outputs`: outputs_of(c) as a set, which a pass searching within `c` computes once (a walk of
+  // all of `c`; the candidates made here cost in proportion to themselves, issue 71).
+  std::optional<Candidate> frontier_prefix(const Candidate& c, const std::vector<size_t>& units, const ValueSet& outputs,
+                                           size_t count) const {
+    return frontier_window(c, units, outputs, 0, count);
   }
   // The same for units[first, count), with up to kFusionReach units before them an engine could
   // fuse into them (fusion_extension); the values they read from the units left out are cut (fed
   // their recorded values). A window starting after a prefix known to pass holds a failure born in
   // it without carrying the model's front (issue 71).
-  std::optional<Candidate> frontier_window(const Candidate& c, const std::vector<size_t>& units, size_t first,
-                                           size_t count) const;
+  std::optional<Candidate> frontier_window(const Candidate& c, const std::vector<size_t>& units, const ValueSet& outputs,
+                                           size_t first, size_t count) const;
   // Up to `limit` units of `c` before `window` (not in it) whose outputs only `window` and each other
   // read, nearest first: fusion_closure's rule for a set, which alone would take a chain back to the
   // model's inputs (every value of a chain is read by the next node alone), so the limit. In
@@ -120,7 +129,8 @@ class ReductionGraph {
   // windows; a window whose cut still splits the fusion a failure needs passes, and the search
   // keeps the last candidate that failed, which held it.
   static constexpr size_t kFusionReach = 64;
-  std::vector<size_t> fusion_extension(const Candidate& c, const std::vector<size_t>& window, size_t limit) const;
+  std::vector<size_t> fusion_extension(const Candidate& c, const ValueSet& outputs, const std::vector<size_t>& window,
+                                       size_t limit) const;
   // The declared or inferred type of a value of the main graph, or nullptr (inferred once, on
   // first use; a failed inference is logged once through `log`).
   const ValueType* type_of(const std::string& value) const;

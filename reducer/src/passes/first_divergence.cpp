@@ -10,10 +10,11 @@ namespace reduce::detail {
 
 namespace {
 
-// What the pass fixes at its start: the candidate, its units in topological order.
+// What the pass fixes at its start: the candidate, its units in topological order, its outputs.
 struct Start {
   Candidate base;
   std::vector<size_t> units;
+  ReductionGraph::ValueSet outputs;
 };
 
 // Units first..p (from 0: a topological prefix, closed under ancestors) with all their outputs
@@ -218,7 +219,7 @@ class FirstDivergence : public PassState {
   // The candidate ending at position p, as the search tests it: a prefix, or a window from front().
   std::optional<Candidate> prefix(const ReductionGraph& g, size_t p) const {
     const size_t first = start_of(front(), p);
-    return frontier_ ? g.frontier_window(start_->base, start_->units, first, p + 1) : marked_prefix(g, *start_, p, first);
+    return frontier_ ? g.frontier_window(start_->base, start_->units, start_->outputs, first, p + 1) : marked_prefix(g, *start_, p, first);
   }
 
   // The narrowed candidate did not fail (or there was none): the failing prefix is the result.
@@ -411,7 +412,7 @@ class FirstDivergence : public PassState {
   // fail too, or the window's failure is the cut's, not the model's. That prefix, or nullopt.
   std::optional<Candidate> verification(const ReductionGraph& g) const {
     if (!failed_cut_ || divergence() + 1 >= start_->units.size()) return std::nullopt;
-    return frontier_ ? g.frontier_prefix(start_->base, start_->units, divergence() + 1) : marked_prefix(g, *start_, divergence());
+    return frontier_ ? g.frontier_prefix(start_->base, start_->units, start_->outputs, divergence() + 1) : marked_prefix(g, *start_, divergence());
   }
 
 
@@ -451,10 +452,11 @@ class FirstDivergence : public PassState {
 
 PassStatePtr start_first_divergence(const ReductionGraph& g, const Candidate& best, const Facts& facts) {
   if (facts.marking_outputs_hides_failure) return nullptr;
-  auto start = std::make_shared<Start>(Start{best, g.units_of(best)});
+  auto start = std::make_shared<Start>(Start{best, g.units_of(best), {}});
   // On two units the only smaller prefix, the first unit alone, is one of certify's removals
   // (which always runs): the fully marked model's check would buy nothing certify does not.
   if (start->units.size() <= 2) return nullptr;
+  start->outputs = g.output_set(best);
   return std::make_shared<FirstDivergence>(std::move(start), g);
 }
 
