@@ -133,6 +133,7 @@ std::vector<Candidate> CheckRunner::collect(std::unique_lock<std::mutex>& lock) 
   done_.clear();
   lock.unlock();
   std::vector<Candidate> out;
+  ended_ += finished.size();
   for (auto& job : finished) {
     if (job->cancelled) --cancelling_;
     else inflight_.erase(job->candidate);

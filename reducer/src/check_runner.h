@@ -93,6 +93,9 @@ class CheckRunner {
   const std::optional<std::string>& failure() const { return failure_; }
   int jobs() const { return jobs_; }
   size_t running() const { return inflight_.size() + cancelling_; }
+  // Tests that ended so far (answered or cancelled): until one more does, scheduling again the
+  // same list changes nothing.
+  size_t ended() const { return ended_; }
   const CheckCounts& counts() const { return counts_; }
   size_t malformed() const { return malformed_; }
 
@@ -123,6 +126,7 @@ class CheckRunner {
   std::unordered_map<Candidate, std::shared_ptr<Job>> inflight_;  // running, not cancelled
   size_t cancelling_ = 0;  // cancelled tests still holding their slot
   size_t launched_ = 0;    // start order
+  size_t ended_ = 0;       // tests collected (ended())
   size_t batch_ = 0;           // schedule() calls that started tests
   size_t answered_batch_ = 0;  // the latest batch a test of which has answered
 
