@@ -3,7 +3,7 @@
 # engine runs, rounds, and report.json `engine_work` (the nodes of every model the engine was
 # given, summed, as a multiple of the model's nodes: the search's and all runs'), the reproducer's
 # nodes, peak memory (max RSS) and wall time, and the search's time outside the engine per check
-# (report.json `seconds` - `engine_seconds`, over `checks`) beside the mean candidate the engine was
+# (report.json `seconds` - `engine_seconds`, over `checks`; at -j 1 only) beside the mean candidate the engine was
 # given (issue 71 item 3: it should grow with that, not with the model). The engine is the
 # manifest's own (`opt:fault=...`, in
 # process): the work is counted, not timed, so it says what a TensorRT build of each candidate
@@ -36,10 +36,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 w = r["engine_work"]
 search_runs = max(1, r["engine_runs_by_purpose"]["search"])
-outside_ms = 1000 * (r["seconds"] - r["engine_seconds"]) / max(1, r["checks"])
+# At -j 1 only: with several slots engine_seconds sums runs that overlap.
+outside = 1000 * (r["seconds"] - r["engine_seconds"]) / max(1, r["checks"])
+outside_ms = f"{outside:.1f}" if sys.argv[3] == "1" else "-"
 print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['engine_runs']} | {r['rounds']} | {w['search_x_model_nodes']:.1f} | "
       f"{w['x_model_nodes']:.1f} | {r['reduced']['nodes']} | {int(sys.argv[4]) // 1024} | {float(sys.argv[5]):.2f} | "
-      f"{outside_ms:.1f} | {w['search_nodes'] / search_runs:.0f} |")
+      f"{outside_ms} | {w['search_nodes'] / search_runs:.0f} |")
 PY
   done
 done
