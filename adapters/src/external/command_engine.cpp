@@ -14,7 +14,7 @@
 #include "external/output_model.h"
 #include "external/temp_folder.h"
 #include "external/tensor_exchange.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce {
 

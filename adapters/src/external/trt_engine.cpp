@@ -1,6 +1,6 @@
 // make_trt_engine: the `trt` preset as a command engine running the Polygraphy or trtexec found on PATH.
 #include "adapters/process.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce {
 

@@ -6,7 +6,7 @@
 #include "external/temp_folder.h"
 #include "external/tensor_exchange.h"
 #include "isolated/worker_protocol.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 #include "workers/worker_pool.h"
 #include "workers/worker_process.h"
 

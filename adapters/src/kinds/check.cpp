@@ -5,17 +5,14 @@
 namespace reduce::kinds {
 
 const KindOps Check = {
-    parse_command,
-    print_command,
-    [](const EngineSpec& spec, const EngineEnvironment&) -> Expected<std::unique_ptr<Engine>> {
+    .parse = parse_command,
+    .print = print_command,
+    .make = [](const EngineSpec& spec, const EngineEnvironment&) -> Expected<std::unique_ptr<Engine>> {
       return Error{to_string(spec), "a check: script decides by itself; it is not an engine that computes outputs"};
     },
-    [](EngineSpec& spec) { return &spec.fp32_nodes; },
-    nullptr,
-    command_controls_precision,
-    nullptr,
-    nullptr,
-    repro::command_scripts,
+    .fp32 = [](EngineSpec& spec) { return &spec.fp32_nodes; },
+    .controls_precision = command_controls_precision,
+    .reproduce = repro::command_scripts,
 };
 
 }  // namespace reduce::kinds

@@ -2,7 +2,7 @@
 // `cmd:` and `check:` share.
 #include "reproduction/scripts.h"
 #include "kinds/command_kinds.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce::kinds {
 
@@ -29,17 +29,14 @@ bool command_controls_precision(const EngineSpec& spec) {
 }
 
 const KindOps Cmd = {
-    parse_command,
-    print_command,
-    [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
+    .parse = parse_command,
+    .print = print_command,
+    .make = [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
       return make_command_engine(spec.command, environment, spec.fp32_nodes);
     },
-    [](EngineSpec& spec) { return &spec.fp32_nodes; },
-    nullptr,
-    command_controls_precision,
-    nullptr,
-    nullptr,
-    repro::command_scripts,
+    .fp32 = [](EngineSpec& spec) { return &spec.fp32_nodes; },
+    .controls_precision = command_controls_precision,
+    .reproduce = repro::command_scripts,
 };
 
 }  // namespace reduce::kinds

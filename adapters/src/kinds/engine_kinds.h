@@ -21,6 +21,8 @@ struct SpecText {
   std::optional<std::string_view> bracket;  // what NAME[...] held
 };
 
+// Each kind names the fields it sets (designated initializers, tested: Recipes.EveryEngineKindNamesItsFields);
+// the others keep these defaults.
 struct KindOps {
   // The spec (kind set by the caller); errors are one line, without the spec (the caller names it).
   Expected<EngineSpec> (*parse)(const SpecText& text);
@@ -41,8 +43,7 @@ struct KindOps {
   // The scripts that reproduce a failure in the engine's own terms (adapters/reproduction.h); null:
   // a wrapper's inner spec decides, else `reduce check`.
   std::vector<ReproductionFile> (*reproduce)(const EngineSpec& spec, const ReproductionContext& context) = nullptr;
-  // Whether the kind takes `NAME@RELEASE` (a release of the engine, installed on demand). Last, so
-  // that kinds initialized by position keep their order.
+  // Whether the kind takes `NAME@RELEASE` (a release of the engine, installed on demand).
   bool takes_release = false;
 };
 

@@ -5,12 +5,12 @@
 namespace reduce::kinds {
 
 const KindOps Fp16 = {
-    parse_typed,
-    print_typed,
-    [](const EngineSpec& spec, const EngineEnvironment& environment) { return make_typed(spec, environment, Precision::FP16); },
-    [](EngineSpec& spec) { return &spec.fp32_nodes; },
-    [](const EngineSpec&) { return Precision::FP16; },
-    [](const EngineSpec&) { return true; },
+    .parse = parse_typed,
+    .print = print_typed,
+    .make = [](const EngineSpec& spec, const EngineEnvironment& environment) { return make_typed(spec, environment, Precision::FP16); },
+    .fp32 = [](EngineSpec& spec) { return &spec.fp32_nodes; },
+    .precision = [](const EngineSpec&) { return Precision::FP16; },
+    .controls_precision = [](const EngineSpec&) { return true; },
 };
 
 }  // namespace reduce::kinds

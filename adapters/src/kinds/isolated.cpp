@@ -1,12 +1,12 @@
 // `isolated:SPEC`: SPEC in a worker process. A wrapper: what it computes, and in which precision,
 // is its inner spec's (EngineSpec::innermost).
 #include "kinds/engine_kinds.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce::kinds {
 
 const KindOps Isolated = {
-    [](const SpecText& text) -> Expected<EngineSpec> {
+    .parse = [](const SpecText& text) -> Expected<EngineSpec> {
       REDUCE_TRY(no_bracket(text));
       if (text.rest.empty()) return make_error("'isolated' needs an engine: isolated:SPEC");
       auto inner = parse_engine_spec(text.rest);
@@ -19,8 +19,8 @@ const KindOps Isolated = {
       spec.inner = std::make_shared<const EngineSpec>(std::move(*inner));
       return spec;
     },
-    [](const EngineSpec& spec) { return ":" + (spec.inner ? to_string(*spec.inner) : std::string()); },
-    [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
+    .print = [](const EngineSpec& spec) { return ":" + (spec.inner ? to_string(*spec.inner) : std::string()); },
+    .make = [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
       return make_isolated_engine(to_string(*spec.inner), environment);
     },
 };

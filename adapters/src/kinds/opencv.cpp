@@ -1,7 +1,7 @@
 // `opencv`: OpenCV DNN in a worker process (`opencv-inprocess` there), so that its crashes are verdicts.
 #include "reproduction/scripts.h"
 #include "kinds/engine_kinds.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce::kinds {
 

@@ -1,7 +1,7 @@
 // `opencv-inprocess`: OpenCV DNN in this process.
 #include "reproduction/scripts.h"
 #include "kinds/engine_kinds.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce::kinds {
 

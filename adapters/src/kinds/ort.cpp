@@ -2,7 +2,7 @@
 // backend under Node.js): ONNX Runtime in persistent Node.js workers, one pool per release.
 #include "reproduction/scripts.h"
 #include "kinds/engine_kinds.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce::kinds {
 

@@ -4,9 +4,9 @@
 namespace reduce::kinds {
 
 const KindOps Ref = {
-    parse_no_options,
-    [](const EngineSpec&) { return std::string(); },
-    [](const EngineSpec&, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
+    .parse = parse_no_options,
+    .print = [](const EngineSpec&) { return std::string(); },
+    .make = [](const EngineSpec&, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> {
       return make_reference_engine(environment.threads, environment.limits());
     },
 };

@@ -1,12 +1,12 @@
 // `trt[:OPTIONS]`: TensorRT through Polygraphy or trtexec, a command per run.
 #include "reproduction/scripts.h"
 #include "kinds/engine_kinds.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce::kinds {
 
 const KindOps Trt = {
-    [](const SpecText& text) -> Expected<EngineSpec> {
+    .parse = [](const SpecText& text) -> Expected<EngineSpec> {
       REDUCE_TRY(no_bracket(text));
       EngineSpec spec;
       if (text.has_options) {
@@ -14,14 +14,14 @@ const KindOps Trt = {
       }
       return spec;
     },
-    [](const EngineSpec& spec) { return colon_options(to_string(spec.trt)); },
-    [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> { return make_trt_engine(spec.trt, environment); },
-    [](EngineSpec& spec) { return &spec.trt.fp32_nodes; },
-    [](const EngineSpec& spec) {
+    .print = [](const EngineSpec& spec) { return colon_options(to_string(spec.trt)); },
+    .make = [](const EngineSpec& spec, const EngineEnvironment& environment) -> Expected<std::unique_ptr<Engine>> { return make_trt_engine(spec.trt, environment); },
+    .fp32 = [](EngineSpec& spec) { return &spec.trt.fp32_nodes; },
+    .precision = [](const EngineSpec& spec) {
       return spec.trt.bf16 ? Precision::BF16 : spec.trt.fp16 ? Precision::FP16 : Precision::FP32;
     },
-    [](const EngineSpec& spec) { return spec.trt.reduced_precision(); },
-    [](const EngineSpec& spec, const EngineEnvironment& environment) -> std::string {
+    .controls_precision = [](const EngineSpec& spec) { return spec.trt.reduced_precision(); },
+    .command_line = [](const EngineSpec& spec, const EngineEnvironment& environment) -> std::string {
       auto command = trt_command_in(spec.trt, environment);
       if (!command) return "";
       std::vector<std::string> argv = command->argv;
@@ -33,12 +33,12 @@ const KindOps Trt = {
              (spec.trt.bf16 ? "BF16" : "FP16") + " at the ONNX level" +
              (spec.trt.fp32_nodes.empty() ? std::string() : ", the fp32= nodes kept in FP32") + ")";
     },
-    [](EngineSpec& spec, const EngineEnvironment& environment) {
+    .settle = [](EngineSpec& spec, const EngineEnvironment& environment) {
       if (spec.trt.version || spec.trt.detected_version) return;
       // A tool that cannot be found, or an option it refuses, is said when an engine is made.
       if (auto command = trt_command_in(spec.trt, environment)) spec.trt.detected_version = command->version;
     },
-    repro::trt_scripts,
+    .reproduce = repro::trt_scripts,
 };
 
 }  // namespace reduce::kinds

@@ -1,6 +1,6 @@
 // The `opencv` engine: OpenCV's DNN module (readNetFromONNX, CPU backend) behind our Engine interface.
 #include "adapters/library_settings.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 #ifdef REDUCE_HAVE_OPENCV
 

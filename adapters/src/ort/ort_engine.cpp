@@ -15,7 +15,7 @@
 #include "adapters/process.h"
 #include "external/output_model.h"
 #include "ort/ort_worker.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 #include "workers/worker_pool.h"
 
 namespace reduce {

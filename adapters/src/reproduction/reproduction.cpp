@@ -1,9 +1,8 @@
-// reproduction_files: the kind's scripts (engines.def), through wrappers to the kind that computes.
+// What reproduction scripts share: their file names, the patterns of recorded messages, config.json.
 #include "adapters/reproduction.h"
 
 #include <nlohmann/json.hpp>
 
-#include "kinds/engine_kinds.h"
 #include "reproduction/scripts.h"
 
 namespace reduce {
@@ -16,18 +15,6 @@ const std::vector<std::string>& reproduction_file_names() {
 bool reproduction_needs_polygraphy_files(const EngineSpec& spec) {
   const EngineSpec& computing = spec.innermost();
   return computing.kind == EngineKind::Trt || computing.command.find("{inputs_json}") != std::string::npos;
-}
-
-std::vector<ReproductionFile> reproduction_files(const EngineSpec& spec, const ReproductionContext& context) {
-  for (const EngineSpec* s = &spec; s; s = s->inner.get())
-    if (const auto reproduce = kinds::ops(s->kind).reproduce) {
-      std::vector<ReproductionFile> files = reproduce(*s, context);
-      // repro.py and repro.mjs read inputs/ and expected/: tensors they cannot read leave only what does not.
-      if (!context.script_data)
-        std::erase_if(files, [](const ReproductionFile& f) { return f.name == "repro.py" || f.name == "repro.mjs"; });
-      return files.empty() ? repro::reduce_check_scripts(spec, context) : files;
-    }
-  return repro::reduce_check_scripts(spec, context);
 }
 
 std::string message_pattern(const std::string& normalized, size_t max_literal) {

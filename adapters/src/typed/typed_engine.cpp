@@ -7,7 +7,7 @@
 
 #include "core/half.h"
 #include "core/precision_conversion.h"
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce {
 

@@ -1,7 +1,7 @@
 // Parsing, printing and making the typed wrappers `fp16:SPEC` and `bf16:SPEC`.
 #include "kinds/typed_kinds.h"
 
-#include "registry/engine_factories.h"
+#include "factories/engine_factories.h"
 
 namespace reduce::kinds {
 
