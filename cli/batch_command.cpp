@@ -235,8 +235,8 @@ int batch_command(const std::vector<std::string>& args, std::stop_token stop) {
   const std::vector<std::string> specs = vm.count("engine") ? split_release_list(vm["engine"].as<std::string>())
                                                             : std::vector<std::string>{};
   for (const std::string& spec : specs)
-    if (auto parsed = parse_engine_spec(spec); !parsed) {
-      std::cerr << "error: --engine: " << parsed.error().message() << "\n";
+    if (auto parsed = engine_spec_option("--engine", spec); !parsed) {
+      std::cerr << "error: " << parsed.error().message() << "\n";
       return kExitUsage;
     }
   auto items = batch_items(source, vm.count("engine") ? std::optional(vm["engine"].as<std::string>()) : std::nullopt);

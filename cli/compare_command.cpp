@@ -67,7 +67,7 @@ int quantization_layers(Oracle& o, const QuantizedSearchPlan& plan, bool all, co
                         JsonOutput& json) {
   std::cout << "\n## quantized nodes (added: the node alone, its quantized inputs made from the float model's values, "
                "against the float node; accumulated: the quantized model against the float model; both on the reference)\n\n";
-  auto reference = make_engine(o.options().reference, o.options().environment);
+  auto reference = make_engine(o.reference_spec(), o.options().environment);
   if (!reference) {
     std::cerr << "error: " << reference.error().message() << "\n";
     return kExitUsage;

@@ -8,12 +8,12 @@ namespace po = boost::program_options;
 
 namespace {
 
-FloatModelRequest float_model_request(const po::variables_map& vm, bool without_float_model) {
+Expected<FloatModelRequest> float_model_request(const po::variables_map& vm, bool without_float_model) {
   FloatModelRequest request;
   if (vm.count("float-model")) request.float_model = vm["float-model"].as<std::string>();
   request.model_path = vm["model"].as<std::string>();
-  request.engine = vm["engine"].as<std::string>();
-  request.reference = vm["reference"].as<std::string>();
+  REDUCE_ASSIGN(request.engine, engine_spec_option("--engine", vm["engine"].as<std::string>()));
+  REDUCE_ASSIGN(request.reference, engine_spec_option("--reference", vm["reference"].as<std::string>()));
   request.expected_given = vm.count("expected") > 0;
   request.fold_without_float_model = without_float_model;
   return request;
@@ -24,8 +24,10 @@ FloatModelRequest float_model_request(const po::variables_map& vm, bool without_
 // The options are read when the samples are (after open_oracle checked them).
 ExpectedFromInputs float_model_expectations(const po::variables_map& vm, std::optional<QuantizedSearchPlan>& plan,
                                             bool without_float_model) {
-  return [&vm, &plan, without_float_model](const Model& model, const std::vector<InputSample>& samples) {
-    return reduce::float_model_expectations(float_model_request(vm, without_float_model), model, samples, plan);
+  return [&vm, &plan, without_float_model](const Model& model,
+                                           const std::vector<InputSample>& samples) -> Expected<std::vector<TensorSample>> {
+    REDUCE_ASSIGN(const FloatModelRequest request, float_model_request(vm, without_float_model));
+    return reduce::float_model_expectations(request, model, samples, plan);
   };
 }
 

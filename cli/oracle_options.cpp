@@ -147,9 +147,15 @@ Expected<uint64_t> max_memory_from(const po::variables_map& vm) {
   return parse_byte_size("--max-memory", vm["max-memory"].as<std::string>());
 }
 
-Status check_fp32_nodes_of(const std::string& spec, const Model& model, const std::string& model_path) {
+Expected<EngineSpec> engine_spec_option(const char* option, std::string_view spec) {
   auto parsed = parse_engine_spec(spec);
-  if (!parsed) return {};  // reported where the spec is parsed
+  if (!parsed) return Error{option, parsed.error().message()};
+  return parsed;
+}
+
+Status check_fp32_nodes_of(const std::string& spec, const Model& model, const std::string& model_path) {
+  auto parsed = engine_spec_option("--engine", spec);
+  if (!parsed) return {};  // reported where the options are read
   if (Status s = check_fp32_nodes(parsed->fp32(), model.graph); !s.ok()) return s.error().at(model_path);
   return {};
 }
@@ -169,10 +175,9 @@ Expected<OracleOptions> oracle_options_from(const po::variables_map& vm) {
   o.engine = vm["engine"].as<std::string>();
   o.reference = vm["reference"].as<std::string>();
   // Both specs are checked here, before the model is loaded or any engine runs.
-  auto engine = parse_engine_spec(o.engine);
-  if (!engine) return Error{"--engine", engine.error().message()};
-  if (auto reference = parse_engine_spec(o.reference); !reference) return Error{"--reference", reference.error().message()};
-  o.tolerance = default_tolerance(engine->precision());
+  REDUCE_ASSIGN(const EngineSpec engine, engine_spec_option("--engine", o.engine));
+  REDUCE_TRY(engine_spec_option("--reference", o.reference));
+  o.tolerance = default_tolerance(engine.precision());
   if (vm.count("atol")) o.tolerance.atol = vm["atol"].as<double>();
   if (vm.count("rtol")) o.tolerance.rtol = vm["rtol"].as<double>();
   // Tolerances given are the user's for every output; only the defaults follow the element type.

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -42,6 +43,11 @@ void add_run_limit_options(boost::program_options::options_description& opts);
 Status run_limits_from(const boost::program_options::variables_map& vm, EngineEnvironment& environment);
 // --max-memory in bytes (0 when not given, or the command has no such option).
 Expected<uint64_t> max_memory_from(const boost::program_options::variables_map& vm);
+
+// The spec given to `option` (--engine, --reference), parsed: the one place the commands read a
+// spec string themselves (the oracle reads its own), so that a bad one is said the same way by every
+// command, before anything is loaded: `error: --engine: SPEC: PROBLEM`.
+Expected<EngineSpec> engine_spec_option(const char* option, std::string_view spec);
 
 // The FP32 nodes of an engine spec (`opt:fp16,fp32=...`, `cmd[fp32=...]:`) must all be nodes of the
 // model the command was given: the first that is not is an error naming it (and its file).

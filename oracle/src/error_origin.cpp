@@ -51,8 +51,7 @@ uint64_t beyond(const Tensor* t, double limit) {
 }
 
 Precision engine_precision(const Oracle& oracle) {
-  auto spec = parse_engine_spec(oracle.options().engine);
-  return spec ? spec->precision() : Precision::FP32;
+  return oracle.options().engine_instance ? Precision::FP32 : oracle.spec().precision();
 }
 
 // The values of each node (indices into `values`), nodes in topological order of first appearance.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "core/model_io.h"
 #include "adapters/command_template.h"
@@ -76,16 +77,18 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
 }
 
 Status Oracle::make_engines() {
-  // An engine instance needs no spec: `engine` only names it then.
-  EngineSpec spec;
-  if (!options_.engine_instance) {
-    REDUCE_ASSIGN(spec, parse_engine_spec(options_.engine));
-  }
-  REDUCE_ASSIGN(const EngineSpec reference, parse_engine_spec(options_.reference));
-  external_ = !options_.engine_instance && spec.external();
+  // The one place the two spec strings are read: everything downstream asks spec() and
+  // reference_spec(). An engine instance needs no spec: `engine` only names it then.
+  const std::pair<const std::string*, EngineSpec*> specs[] = {
+      {options_.engine_instance ? nullptr : &options_.engine, &spec_}, {&options_.reference, &reference_spec_}};
+  for (const auto& [text, into] : specs)
+    if (text) {
+      REDUCE_ASSIGN(*into, parse_engine_spec(*text));
+    }
+  external_ = !options_.engine_instance && spec_.external();
   // Asked once per reduction (TensorRT's version), not by every candidate engine made from it.
-  if (!options_.engine_instance) spec = settled(spec, options_.environment);
-  spec_ = spec;
+  if (!options_.engine_instance) spec_ = settled(spec_, options_.environment);
+  const EngineSpec& spec = spec_;
   if (options_.slots < 1) return make_error("the number of slots must be at least 1");
   bool per_slot = false;
   for (const auto& e : options_.environment.env) per_slot |= e.find("{slot}") != std::string::npos;
@@ -110,7 +113,7 @@ Status Oracle::make_engines() {
     REDUCE_ASSIGN(CheckScript script, CheckScript::parse(spec.command, spec.fp32_nodes));
     check_script_ = std::make_unique<CheckScript>(std::move(script));
   }
-  REDUCE_ASSIGN(reference_, make_engine(reference, options_.environment));
+  REDUCE_ASSIGN(reference_, make_engine(reference_spec_, options_.environment));
   REDUCE_ASSIGN(FailCriteria criteria, FailCriteria::create(options_.fail_regexes, options_.fail_codes,
                                                              options_.ignore_fail_codes));
   criteria_ = std::make_unique<FailCriteria>(std::move(criteria));
@@ -341,18 +344,14 @@ void Oracle::set_tolerance(const Tolerance& tolerance) {
   target_->clear();
 }
 
-Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel, const EngineVariant& engine) {
-  std::optional<EngineSpec> variant;
-  if (engine) {
-    if (options_.engine_instance) return Verdict::invalid_because("an engine given as an instance takes no other settings");
-    auto spec = engine(spec_);
-    if (!spec) return Verdict::invalid_because(spec.error().message());
-    variant = std::move(*spec);
-  }
+Verdict Oracle::evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel,
+                               const std::optional<EngineSpec>& engine) {
+  if (engine && options_.engine_instance)
+    return Verdict::invalid_because("an engine given as an instance takes no other settings");
   std::unordered_set<std::string> names = names_;
   add_names(probe.model.graph, names);
   const RunOnce run_once = [&](TensorMap* into, uint64_t limit) {
-    Verdict v = variant ? run_on_spec(*variant, probe, cancel) : run_materialized(probe, cancel, into, limit);
+    Verdict v = engine ? run_on_spec(*engine, probe, cancel) : run_materialized(probe, cancel, into, limit);
     // Only a message normalized with the model's names is normalized again (a check: script's
     // signature is its exit code).
     FailureSignature& s = v.signature;

@@ -11,8 +11,7 @@ Expected<std::vector<TensorSample>> float_model_expectations(const FloatModelReq
                                                              const std::vector<InputSample>& samples,
                                                              std::optional<QuantizedSearchPlan>& plan) {
   const std::optional<std::string>& float_path = request.float_model;
-  const auto spec = parse_engine_spec(request.engine);
-  if (!float_path && (!request.fold_without_float_model || !has_qdq_nodes(model.graph) || (spec && spec->controls_precision())))
+  if (!float_path && (!request.fold_without_float_model || !has_qdq_nodes(model.graph) || request.engine.controls_precision()))
     return std::vector<TensorSample>{};
   if (float_path && request.expected_given)
     return Error{"--expected", "the float model (--float-model) gives the expected values; give one of them"};

@@ -378,8 +378,7 @@ namespace {
 // engine under test, with the model's inputs and its recorded outputs as they are (no whole-model
 // extraction per check). A check: script decides alone where no output was recorded.
 Verdict run_variant(Oracle& sample, Model variant, const std::atomic<bool>* cancel) {
-  const auto spec = parse_engine_spec(sample.options().engine);
-  const bool script = !sample.options().engine_instance && spec && !spec->gives_values();
+  const bool script = !sample.options().engine_instance && !sample.spec().gives_values();
   CandidateRun run{std::move(variant), sample.inputs(), {}};
   for (const auto& vi : sample.model().graph.outputs) {
     const Tensor* t = sample.recorded().find(vi.name);
@@ -406,7 +405,7 @@ Expected<PrecisionOutcome> find_float_nodes(std::vector<Oracle*> samples, const 
   }
   std::sort(problem.candidates.begin(), problem.candidates.end());
   REDUCE_ASSIGN(std::unique_ptr<Engine> reference,
-                make_engine(samples[0]->options().reference, samples[0]->options().environment));
+                make_engine(samples[0]->reference_spec(), samples[0]->options().environment));
 
   std::atomic<bool> cancelled{false};
   std::stop_callback on_stop(stop, [&] { cancelled = true; });

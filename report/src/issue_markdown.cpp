@@ -111,7 +111,7 @@ void tensorrt(const ReductionReport& r, const std::string& script, const std::st
 }  // namespace
 
 std::string issue_markdown(const ReductionReport& r, const std::string& script, const std::string& text, bool standalone) {
-  const auto spec = parse_engine_spec(r.engine);
+  const std::optional<EngineSpec>& spec = r.engine_spec;
   if (!spec) return {};
   std::ostringstream md;
   md << "<!-- " << (spec->innermost().kind == EngineKind::Trt ? "TensorRT" : "the engine's")

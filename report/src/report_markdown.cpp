@@ -113,8 +113,8 @@ void write_reproduce(const ReductionReport& r, std::ostream& md) {
      << format_number(r.tolerance.atol) << " rtol " << format_number(r.tolerance.rtol) << " ("
      << to_string(r.tolerance.stat) << describe_element_type_tolerances(r.tolerance) << ")\n\n";
   // A preset (`trt`) runs a command: show it, so that the reproducer can be run without `reduce`.
-  if (auto spec = parse_engine_spec(r.engine))
-    if (const std::string line = preset_command_line(*spec); !line.empty())
+  if (r.engine_spec)
+    if (const std::string line = preset_command_line(*r.engine_spec); !line.empty())
       md << "**Engine command:** `" << line << "`\n\n";
   if (r.timing_cache_builds > 0)
     md << "**Timing cache:** " << r.timing_cache_builds << " engine builds shared " << r.timing_cache_files

@@ -320,6 +320,7 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.failure = oracle.target().signature();
   report.reduced_failure = verdict.signature;
   report.engine = oracle.options().engine;
+  if (!oracle.options().engine_instance) report.engine_spec = oracle.spec();
   if (const auto& caches = oracle.options().environment.timing_caches) {
     report.timing_cache_builds = caches->leases();
     report.timing_cache_files = caches->files();
@@ -354,7 +355,7 @@ Status write_bundle(const fs::path& dir, Oracle& oracle, const Candidate& candid
   const CandidateRun stored = stored_reproducer(oracle, candidate, run, report, cancel);
   REDUCE_TRY(write_bundle_model(dir, stored, BundleWeights::Own));
   REDUCE_TRY(write_tensor_folder(dir, "expected", "output", run.expected));
-  if (options.polygraphy || wants_polygraphy_files(oracle.options().engine))
+  if (options.polygraphy || wants_polygraphy_files(oracle))
     write_polygraphy_files(dir, run, oracle.options().reference, report);
   const size_t nodes = count_nodes(run.model.graph);
   // Where a reduction on an engine that fails at random on any model ends: measured as the one sign

@@ -28,9 +28,7 @@ size_t TargetGate::rounds() {
 
 bool OracleTest::runs_in_process(const Oracle& oracle) {
   if (oracle.options().engine_instance) return true;
-  auto spec = parse_engine_spec(oracle.options().engine);
-  if (!spec) return false;
-  return spec->in_process();
+  return oracle.spec().in_process();
 }
 
 TestOutcome OracleTest::outcome_of(const Verdict& v) {

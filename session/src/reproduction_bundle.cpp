@@ -188,9 +188,8 @@ Status write_issue(const fs::path& dir, ReductionReport& report) {
   return {};
 }
 
-bool wants_polygraphy_files(const std::string& engine) {
-  auto spec = parse_engine_spec(engine);
-  return spec && reproduction_needs_polygraphy_files(*spec);
+bool wants_polygraphy_files(const Oracle& oracle) {
+  return !oracle.options().engine_instance && reproduction_needs_polygraphy_files(oracle.spec());
 }
 
 Status write_reproduction(const fs::path& dir, const Oracle& oracle, const CandidateRun& run, const Verdict& verdict,
@@ -202,17 +201,17 @@ Status write_reproduction(const fs::path& dir, const Oracle& oracle, const Candi
   report.reproduction_note.clear();
   report.reproduction_standalone = false;
   report.bundle_engine.clear();
-  auto spec = parse_engine_spec(oracle.options().engine);
-  if (!spec) return {};  // an engine given as an object (embedding, tests): no spec to script
-  if (const std::string in_bundle = bundle_engine_spec(*spec); in_bundle != to_string(*spec)) report.bundle_engine = in_bundle;
-  if (const auto to = oracle.engine_converts_to()) REDUCE_TRY(write_converted_model(dir, *spec, *to, run, report));
+  if (oracle.options().engine_instance) return {};  // an engine given as an object (embedding, tests): no spec to script
+  const EngineSpec& spec = oracle.spec();
+  if (const std::string in_bundle = bundle_engine_spec(spec); in_bundle != to_string(spec)) report.bundle_engine = in_bundle;
+  if (const auto to = oracle.engine_converts_to()) REDUCE_TRY(write_converted_model(dir, spec, *to, run, report));
   REDUCE_TRY(check_script_data(dir, run, report));
-  const ReproductionContext context = context_of(dir, oracle, *spec, run, verdict, report);
+  const ReproductionContext context = context_of(dir, oracle, spec, run, verdict, report);
   report.reproduction_standalone = !context.embedded.empty();
   std::vector<std::string> written;
   std::error_code ec;
   fs::remove_all(dir / "engine", ec);  // an earlier run's carried programs (written again below when still used)
-  for (const ReproductionFile& f : reproduction_files(*spec, context)) {
+  for (const ReproductionFile& f : reproduction_files(spec, context)) {
     if (const fs::path parent = (dir / f.name).parent_path(); parent != dir) {
       fs::create_directories(parent, ec);
       if (ec) return Error{parent.string(), "cannot create folder: " + ec.message()};

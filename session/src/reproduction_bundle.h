@@ -11,7 +11,7 @@ namespace reduce {
 
 // Whether the engine under test reads Polygraphy's files (TensorRT, a cmd: template with
 // {inputs_json}): the bundle then writes inputs.json and expected.json whatever --save-format says.
-bool wants_polygraphy_files(const std::string& engine);
+bool wants_polygraphy_files(const Oracle& oracle);
 
 // Writes, next to model.onnx: the converted model a typed engine ran (model_fp16.onnx,
 // model_bf16.onnx), inputs.npz and expected.npz, and reproduction_files() for the engine; fills the

@@ -1,6 +1,8 @@
 // The reproducer on the exact reduced-precision reference, beside the engine's failure.
 #include "rounding_check.h"
 
+#include <memory>
+
 #include "adapters/engine_spec.h"
 
 namespace reduce {
@@ -8,21 +10,23 @@ namespace reduce {
 void check_rounding(Oracle& oracle, const CandidateRun& run, const std::atomic<bool>* cancel, ReductionReport& report) {
   const FailureKind kind = oracle.target().signature().kind;
   if (kind != FailureKind::Mismatch && kind != FailureKind::NonFinite) return;
-  const auto spec = parse_engine_spec(oracle.options().engine);
-  if (!spec || spec->precision() == Precision::FP32) return;
-  const bool bf16 = spec->precision() == Precision::BF16;
-  auto exact = parse_engine_spec(bf16 ? "bf16:ref" : "fp16:ref");
-  if (!exact) return;
-  exact->fp32_nodes = spec->fp32();
+  const EngineSpec& spec = oracle.spec();
+  if (oracle.options().engine_instance || spec.precision() == Precision::FP32) return;
+  const bool bf16 = spec.precision() == Precision::BF16;
+  // `fp16:ref` or `bf16:ref`, the engine's FP32 nodes kept: built, not parsed.
+  EngineSpec exact;
+  exact.kind = bf16 ? EngineKind::Bf16 : EngineKind::Fp16;
+  exact.inner = std::make_shared<const EngineSpec>();  // ref
+  exact.fp32_nodes = spec.fp32();
   RoundingCheck& r = report.rounding;
   r.precision = bf16 ? "BF16" : "FP16";
-  r.engine = to_string(*exact);
-  if (*exact == *spec) {  // the engine is that reference: its error is rounding by definition
+  r.engine = to_string(exact);
+  if (exact == spec) {  // the engine is that reference: its error is rounding by definition
     r.checked = r.explained = true;
     r.verdict = oracle.target().signature().to_string();
     return;
   }
-  const Verdict v = oracle.evaluate_probe(run, cancel, [&](const EngineSpec&) -> Expected<EngineSpec> { return *exact; });
+  const Verdict v = oracle.evaluate_probe(run, cancel, exact);
   if (v.cancelled || v.invalid) return;
   report.count_runs_after_search(1);
   r.checked = true;

@@ -3,13 +3,18 @@
 // (so no CMake edit), the declarations come from the .def (so no header edit), and the row's count
 // of files is what that makes. Subcommands (kSubcommands in cli/main.cpp) the same way. The row
 // for a report.json key says docs/session.md lists them: every key report_json writes, in its order.
+// docs/engine.md's "parsed once, up front": the places outside adapters/ that parse a spec string.
+// Engine kinds name their fields; no module has an include cycle between the folders of its src/.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -252,6 +257,33 @@ TEST(Recipes, TheReadmeListsEveryEngineKind) {
   EXPECT_EQ(listed, names) << "README.md's Engines list, in engines.def's order";
 }
 
+// docs/engine.md: a spec string is parsed once, up front, and everything downstream asks the parsed
+// value (Oracle::spec()). Outside adapters/ (which parses, make_engine of a string included) only the
+// oracle and cli's one check of --engine/--reference may call parse_engine_spec (issue 70: it was 16
+// calls in 11 files, each module parsing the string again).
+TEST(Recipes, SpecStringsAreParsedInTwoPlacesOutsideAdapters) {
+  const std::regex source(".*\\.(cpp|cc|h|hpp|def|inc)");
+  std::vector<std::string> calls;  // one "FILE" per call
+  for (const auto& top : fs::directory_iterator(kRoot)) {
+    const std::string name = top.path().filename().string();
+    // Build trees (build/, build-test/) and hidden folders (.cache, .git) hold no sources of the project.
+    if (!top.is_directory() || name == "adapters" || name == "tests" || name.starts_with("build") || name.starts_with("."))
+      continue;
+    for (const auto& e : fs::recursive_directory_iterator(top.path())) {
+      if (!e.is_regular_file() || !std::regex_match(e.path().filename().string(), source)) continue;
+      const fs::path file = fs::relative(e.path(), kRoot);
+      const std::string text = read(file);
+      for (size_t at = text.find("parse_engine_spec("); at != std::string::npos; at = text.find("parse_engine_spec(", at + 1))
+        calls.push_back(file.string());
+    }
+  }
+  EXPECT_GE(calls.size(), 1u) << "the oracle parses its specs: the scan read nothing";
+  std::sort(calls.begin(), calls.end());
+  std::string listed;
+  for (const auto& f : calls) listed += "\n  " + f;
+  EXPECT_LE(calls.size(), 2u) << "parse_engine_spec( outside adapters/ and tests/ (ask Oracle::spec() instead):" << listed;
+}
+
 TEST(Recipes, EveryReportJsonKeyIsAFieldAndListedInTheSessionDoc) {
   const std::vector<std::string> written = written_report_keys(), listed = documented_report_keys();
   EXPECT_GE(written.size(), 40u);
@@ -262,6 +294,71 @@ TEST(Recipes, EveryReportJsonKeyIsAFieldAndListedInTheSessionDoc) {
     EXPECT_NE(std::find(written.begin(), written.end(), key), written.end())
         << "docs/session.md lists `" << key << "`, which report_json does not write";
   EXPECT_EQ(listed, written) << "docs/session.md should list report.json's keys once each, in the order written";
+}
+
+// adapters/src/kinds/engine_kinds.h: every kind names the KindOps fields it sets (designated
+// initializers), so that a field added to KindOps or a kind that leaves one out cannot shift the
+// others by position (issue 70: eight of twelve kinds were lists of function pointers in order).
+TEST(Recipes, EveryEngineKindNamesItsFields) {
+  const auto kinds = entries(read("adapters/include/adapters/engines.def"), "REDUCE_ENGINE");
+  ASSERT_GE(kinds.size(), 12u);
+  std::string sources;
+  for (const auto& e : fs::directory_iterator(kRoot / "adapters/src/kinds"))
+    if (e.path().extension() == ".cpp") sources += read(fs::relative(e.path(), kRoot));
+  for (const auto& kind : kinds) {
+    const std::regex definition("const KindOps " + kind.at(0) + " = \\{\\s*([^\\s])");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(sources, m, definition)) << "no `const KindOps " << kind.at(0) << "` in adapters/src/kinds/";
+    EXPECT_EQ(m[1].str(), ".") << kind.at(0) << "'s KindOps: name each field (.parse = ..., .make = ...)";
+  }
+}
+
+// No include cycle between the folders of a module's src/ (issue 70: adapters' registry/, kinds/ and
+// reproduction/ included each other): a folder's files include headers of folders below it only.
+TEST(Recipes, NoModuleHasAnIncludeCycleBetweenItsFolders) {
+  const std::regex include("#include \"([a-z_]+)/[A-Za-z0-9_]+\\.h\"");
+  size_t modules = 0;
+  for (const auto& top : fs::directory_iterator(kRoot)) {
+    const fs::path src = top.path() / "src";
+    if (!top.is_directory() || !fs::is_directory(src)) continue;
+    ++modules;
+    std::map<std::string, std::set<std::string>> uses;  // folder -> folders of src/ it includes from
+    for (const auto& e : fs::recursive_directory_iterator(src)) {
+      if (!e.is_regular_file()) continue;
+      const fs::path rel = fs::relative(e.path(), src);
+      if (rel.begin() == rel.end() || std::next(rel.begin()) == rel.end()) continue;  // a file of src/ itself
+      const std::string folder = rel.begin()->string();
+      const std::string text = read(fs::relative(e.path(), kRoot));
+      for (std::sregex_iterator it(text.begin(), text.end(), include), last; it != last; ++it) {
+        const std::string to = (*it)[1];
+        if (to != folder && fs::is_directory(src / to)) uses[folder].insert(to);
+      }
+    }
+    // Depth-first search for a folder reached again on its own path.
+    std::map<std::string, int> state;  // 1: on the path, 2: done
+    std::vector<std::string> path;
+    std::function<bool(const std::string&)> cycle = [&](const std::string& f) {
+      if (state[f] == 1) return path.push_back(f), true;
+      if (state[f] == 2) return false;
+      state[f] = 1;
+      path.push_back(f);
+      for (const auto& g : uses[f])
+        if (cycle(g)) return true;
+      path.pop_back();
+      state[f] = 2;
+      return false;
+    };
+    for (const auto& [folder, _] : uses) {
+      path.clear();
+      if (cycle(folder)) {
+        std::string shown;
+        for (const auto& f : path) shown += (shown.empty() ? "" : " -> ") + f;
+        ADD_FAILURE() << top.path().filename().string() << "/src: include cycle " << shown;
+        break;
+      }
+    }
+  }
+  EXPECT_GE(modules, 10u) << "the scan found no module";
 }
 
 }  // namespace

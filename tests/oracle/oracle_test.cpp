@@ -481,6 +481,32 @@ TEST(Oracle, ExternalEnginesGetOnlyModelsTheOnnxCheckerAccepts) {
   }
 }
 
+// The spec is parsed once, when the oracle is made, and handed out (spec(), reference_spec()); a run
+// on other settings is given the spec to run with, which an engine given as an instance cannot take.
+TEST(Oracle, TheSpecIsParsedOnceAndARunOnOtherSettingsIsGivenItsSpec) {
+  Model m = parse_model(kChain);
+  OracleOptions o;
+  o.engine = "opt:fp16";
+  auto oracle = Oracle::create(m, {{"X", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, o);
+  ASSERT_TRUE(oracle.ok()) << oracle.error().message();
+  EXPECT_EQ(to_string((*oracle)->spec()), "opt:fp16");
+  EXPECT_EQ((*oracle)->spec().precision(), Precision::FP16);
+  EXPECT_EQ((*oracle)->reference_spec().kind, EngineKind::Ref);
+  auto whole = (*oracle)->materialize(Candidate::whole(m.graph));
+  ASSERT_TRUE(whole.ok()) << whole.error().message();
+  const Verdict on_ref = (*oracle)->evaluate_probe(*whole, nullptr, EngineSpec{});
+  EXPECT_FALSE(on_ref.invalid) << on_ref.invalid_reason;
+  EXPECT_FALSE(on_ref.signature.fails()) << on_ref.signature.to_string();
+
+  auto instance = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));
+  auto run = instance->materialize(Candidate::whole(m.graph));
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  EXPECT_EQ(instance->evaluate_probe(*run).signature.kind, FailureKind::Mismatch);
+  const Verdict varied = instance->evaluate_probe(*run, nullptr, EngineSpec{});
+  EXPECT_TRUE(varied.invalid);
+  EXPECT_EQ(varied.invalid_reason, "an engine given as an instance takes no other settings");
+}
+
 TEST(Oracle, LayerwiseComparisonFindsTheFirstDivergingValue) {
   Model m = parse_model(kChain);
   auto oracle = make_oracle(m, std::make_shared<CorruptingEngine>("Exp", CorruptingEngine::Mode::AddOne));

@@ -43,12 +43,13 @@ class FailCriteria;
 class VerdictCache;
 
 struct OracleOptions {
-  // Spec of the engine under test, as given (reports print it); create() parses it (EngineSpec).
+  // Spec of the engine under test, as given (reports print it); create() parses it, once
+  // (Oracle::spec()).
   std::string engine;
   // When set, this engine is used instead of building `engine` from its spec (embedding, tests);
   // `engine` then only names it.
   std::shared_ptr<Engine> engine_instance;
-  std::string reference = "ref";  // spec of the engine that gives expected values
+  std::string reference = "ref";  // spec of the engine that gives expected values (Oracle::reference_spec())
   EngineEnvironment environment;
   Tolerance tolerance;
   // Polygraphy's check options, with Polygraphy's semantics (docs/oracle.md). When any regex is
@@ -143,19 +144,16 @@ class Oracle {
   // as an evaluation, and the cache keeps its first verdict.
   Verdict rerun(const Candidate& candidate, const std::atomic<bool>* cancel = nullptr, TensorMap* actual = nullptr);
 
-  // Other settings of the engine under test for one run: the oracle's spec in, the spec to run
-  // with out (`reduce precision`'s FP32 nodes: with_fp32_nodes).
-  using EngineVariant = std::function<Expected<EngineSpec>(const EngineSpec& spec)>;
-
   // Runs a variant of the whole model: a model of the caller's own on the model's graph inputs (a
   // probe: oracle/model_independence.h; the model with some nodes changed), compared with its own
-  // expected values, on the engine under test or, given `engine`, on that engine with other
-  // settings. By majority with `repeat`; not cached, counted as an evaluation. Messages quoting the
-  // variant's names mask them as they mask the model's. Compare with target().match() once the
-  // target is set. Invalid with `engine` when the engine was given as an instance or the variant's
-  // spec fails.
+  // expected values, on the engine under test or, given `engine`, on the engine that spec makes (the
+  // caller's variant of spec(): `reduce precision`'s with_fp32_nodes, the exact `fp16:ref`). By
+  // majority with `repeat`; not cached, counted as an evaluation. Messages quoting the variant's
+  // names mask them as they mask the model's. Compare with target().match() once the target is set.
+  // Invalid with `engine` when the engine was given as an instance (it has no settings to vary) or
+  // the spec's engine cannot be made.
   Verdict evaluate_probe(const CandidateRun& probe, const std::atomic<bool>* cancel = nullptr,
-                         const EngineVariant& engine = {});
+                         const std::optional<EngineSpec>& engine = std::nullopt);
 
   // Runs the whole model on another engine (a release of a scan: oracle/release_scan.h), compared
   // with the same recorded values: by majority with `repeat`, not cached, counted as an evaluation.
@@ -192,6 +190,13 @@ class Oracle {
   const std::vector<NamedTensor>& inputs() const { return inputs_; }
   const RecordedValues& recorded() const { return *recorded_; }
   const OracleOptions& options() const { return options_; }
+  // The engine under test's spec, parsed from options().engine and settled (settled()) once, when
+  // the oracle was made: every module asks it, never the string again. An engine given as an
+  // instance (options().engine_instance) has none: this is then a default spec (`ref`) that says
+  // nothing of it, so callers asking more than the traits check engine_instance first.
+  const EngineSpec& spec() const { return spec_; }
+  // The reference's spec, parsed from options().reference (make_engine builds it from this).
+  const EngineSpec& reference_spec() const { return reference_spec_; }
   const Extractor& extractor() const { return *extractor_; }
   OracleStatistics statistics() const;
   const ReferenceRecording& recording() const { return recording_; }
@@ -242,7 +247,8 @@ class Oracle {
   std::unique_ptr<FailCriteria> criteria_;
   std::unique_ptr<VerdictCache> cache_;
   std::unordered_set<std::string> names_;  // node and value names, masked in messages
-  EngineSpec spec_;         // of the engine under test (unset for an engine instance)
+  EngineSpec spec_;            // of the engine under test, settled (unset for an engine instance)
+  EngineSpec reference_spec_;  // of the reference
   bool external_ = false;  // EngineSpec::external(): run the ONNX checker on candidates first
   std::unique_ptr<FailureTarget> target_;  // made with criteria_, which it reads
   ReferenceRecording recording_;

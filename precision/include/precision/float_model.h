@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/engine_spec.h"
 #include "core/model.h"
 #include "core/tensor_set.h"
 #include "precision/quantization.h"
@@ -17,8 +18,8 @@ namespace reduce {
 struct FloatModelRequest {
   std::optional<std::string> float_model;  // the float model's file (`--float-model`)
   std::string model_path;                  // the quantized model's file, for errors
-  std::string engine;                      // the engine under test's spec
-  std::string reference = "ref";           // the reference's spec: it computes the float outputs
+  EngineSpec engine;                       // the engine under test's spec, parsed
+  EngineSpec reference;                    // the reference's spec, parsed (`ref`): it computes the float outputs
   bool expected_given = false;             // the float outputs are given (`--expected`)
   // Without a float model, a Q/DQ model on an engine without per-node precision is compared with
   // itself with every Q/DQ pair folded (`reduce precision`); otherwise nothing applies.

@@ -94,6 +94,10 @@ struct ReductionReport {
   FailureSignature reduced_failure;
   // How it was searched.
   std::string engine;
+  // `engine` parsed: the oracle's spec (Oracle::spec()), for what report.md and issue.md derive from
+  // it (a preset's command line, the engine's bug template). Not in report.json. Unset for an engine
+  // given as an instance, which has no spec.
+  std::optional<EngineSpec> engine_spec;
   std::string engine_release;  // as the engine names itself ("onnxruntime-node 1.16.3 (cpu)"; "": unknown)
   // The spec as it runs from the bundle's folder, where it differs (a cmd:/check: program carried in
   // engine/: adapters/reproduction.h, bundle_engine_spec); "": `engine`.
