@@ -264,6 +264,27 @@ TEST(TrtCli, OnTensorRt11TheModelIsConvertedAndNoRemovedFlagIsPassed) {
   EXPECT_FALSE(fs::exists(dir / "none" / "model.onnx"));
 }
 
+// A bundle made on TensorRT 11 carries TensorRT 11's script: the spec is settled once per reduction
+// (the version asked of the tool) and the bundle's scripts are written from it, so repro.sh runs the
+// converted model with no precision flag (TensorRT 11 refuses --fp16) and gives the maintainer's
+// verdict, 1: the same failure. (The scripts parsed the spec string again, unsettled, and wrote
+// TensorRT 10's flags.)
+TEST(TrtCli, OnTensorRt11TheBundlesReproShIsTensorRt11s) {
+  TempDir dir;
+  const std::string bin = install_polygraphy_11_stand_in(dir);
+  const std::string model = testing::save_named_model(dir, testing::kSquareOverflow, "norm.onnx");
+  const auto out = dir / "bundle";
+  auto r = run_with_path(bin, "", {model, "--engine", "trt:fp16", "-o", out.string()});
+  ASSERT_TRUE(fs::exists(out / "repro.sh")) << r.exit_code << "\n" << r.out << r.err;
+  const std::string script = read_bytes(out / "repro.sh");
+  EXPECT_NE(script.find("TensorRT 11"), std::string::npos) << script;
+  EXPECT_EQ(script.find("--fp16"), std::string::npos) << script;
+  const std::string reduce = std::string(REDUCE_BINARY_DIR) + "/reduce";
+  auto repro = testing::run_process({"env", "PATH=" + bin + ":/usr/bin:/bin", "FAULT=", "REDUCE=" + reduce, "sh",
+                                     (out / "repro.sh").string()});
+  EXPECT_EQ(repro.exit_code, 1) << repro.out << repro.err;
+}
+
 // TensorRT 11 through its trtexec stand-in (banner v110400, --fp16 and --layerPrecisions unknown
 // options, the graph run as typed): the same answers as through Polygraphy, never an "Unknown option".
 TEST(TrtCli, OnTrtexec11TheModelIsConvertedAndNoRemovedFlagIsPassed) {
