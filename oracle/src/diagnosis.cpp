@@ -67,8 +67,8 @@ Verdict check_variant(const Oracle& oracle, const Model& model, std::vector<Name
 DiagnosisLine precision_variant(const Oracle& oracle, const std::atomic<bool>* cancel) {
   DiagnosisLine l = line("precision", "every float node in FP32");
   const OracleOptions& options = oracle.options();
-  const EngineSpec& spec = oracle.spec();
-  if (options.engine_instance || !spec.controls_precision()) {
+  const EngineSpec* spec = oracle.spec();
+  if (!spec || !spec->controls_precision()) {
     not_applicable(l, "the engine takes no per-node precision",
                    "only opt:fp16/bf16, trt:fp16/bf16/int8 and cmd:/check: templates using {fp32_nodes} or {fp32_nodes_file} can keep nodes in FP32");
     return l;
@@ -94,7 +94,7 @@ DiagnosisLine precision_variant(const Oracle& oracle, const std::atomic<bool>* c
     not_applicable(l, "no node computes a float value", "precision cannot matter without float values");
     return l;
   }
-  auto pinned = with_fp32_nodes(spec, nodes);
+  auto pinned = with_fp32_nodes(*spec, nodes);
   OracleOptions variant = options;
   variant.engine = to_string(*pinned);
   l.variant += " (" + std::to_string(nodes.names.size()) + " nodes)";
@@ -143,7 +143,7 @@ DiagnosisLine binding_variant(Oracle& oracle, const std::atomic<bool>* cancel) {
     not_applicable(l, "no two inputs of one type and shape", "inputs an engine could confuse need one type and shape");
     return l;
   }
-  if (!oracle.options().engine_instance && !oracle.spec().gives_values()) {
+  if (oracle.spec() && !oracle.spec()->gives_values()) {
     not_applicable(l, "a check: script gives no outputs to compare", "only engines that return outputs can be compared per order");
     return l;
   }

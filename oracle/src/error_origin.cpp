@@ -51,7 +51,7 @@ uint64_t beyond(const Tensor* t, double limit) {
 }
 
 Precision engine_precision(const Oracle& oracle) {
-  return oracle.options().engine_instance ? Precision::FP32 : oracle.spec().precision();
+  return oracle.spec() ? oracle.spec()->precision() : Precision::FP32;
 }
 
 // The values of each node (indices into `values`), nodes in topological order of first appearance.

@@ -6,7 +6,6 @@
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
-#include <utility>
 
 #include "core/model_io.h"
 #include "adapters/command_template.h"
@@ -79,12 +78,11 @@ Expected<std::unique_ptr<Oracle>> Oracle::create(const Model& model, std::vector
 Status Oracle::make_engines() {
   // The one place the two spec strings are read: everything downstream asks spec() and
   // reference_spec(). An engine instance needs no spec: `engine` only names it then.
-  const std::pair<const std::string*, EngineSpec*> specs[] = {
-      {options_.engine_instance ? nullptr : &options_.engine, &spec_}, {&options_.reference, &reference_spec_}};
-  for (const auto& [text, into] : specs)
-    if (text) {
-      REDUCE_ASSIGN(*into, parse_engine_spec(*text));
-    }
+  const auto parse = [](const std::string& text) { return parse_engine_spec(text); };
+  if (!options_.engine_instance) {
+    REDUCE_ASSIGN(spec_, parse(options_.engine));
+  }
+  REDUCE_ASSIGN(reference_spec_, parse(options_.reference));
   external_ = !options_.engine_instance && spec_.external();
   // Asked once per reduction (TensorRT's version), not by every candidate engine made from it.
   if (!options_.engine_instance) spec_ = settled(spec_, options_.environment);

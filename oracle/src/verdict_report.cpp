@@ -42,8 +42,8 @@ void print_oracle_header(const std::string& model_path, const Model& model, cons
         << ")\n";
   if (const std::string& note = recording.refusal_note; !note.empty()) out << "note: " << note << "\n";
   // A preset (`trt`) names the command it runs, placeholders and all, so that it can be rerun by hand.
-  if (!o.options().engine_instance)
-    if (const std::string line = preset_command_line(o.spec(), o.options().environment); !line.empty())
+  if (o.spec())
+    if (const std::string line = preset_command_line(*o.spec(), o.options().environment); !line.empty())
       out << "engine command: " << line << "\n";
   out << "tolerance: atol " << format_number(t.atol) << ", rtol " << format_number(t.rtol) << ", " << to_string(t.stat)
       << describe_element_type_tolerances(t) << "\n";

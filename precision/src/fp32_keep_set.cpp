@@ -38,7 +38,7 @@ Fp32Nodes names_of(const Graph& g, const std::vector<size_t>& nodes, const std::
 Verdict run_with_fp32_nodes(Oracle& sample, const Fp32Nodes& nodes, const std::atomic<bool>* cancel) {
   auto run = sample.materialize(Candidate::whole(sample.model().graph));
   if (!run) return Verdict::invalid_because(run.error().message());
-  auto pinned = with_fp32_nodes(sample.spec(), nodes);
+  auto pinned = with_fp32_nodes(*sample.spec(), nodes);
   if (!pinned) return Verdict::invalid_because(pinned.error().message());
   return sample.evaluate_probe(*run, cancel, std::move(*pinned));
 }
@@ -124,7 +124,7 @@ Expected<PrecisionOutcome> find_fp32_nodes(std::vector<Oracle*> samples, const P
   if (samples.empty()) return make_error("no input sample");
   Oracle& oracle = *samples[0];
   if (!is_precision_strategy(options.strategy)) return make_error("unknown precision strategy '" + options.strategy + "'");
-  if (oracle.options().engine_instance || !oracle.spec().controls_precision())
+  if (!oracle.spec() || !oracle.spec()->controls_precision())
     return make_error("engine '" + oracle.options().engine +
                       "' takes no per-node precision (opt:fp16 or opt:bf16, trt:fp16, trt:bf16 or trt:int8, or a cmd:/check: template using "
                       "{fp32_nodes} or {fp32_nodes_file})");

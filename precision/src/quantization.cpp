@@ -378,7 +378,7 @@ namespace {
 // engine under test, with the model's inputs and its recorded outputs as they are (no whole-model
 // extraction per check). A check: script decides alone where no output was recorded.
 Verdict run_variant(Oracle& sample, Model variant, const std::atomic<bool>* cancel) {
-  const bool script = !sample.options().engine_instance && !sample.spec().gives_values();
+  const bool script = sample.spec() && !sample.spec()->gives_values();
   CandidateRun run{std::move(variant), sample.inputs(), {}};
   for (const auto& vi : sample.model().graph.outputs) {
     const Tensor* t = sample.recorded().find(vi.name);

@@ -320,7 +320,7 @@ void describe_reproducer(ReductionReport& report, const Oracle& oracle, const Ca
   report.failure = oracle.target().signature();
   report.reduced_failure = verdict.signature;
   report.engine = oracle.options().engine;
-  if (!oracle.options().engine_instance) report.engine_spec = oracle.spec();
+  if (oracle.spec()) report.engine_spec = *oracle.spec();
   if (const auto& caches = oracle.options().environment.timing_caches) {
     report.timing_cache_builds = caches->leases();
     report.timing_cache_files = caches->files();

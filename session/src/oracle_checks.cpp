@@ -27,8 +27,7 @@ size_t TargetGate::rounds() {
 }
 
 bool OracleTest::runs_in_process(const Oracle& oracle) {
-  if (oracle.options().engine_instance) return true;
-  return oracle.spec().in_process();
+  return !oracle.spec() || oracle.spec()->in_process();
 }
 
 TestOutcome OracleTest::outcome_of(const Verdict& v) {

@@ -189,7 +189,7 @@ Status write_issue(const fs::path& dir, ReductionReport& report) {
 }
 
 bool wants_polygraphy_files(const Oracle& oracle) {
-  return !oracle.options().engine_instance && reproduction_needs_polygraphy_files(oracle.spec());
+  return oracle.spec() && reproduction_needs_polygraphy_files(*oracle.spec());
 }
 
 Status write_reproduction(const fs::path& dir, const Oracle& oracle, const CandidateRun& run, const Verdict& verdict,
@@ -201,8 +201,8 @@ Status write_reproduction(const fs::path& dir, const Oracle& oracle, const Candi
   report.reproduction_note.clear();
   report.reproduction_standalone = false;
   report.bundle_engine.clear();
-  if (oracle.options().engine_instance) return {};  // an engine given as an object (embedding, tests): no spec to script
-  const EngineSpec& spec = oracle.spec();
+  if (!oracle.spec()) return {};  // an engine given as an object (embedding, tests): no spec to script
+  const EngineSpec& spec = *oracle.spec();
   if (const std::string in_bundle = bundle_engine_spec(spec); in_bundle != to_string(spec)) report.bundle_engine = in_bundle;
   if (const auto to = oracle.engine_converts_to()) REDUCE_TRY(write_converted_model(dir, spec, *to, run, report));
   REDUCE_TRY(check_script_data(dir, run, report));

@@ -10,8 +10,8 @@ namespace reduce {
 void check_rounding(Oracle& oracle, const CandidateRun& run, const std::atomic<bool>* cancel, ReductionReport& report) {
   const FailureKind kind = oracle.target().signature().kind;
   if (kind != FailureKind::Mismatch && kind != FailureKind::NonFinite) return;
-  const EngineSpec& spec = oracle.spec();
-  if (oracle.options().engine_instance || spec.precision() == Precision::FP32) return;
+  if (!oracle.spec() || oracle.spec()->precision() == Precision::FP32) return;
+  const EngineSpec& spec = *oracle.spec();
   const bool bf16 = spec.precision() == Precision::BF16;
   // `fp16:ref` or `bf16:ref`, the engine's FP32 nodes kept: built, not parsed.
   EngineSpec exact;

@@ -489,8 +489,9 @@ TEST(Oracle, TheSpecIsParsedOnceAndARunOnOtherSettingsIsGivenItsSpec) {
   o.engine = "opt:fp16";
   auto oracle = Oracle::create(m, {{"X", floats({2, 3}, {1, -2, 3, -4, 5, -6})}}, o);
   ASSERT_TRUE(oracle.ok()) << oracle.error().message();
-  EXPECT_EQ(to_string((*oracle)->spec()), "opt:fp16");
-  EXPECT_EQ((*oracle)->spec().precision(), Precision::FP16);
+  ASSERT_NE((*oracle)->spec(), nullptr);
+  EXPECT_EQ(to_string(*(*oracle)->spec()), "opt:fp16");
+  EXPECT_EQ((*oracle)->spec()->precision(), Precision::FP16);
   EXPECT_EQ((*oracle)->reference_spec().kind, EngineKind::Ref);
   auto whole = (*oracle)->materialize(Candidate::whole(m.graph));
   ASSERT_TRUE(whole.ok()) << whole.error().message();

@@ -191,10 +191,9 @@ class Oracle {
   const RecordedValues& recorded() const { return *recorded_; }
   const OracleOptions& options() const { return options_; }
   // The engine under test's spec, parsed from options().engine and settled (settled()) once, when
-  // the oracle was made: every module asks it, never the string again. An engine given as an
-  // instance (options().engine_instance) has none: this is then a default spec (`ref`) that says
-  // nothing of it, so callers asking more than the traits check engine_instance first.
-  const EngineSpec& spec() const { return spec_; }
+  // the oracle was made: every module asks it, never the string again. nullptr for an engine given
+  // as an instance (options().engine_instance), which has none.
+  const EngineSpec* spec() const { return options_.engine_instance ? nullptr : &spec_; }
   // The reference's spec, parsed from options().reference (make_engine builds it from this).
   const EngineSpec& reference_spec() const { return reference_spec_; }
   const Extractor& extractor() const { return *extractor_; }
